@@ -1,0 +1,36 @@
+# The two commands that do everything on a fresh Debian machine:
+#   make run    install missing packages, build, run the default simulation
+#   make test   install missing packages, build, run the test suite
+#               (normal build, then the sanitizer build)
+BUILD      ?= build
+BUILD_SAN  ?= build-san
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build run test test-fast test-san clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/banyan run
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) test-san
+
+# The suite under AddressSanitizer + UBSan (host code, no CUDA); the
+# heaviest accuracy runs are left to the optimised build above.
+test-san: deps
+	@cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBANYAN_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD_SAN) -j $(JOBS)
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE heavy
+
+clean:
+	rm -rf $(BUILD) $(BUILD_SAN)

@@ -1,0 +1,329 @@
+/*
+ * banyan: a gravitational N-body tree code for GPUs.
+ *
+ * The one public header. Every exported symbol starts with bn_ (the test
+ * suite checks the shared library for it). Names read object, then verb:
+ * bn_simulation_create, bn_particles_resize, bn_snapshot_read.
+ *
+ * Errors: every fallible call returns a bn_status. On failure the library
+ * keeps a message (per thread) that names the file, dataset, parameter or
+ * value at fault: bn_last_error(). The library never prints to stdout and
+ * never exits the process.
+ *
+ * Units: the gravitational constant G is a parameter (default 1, N-body
+ * units). Snapshots record G and the unit system (bn_units).
+ */
+#ifndef BANYAN_H
+#define BANYAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define BN_API __attribute__((visibility("default")))
+#else
+#define BN_API
+#endif
+
+#define BN_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                         */
+/* ------------------------------------------------------------------ */
+typedef enum bn_status {
+    BN_OK = 0,
+    BN_ERR_ARGUMENT,      /* a parameter or value is out of range          */
+    BN_ERR_NOMEM,         /* host allocation failed                        */
+    BN_ERR_IO,            /* file missing, unreadable or unwritable        */
+    BN_ERR_FORMAT,        /* file readable but content wrong               */
+    BN_ERR_PARAMETER,     /* parameter file: unknown key, bad value        */
+    BN_ERR_UNSUPPORTED,   /* feature not built in or not available         */
+    BN_ERR_DEVICE,        /* CUDA runtime error, no device                 */
+    BN_ERR_DEVICE_NOMEM,  /* device memory exhausted (message says how
+                             many particles would fit)                     */
+    BN_ERR_INTERNAL       /* an invariant broke: a bug, please report      */
+} bn_status;
+
+/* Short name of a status ("argument", "io", ...). */
+BN_API const char *bn_status_name(bn_status s);
+/* Message of the last failure in this thread ("" if none). */
+BN_API const char *bn_last_error(void);
+/* Clear the message of this thread. */
+BN_API void bn_clear_error(void);
+
+/* ------------------------------------------------------------------ */
+/* Particle sets                                                        */
+/* ------------------------------------------------------------------ */
+/*
+ * A set of particles, structure-of-arrays, double precision on the host.
+ * The struct is public so that readers, generators and bindings fill it
+ * directly; allocate and resize it only through the functions below.
+ * acc/pot are NULL until forces were computed (bn_particles_ensure_forces).
+ */
+typedef struct bn_particles {
+    size_t n;          /* number of particles                           */
+    size_t capacity;   /* allocated length of each array                */
+    double *pos[3];    /* positions x, y, z                             */
+    double *vel[3];    /* velocities                                    */
+    double *mass;      /* masses (> 0)                                  */
+    uint64_t *id;      /* particle ids (unique within a run)            */
+    double *acc[3];    /* accelerations, or NULL                        */
+    double *pot;       /* potential per unit mass, or NULL              */
+} bn_particles;
+
+/* Create an empty set (n = 0). Free with bn_particles_free. */
+BN_API bn_status bn_particles_create(bn_particles **out, size_t n);
+BN_API void bn_particles_free(bn_particles *p);
+/* Change n, keeping the first min(old, new) particles. */
+BN_API bn_status bn_particles_resize(bn_particles *p, size_t n);
+/* Allocate acc and pot (zeroed) if missing. */
+BN_API bn_status bn_particles_ensure_forces(bn_particles *p);
+/* Deep copy. */
+BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
+/* Check positions, velocities and masses: finite, masses >= 0, total mass
+ * > 0. The message names the first offending particle and field. */
+BN_API bn_status bn_particles_validate(const bn_particles *p, const char *what);
+BN_API double bn_particles_total_mass(const bn_particles *p);
+
+/* ------------------------------------------------------------------ */
+/* Units                                                                */
+/* ------------------------------------------------------------------ */
+/* The unit system a run uses, written into every snapshot (GADGET-4 names
+ * UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s). N-body
+ * units by default: all three 1 and G = 1. */
+typedef struct bn_units {
+    double length_in_cm;
+    double mass_in_g;
+    double velocity_in_cm_per_s;
+    double G;                  /* gravitational constant in these units */
+} bn_units;
+BN_API bn_units bn_units_nbody(void);
+
+/* ------------------------------------------------------------------ */
+/* Gravity                                                              */
+/* ------------------------------------------------------------------ */
+typedef enum bn_method { BN_METHOD_TREE = 0, BN_METHOD_DIRECT = 1 } bn_method;
+
+/* Multipole acceptance criteria. */
+typedef enum bn_mac {
+    BN_MAC_BONSAI = 0, /* accept when d > l/theta + delta (Bonsai eq. 4.1) */
+    BN_MAC_BH = 1,     /* classic l/d < theta                              */
+    BN_MAC_ACCEL = 2   /* G M l^2 / d^4 <= alpha |a_old| (GADGET, GOTHIC)  */
+} bn_mac;
+
+typedef enum bn_backend {
+    BN_BACKEND_AUTO = 0, /* the GPU if one is present, else the CPU */
+    BN_BACKEND_CPU = 1,
+    BN_BACKEND_GPU = 2
+} bn_backend;
+
+typedef enum bn_curve { BN_CURVE_HILBERT = 0, BN_CURVE_MORTON = 1 } bn_curve;
+
+typedef struct bn_gravity_params {
+    double G;           /* gravitational constant. Default 1.            */
+    double softening;   /* Plummer softening length eps. Default 1e-3.   */
+    bn_method method;   /* Default BN_METHOD_TREE.                       */
+    bn_mac mac;         /* Default BN_MAC_BONSAI.                        */
+    double theta;       /* opening angle. Default 0.5.                   */
+    double accel_alpha; /* tolerance of BN_MAC_ACCEL. Default 1e-3.      */
+    int quadrupole;     /* 1: monopole + quadrupole, 0: monopole only.
+                           Default 1.                                    */
+    int leaf_size;      /* most particles in a leaf. Default 16.         */
+    int group_size;     /* most particles in a walk group. Default 64.   */
+    bn_curve curve;     /* space-filling curve. Default BN_CURVE_HILBERT. */
+    bn_backend backend; /* Default BN_BACKEND_AUTO.                      */
+    int device;         /* CUDA device ordinal. Default 0.               */
+} bn_gravity_params;
+
+BN_API bn_gravity_params bn_gravity_params_default(void);
+/* Check ranges; the message names the parameter and value at fault. */
+BN_API bn_status bn_gravity_params_validate(const bn_gravity_params *g);
+BN_API const char *bn_method_name(bn_method m);
+BN_API const char *bn_mac_name(bn_mac m);
+BN_API const char *bn_backend_name(bn_backend b);
+BN_API const char *bn_curve_name(bn_curve c);
+/* Parse names ("tree", "bonsai", "gpu", "hilbert", ...). */
+BN_API bn_status bn_method_parse(const char *s, bn_method *out);
+BN_API bn_status bn_mac_parse(const char *s, bn_mac *out);
+BN_API bn_status bn_backend_parse(const char *s, bn_backend *out);
+BN_API bn_status bn_curve_parse(const char *s, bn_curve *out);
+
+/* Is a CUDA device usable? (0 in a CPU-only build or without a GPU.) */
+BN_API int bn_gpu_available(void);
+/* Name of device `ordinal`, or "" when none. */
+BN_API const char *bn_gpu_name(int ordinal);
+
+/* Per-stage times (seconds) and work counts of the last force evaluation. */
+typedef struct bn_force_stats {
+    double t_bbox, t_keys, t_sort, t_build, t_moments, t_groups, t_walk;
+    double t_total;           /* keys to walk, including reordering      */
+    double n_pp;              /* particle-particle interactions          */
+    double n_pc;              /* particle-cell interactions              */
+    long n_nodes, n_leaves, n_groups, depth;
+    size_t device_bytes_peak; /* GPU backend: peak device memory         */
+    const char *backend;      /* "cpu" or "gpu"                          */
+} bn_force_stats;
+
+/* A reusable force solver: it keeps its scratch (and, on the GPU, device
+ * buffers) between calls. */
+typedef struct bn_gravity bn_gravity;
+
+BN_API bn_status bn_gravity_create(bn_gravity **out, const bn_gravity_params *params);
+BN_API void bn_gravity_free(bn_gravity *g);
+BN_API const bn_gravity_params *bn_gravity_get_params(const bn_gravity *g);
+/* Which backend a solver resolved BN_BACKEND_AUTO to. */
+BN_API bn_backend bn_gravity_backend(const bn_gravity *g);
+/* Self-gravity of p: fill p->acc and p->pot (allocated if missing). The
+ * order of p is not changed. */
+BN_API bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p);
+BN_API const bn_force_stats *bn_gravity_stats(const bn_gravity *g);
+
+/* Double-precision direct summation on the CPU (OpenMP): the reference
+ * every other force is compared with. Fills acc and pot of the targets
+ * listed in `targets` (indices into p; NULL and n_targets = p->n for all).
+ * phi_i = -G sum_{j != i} m_j / sqrt(r_ij^2 + eps^2). */
+BN_API bn_status bn_direct_reference(const bn_particles *p, double G, double eps,
+                                     const size_t *targets, size_t n_targets,
+                                     double *acc_out /* 3*n_targets, xyz per target */,
+                                     double *pot_out /* n_targets */);
+
+/* ------------------------------------------------------------------ */
+/* Accuracy of one force field against another                          */
+/* ------------------------------------------------------------------ */
+typedef struct bn_error_stats {
+    size_t n;                 /* particles compared                      */
+    double acc_p50, acc_p90, acc_p99, acc_p999, acc_max, acc_mean;
+    double pot_p50, pot_p99, pot_max; /* |phi-phi_ref|/|phi_ref|          */
+} bn_error_stats;
+
+/* Relative errors |a - a_ref| / |a_ref| of n entries (xyz triples). */
+BN_API bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_ref,
+                                        const double *pot, const double *pot_ref,
+                                        bn_error_stats *out);
+
+/* ------------------------------------------------------------------ */
+/* Initial conditions                                                   */
+/* ------------------------------------------------------------------ */
+typedef enum bn_ic_model {
+    BN_IC_PLUMMER = 0,     /* Henon units: M = 1, G = 1, E = -1/4          */
+    BN_IC_HERNQUIST = 1,   /* M = 1, a = 1, truncated, Eddington DF        */
+    BN_IC_NFW = 2,         /* M(r_trunc) = 1, r_s = 1, truncated, Eddington */
+    BN_IC_UNIFORM_SPHERE = 3, /* radius 1, virial ratio Q (0: cold)        */
+    BN_IC_UNIFORM_CUBE = 4    /* [-half, half]^3, at rest                  */
+} bn_ic_model;
+
+typedef struct bn_ic_params {
+    bn_ic_model model;
+    size_t n;              /* particles                                  */
+    uint64_t seed;         /* Default 1.                                 */
+    double G;              /* Default 1.                                 */
+    double virial_ratio;   /* uniform-sphere: 2T/|W|. Default 0 (cold).   */
+    double truncation;     /* hernquist/nfw: truncation radius in units of
+                              the scale radius. Default 0: the model's
+                              default (hernquist 100, nfw 10).           */
+    double cube_half_size; /* uniform-cube: half side. Default 3.        */
+    int mass_spread;       /* uniform-cube: 1 = masses uniform in [0, 1/N)
+                              (the GPU tree benchmark); 0 = equal masses
+                              1/N. Default 0.                            */
+} bn_ic_params;
+
+BN_API bn_ic_params bn_ic_params_default(void);
+BN_API const char *bn_ic_model_name(bn_ic_model m);
+BN_API bn_status bn_ic_model_parse(const char *s, bn_ic_model *out);
+/* Sample a model. Deterministic: same params give bit-identical particles
+ * whatever the thread count. Ids are 1..n. Centre of mass at rest at the
+ * origin. */
+BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
+
+/* ------------------------------------------------------------------ */
+/* Snapshots (HDF5, GADGET-4 layout)                                    */
+/* ------------------------------------------------------------------ */
+typedef struct bn_snapshot_meta {
+    double time;
+    double redshift;
+    double box_size;
+    bn_units units;
+    bn_gravity_params gravity; /* written to /Parameters                 */
+    int has_gravity;           /* reader: /Parameters had gravity keys   */
+} bn_snapshot_meta;
+
+BN_API bn_snapshot_meta bn_snapshot_meta_default(void);
+/* Write p (with Acceleration and Potential when p->acc is set) to path,
+ * through a temporary file renamed at the end. */
+BN_API bn_status bn_snapshot_write(const char *path, const bn_particles *p,
+                                   const bn_snapshot_meta *meta);
+/* Read a GADGET-4/SWIFT-style file: float or double coordinates, 32- or
+ * 64-bit ids, per-particle Masses or Header/MassTable. Reads PartType1
+ * (or every PartType present, concatenated). meta may be NULL. */
+BN_API bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_meta *meta);
+
+/* ------------------------------------------------------------------ */
+/* Images                                                               */
+/* ------------------------------------------------------------------ */
+typedef struct bn_render_params {
+    int width, height;   /* pixels. Default 800 x 800.                  */
+    int axis;            /* projection along 0 = x, 1 = y, 2 = z. Default 2. */
+    double extent;       /* half-width of the view; 0: from the data (the
+                            radius holding 98% of the mass). Default 0.  */
+} bn_render_params;
+BN_API bn_render_params bn_render_params_default(void);
+/* Projected log surface density to a PNG (temporary file + rename). */
+BN_API bn_status bn_render_png(const char *path, const bn_particles *p,
+                               const bn_render_params *params);
+
+/* ------------------------------------------------------------------ */
+/* Simulation                                                           */
+/* ------------------------------------------------------------------ */
+typedef struct bn_energies {
+    double kinetic, potential, total;
+    double momentum[3];
+    double angular_momentum[3];
+    double com[3];
+} bn_energies;
+
+typedef struct bn_integrator_params {
+    double dt;        /* fixed step when eta = 0. Default 1/128.        */
+    double eta;       /* adaptive shared step dt = eta sqrt(eps/max|a|),
+                         capped at dt; 0 = fixed. Default 0.             */
+} bn_integrator_params;
+BN_API bn_integrator_params bn_integrator_params_default(void);
+
+typedef struct bn_simulation bn_simulation;
+
+/* Create with defaults: no particles, default gravity and integrator. */
+BN_API bn_status bn_simulation_create(bn_simulation **out);
+BN_API void bn_simulation_free(bn_simulation *sim);
+BN_API bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g);
+BN_API bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_params *ip);
+/* Replace the particles by a copy of p (validated). */
+BN_API bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p);
+BN_API bn_status bn_simulation_add_particle(bn_simulation *sim, const double pos[3],
+                                            const double vel[3], double mass, uint64_t id);
+/* The current particles, copied back from the device if needed. The
+ * pointer stays owned by sim and valid until the next call that changes
+ * the simulation. */
+BN_API bn_status bn_simulation_particles(bn_simulation *sim, const bn_particles **out);
+BN_API double bn_simulation_time(const bn_simulation *sim);
+BN_API void bn_simulation_set_time(bn_simulation *sim, double t);
+BN_API long bn_simulation_steps(const bn_simulation *sim);
+/* Forces at the current positions. */
+BN_API bn_status bn_simulation_compute_forces(bn_simulation *sim);
+/* One kick-drift-kick step; returns the step taken in *dt_taken (may be NULL). */
+BN_API bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken);
+/* Steps until time >= t_end (the last step is shortened to land on t_end). */
+BN_API bn_status bn_simulation_integrate(bn_simulation *sim, double t_end);
+BN_API bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out);
+BN_API const bn_force_stats *bn_simulation_force_stats(const bn_simulation *sim);
+BN_API bn_backend bn_simulation_backend(const bn_simulation *sim);
+
+/* Energies of a particle set whose pot is filled (kinetic + 1/2 sum m phi). */
+BN_API bn_status bn_energies_compute(const bn_particles *p, bn_energies *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BANYAN_H */

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Install the Debian packages banyan needs, only those missing. Does
+# nothing (and needs no network) when everything is present.
+set -euo pipefail
+pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "scripts/deps.sh: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "scripts/deps.sh: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

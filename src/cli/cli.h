@@ -1,0 +1,24 @@
+/* The banyan command-line program: one file per command. */
+#ifndef BN_CLI_H
+#define BN_CLI_H
+#include "banyan.h"
+
+int bn_cmd_ic(int argc, char **argv);
+int bn_cmd_forces(int argc, char **argv);
+int bn_cmd_compare(int argc, char **argv);
+int bn_cmd_run(int argc, char **argv);
+int bn_cmd_render(int argc, char **argv);
+int bn_cmd_info(int argc, char **argv);
+int bn_cmd_bench(int argc, char **argv);
+
+/* Print "banyan CMD: error: <library message>" to stderr; return 1. */
+int cli_fail(const char *cmd, bn_status s);
+/* Print "banyan CMD: error: <formatted>" and a hint to use --help; return 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Parse a whole string as a number; on failure print which option was bad. */
+int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out);
+int cli_parse_long(const char *cmd, const char *opt, const char *s, long *out);
+int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out); /* accepts 2^20 too */
+/* Is stdout or stderr a terminal (for progress lines)? */
+int cli_is_tty(int fd);
+#endif

@@ -1,0 +1,75 @@
+#include <stdio.h>
+#include "cli/cli.h"
+#include "cli/gravity_options.h"
+
+enum {
+    OPT_METHOD = 1000, OPT_EPS, OPT_THETA, OPT_MAC, OPT_BACKEND, OPT_LEAF, OPT_GROUP,
+    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE
+};
+
+int cli_gravity_options(struct option *o)
+{
+    int n = 0;
+    o[n++] = (struct option){"method", required_argument, 0, OPT_METHOD};
+    o[n++] = (struct option){"eps", required_argument, 0, OPT_EPS};
+    o[n++] = (struct option){"theta", required_argument, 0, OPT_THETA};
+    o[n++] = (struct option){"mac", required_argument, 0, OPT_MAC};
+    o[n++] = (struct option){"backend", required_argument, 0, OPT_BACKEND};
+    o[n++] = (struct option){"leaf-size", required_argument, 0, OPT_LEAF};
+    o[n++] = (struct option){"group-size", required_argument, 0, OPT_GROUP};
+    o[n++] = (struct option){"G", required_argument, 0, OPT_G};
+    o[n++] = (struct option){"curve", required_argument, 0, OPT_CURVE};
+    o[n++] = (struct option){"alpha", required_argument, 0, OPT_ALPHA};
+    o[n++] = (struct option){"monopole", no_argument, 0, OPT_MONOPOLE};
+    o[n++] = (struct option){"device", required_argument, 0, OPT_DEVICE};
+    return n;
+}
+
+void cli_gravity_options_help(void)
+{
+    printf("gravity options:\n"
+           "  --method tree|direct     Barnes-Hut tree (default) or direct summation\n"
+           "  --eps E                  Plummer softening length (default 1e-3)\n"
+           "  --theta T                opening angle (default 0.5)\n"
+           "  --mac bonsai|bh|accel    opening criterion (default bonsai: d > l/theta + delta)\n"
+           "  --alpha A                tolerance of the accel criterion (default 1e-3)\n"
+           "  --backend auto|cpu|gpu   where to compute (default auto: the GPU if present)\n"
+           "  --leaf-size N            most particles per leaf (default 16)\n"
+           "  --group-size N           most particles per walk group (default 64)\n"
+           "  --curve hilbert|morton   space-filling curve (default hilbert)\n"
+           "  --monopole               drop the quadrupole moments\n"
+           "  --G G                    gravitational constant (default 1)\n"
+           "  --device K               CUDA device ordinal (default 0)\n");
+}
+
+int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_params *g)
+{
+    long v;
+    bn_status s = BN_OK;
+    switch (c) {
+    case OPT_METHOD: s = bn_method_parse(arg, &g->method); break;
+    case OPT_MAC: s = bn_mac_parse(arg, &g->mac); break;
+    case OPT_BACKEND: s = bn_backend_parse(arg, &g->backend); break;
+    case OPT_CURVE: s = bn_curve_parse(arg, &g->curve); break;
+    case OPT_EPS: return cli_parse_double(cmd, "--eps", arg, &g->softening) ? 0 : 2;
+    case OPT_THETA: return cli_parse_double(cmd, "--theta", arg, &g->theta) ? 0 : 2;
+    case OPT_ALPHA: return cli_parse_double(cmd, "--alpha", arg, &g->accel_alpha) ? 0 : 2;
+    case OPT_G: return cli_parse_double(cmd, "--G", arg, &g->G) ? 0 : 2;
+    case OPT_MONOPOLE: g->quadrupole = 0; return 0;
+    case OPT_LEAF:
+        if (!cli_parse_long(cmd, "--leaf-size", arg, &v)) return 2;
+        g->leaf_size = (int)v;
+        return 0;
+    case OPT_GROUP:
+        if (!cli_parse_long(cmd, "--group-size", arg, &v)) return 2;
+        g->group_size = (int)v;
+        return 0;
+    case OPT_DEVICE:
+        if (!cli_parse_long(cmd, "--device", arg, &v)) return 2;
+        g->device = (int)v;
+        return 0;
+    default: return cli_usage_error(cmd, "unknown option");
+    }
+    if (s != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+    return 0;
+}

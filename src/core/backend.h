@@ -1,0 +1,41 @@
+/*
+ * Internal: what a compute backend provides. The CPU backend
+ * (backend_cpu.c) works on host arrays; the CUDA backend keeps the
+ * particles on the device between steps, so that a step copies nothing to
+ * the host (the *_cuda.cu files). bn_gravity and bn_simulation only talk to
+ * this table.
+ *
+ * Contract: upload() takes a particle set; download() returns it in the
+ * order it was uploaded (the backend may reorder internally, e.g. by key,
+ * and keeps the permutation). forces() computes acceleration and
+ * potential of every particle (G included, self term removed) at the
+ * current positions. kick/drift advance velocities/positions.
+ */
+#ifndef BN_BACKEND_H
+#define BN_BACKEND_H
+#include "banyan.h"
+
+typedef struct bn_backend_ops {
+    const char *name;
+    bn_status (*create)(void **state, const bn_gravity_params *g);
+    void (*destroy)(void *state);
+    bn_status (*upload)(void *state, const bn_particles *p);
+    /* Fill p (resized to n) with positions, velocities, masses, ids, and
+     * acc/pot when forces were computed. */
+    bn_status (*download)(void *state, bn_particles *p);
+    bn_status (*forces)(void *state, bn_force_stats *stats);
+    bn_status (*kick)(void *state, double dt);
+    bn_status (*drift)(void *state, double dt);
+    /* Largest |a| over all particles (adaptive shared time step). */
+    bn_status (*max_accel)(void *state, double *amax);
+    /* Kinetic, potential (from the last forces), momenta, com. */
+    bn_status (*energies)(void *state, bn_energies *e);
+} bn_backend_ops;
+
+extern const bn_backend_ops bn_cpu_backend_ops;
+/* The CUDA backend's table, or NULL in a CPU-only build. */
+const bn_backend_ops *bn_cuda_backend_ops(void);
+/* Choose the backend for a request: AUTO takes the GPU when usable. A GPU
+ * request without a GPU fails with a message saying why. */
+bn_status bn_backend_select(bn_backend want, int device, const bn_backend_ops **out);
+#endif

@@ -1,0 +1,62 @@
+/* Percentiles of the relative force and potential errors. */
+#include <math.h>
+#include <stdlib.h>
+#include "core/error.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Percentile q in [0, 1] of sorted v (nearest rank). */
+static double percentile(const double *v, size_t n, double q)
+{
+    if (n == 0) return 0.0;
+    size_t k = (size_t)ceil(q * (double)n);
+    if (k > 0) k--;
+    if (k >= n) k = n - 1;
+    return v[k];
+}
+
+bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_ref, const double *pot,
+                                 const double *pot_ref, bn_error_stats *out)
+{
+    if (!out || !acc || !acc_ref || n == 0) return bn_fail(BN_ERR_ARGUMENT, "error statistics: no data");
+    double *e = bn_alloc(n * sizeof(double), "error statistics");
+    if (!e) return BN_ERR_NOMEM;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d2 = 0, r2 = 0;
+        for (int k = 0; k < 3; k++) {
+            double d = acc[3 * i + k] - acc_ref[3 * i + k];
+            d2 += d * d;
+            r2 += acc_ref[3 * i + k] * acc_ref[3 * i + k];
+        }
+        e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+        if (isnan(e[i])) e[i] = INFINITY; /* NaN must never pass a bound */
+        sum += e[i];
+    }
+    qsort(e, n, sizeof(double), cmp_double);
+    out->n = n;
+    out->acc_p50 = percentile(e, n, 0.50);
+    out->acc_p90 = percentile(e, n, 0.90);
+    out->acc_p99 = percentile(e, n, 0.99);
+    out->acc_p999 = percentile(e, n, 0.999);
+    out->acc_max = e[n - 1];
+    out->acc_mean = sum / (double)n;
+    out->pot_p50 = out->pot_p99 = out->pot_max = 0;
+    if (pot && pot_ref) {
+        for (size_t i = 0; i < n; i++) {
+            double r = fabs(pot_ref[i]);
+            e[i] = r > 0 ? fabs(pot[i] - pot_ref[i]) / r : fabs(pot[i]);
+            if (isnan(e[i])) e[i] = INFINITY;
+        }
+        qsort(e, n, sizeof(double), cmp_double);
+        out->pot_p50 = percentile(e, n, 0.50);
+        out->pot_p99 = percentile(e, n, 0.99);
+        out->pot_max = e[n - 1];
+    }
+    free(e);
+    return BN_OK;
+}

@@ -1,0 +1,72 @@
+/*
+ * Per-interaction math shared by the CPU and CUDA backends: the opening
+ * criteria (MACs), the softened particle-particle force and the
+ * particle-cell monopole + quadrupole force. One source, compiled for
+ * double (suffix _d, the CPU backend) and float (suffix _f, the GPU walk):
+ * interact_impl.h is included once per precision.
+ *
+ * Sign convention: d = x_source - x_target. Results are accumulated
+ * without G (the caller multiplies once): a += m d / r^3, phi -= m / r,
+ * r^2 = |d|^2 + eps^2.
+ *
+ * Flop counts (for honest interaction rates; rsqrt counted as 4 flops,
+ * as in the literature):
+ *   bn_pp:  3 sub (by caller) + 3 mul + 3 add (r^2 with eps^2)
+ *           + rsqrt 4 + 2 mul (m/r, 1/r^2 -> m/r^3) + 1 mul
+ *           + 3 fma (acc, 6) + 1 sub (phi)                 = 23 flop
+ *   bn_pc:  3 sub + r^2 6 + rsqrt 4 + Q.d 15 + d.Qd 5 + 1/r^2, 1/r^5 4
+ *           + phi 3 + radial coefficient 5 + acc 9 + misc 2 = 65 flop
+ * (the peer code of REFERENCE-NUMBERS.md counts 23 and 65 likewise).
+ */
+#ifndef BN_INTERACT_H
+#define BN_INTERACT_H
+#include <math.h>
+#include "core/hostdevice.h"
+
+#define BN_FLOPS_PP 23
+#define BN_FLOPS_PC 65
+
+/* Multipole moments of a cell as the walk sees them: mass, centre of
+ * mass, and the traceless quadrupole Q_ij = sum m (3 x_i x_j - r^2 d_ij)
+ * about the centre of mass, components xx, yy, zz, xy, xz, yz. */
+enum { BN_QXX = 0, BN_QYY, BN_QZZ, BN_QXY, BN_QXZ, BN_QYZ };
+
+#ifdef __CUDACC__
+#define BN_RSQRT_F(x) rsqrtf(x)
+#else
+#define BN_RSQRT_F(x) (1.0f / sqrtf(x))
+#endif
+#define BN_RSQRT_D(x) (1.0 / sqrt(x))
+
+#define BN_T double
+#define BN_FN(name) name##_d
+#define BN_RSQRT(x) BN_RSQRT_D(x)
+#include "gravity/interact_impl.h"
+#undef BN_T
+#undef BN_FN
+#undef BN_RSQRT
+
+#define BN_T float
+#define BN_FN(name) name##_f
+#define BN_RSQRT(x) BN_RSQRT_F(x)
+#include "gravity/interact_impl.h"
+#undef BN_T
+#undef BN_FN
+#undef BN_RSQRT
+
+/* Opening radius of a cell for the geometric criteria, computed once per
+ * cell when the moments are made: the walk opens the cell when the
+ * distance from the group's box to the cell's centre of mass is below it.
+ *   bonsai: r = l/theta + delta   (Bonsai eq. 4.1; delta = |com - centre|)
+ *   bh:     r = l/theta           (classic l/d < theta, d from the group box)
+ *   accel:  r = sqrt(3)/2 l + delta: a target inside the sphere around the
+ *           com that holds the whole cell must always open it (GADGET's
+ *           box guard); the acceleration test comes on top (bn_mac_accel_open).
+ * theta <= 0 opens everything (direct summation through the tree). */
+BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
+{
+    if (mac == 2) return 0.8660254037844386 * l + delta;
+    if (!(theta > 0.0)) return 1e300;
+    return mac == 1 ? l / theta : l / theta + delta;
+}
+#endif

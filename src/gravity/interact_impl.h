@@ -1,0 +1,71 @@
+/* Included by interact.h once per precision with BN_T (the real type),
+ * BN_FN(name) (the suffixed name) and BN_RSQRT defined. No include guard
+ * on purpose. */
+
+/* Squared distance from point c to the box [lo, hi] (0 inside). */
+BN_HD BN_T BN_FN(bn_box_dist2)(BN_T cx, BN_T cy, BN_T cz, BN_T lox, BN_T loy, BN_T loz,
+                               BN_T hix, BN_T hiy, BN_T hiz)
+{
+    const BN_T dx = cx < lox ? lox - cx : (cx > hix ? cx - hix : (BN_T)0);
+    const BN_T dy = cy < loy ? loy - cy : (cy > hiy ? cy - hiy : (BN_T)0);
+    const BN_T dz = cz < loz ? loz - cz : (cz > hiz ? cz - hiz : (BN_T)0);
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* Geometric criteria (bonsai, bh, and the guard of accel): open when the
+ * group box is closer to the centre of mass than the opening radius. */
+BN_HD int BN_FN(bn_mac_geometric_open)(BN_T dist2, BN_T open_radius2)
+{
+    return dist2 < open_radius2;
+}
+
+/* Relative acceleration criterion (GADGET-2 eq. 18, GOTHIC eq. 5): accept
+ * a cell of mass M and size l at distance d when
+ *     G M l^2 / d^4 <= alpha |a_old|,
+ * |a_old| the smallest old acceleration of the group. Open otherwise.
+ * gml2 = G M l^2 per cell; alpha_amin = alpha * min |a_old|. */
+BN_HD int BN_FN(bn_mac_accel_open)(BN_T dist2, BN_T open_radius2, BN_T gml2, BN_T alpha_amin)
+{
+    return dist2 < open_radius2 || gml2 > alpha_amin * dist2 * dist2;
+}
+
+/* Softened particle-particle interaction; d = x_source - x_target.
+ * A source at the target's own position contributes m/eps to the
+ * potential (callers remove the self term) and nothing to the force. */
+BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, BN_T *ay,
+                        BN_T *az, BN_T *phi)
+{
+    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T rinv = r2 > (BN_T)0 ? BN_RSQRT(r2) : (BN_T)0;
+    const BN_T mrinv = m * rinv;
+    const BN_T mrinv3 = mrinv * rinv * rinv;
+    *ax += mrinv3 * dx;
+    *ay += mrinv3 * dy;
+    *az += mrinv3 * dz;
+    *phi -= mrinv;
+}
+
+/* Particle-cell interaction, monopole + traceless quadrupole about the
+ * cell's centre of mass; d = com - x_target:
+ *   phi = -M/r - (d.Q.d) / (2 r^5)
+ *   a   =  M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d / r^7
+ * q holds xx, yy, zz, xy, xz, yz (pass zeros for monopole only). */
+BN_HD void BN_FN(bn_pc)(BN_T dx, BN_T dy, BN_T dz, BN_T m, const BN_T *q, BN_T eps2,
+                        BN_T *ax, BN_T *ay, BN_T *az, BN_T *phi)
+{
+    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T rinv = r2 > (BN_T)0 ? BN_RSQRT(r2) : (BN_T)0;
+    const BN_T rinv2 = rinv * rinv;
+    const BN_T mrinv = m * rinv;
+    const BN_T qdx = q[BN_QXX] * dx + q[BN_QXY] * dy + q[BN_QXZ] * dz;
+    const BN_T qdy = q[BN_QXY] * dx + q[BN_QYY] * dy + q[BN_QYZ] * dz;
+    const BN_T qdz = q[BN_QXZ] * dx + q[BN_QYZ] * dy + q[BN_QZZ] * dz;
+    const BN_T dqd = dx * qdx + dy * qdy + dz * qdz;
+    const BN_T rinv5 = rinv2 * rinv2 * rinv;
+    const BN_T half_dqd_r5 = (BN_T)0.5 * dqd * rinv5;
+    const BN_T radial = (mrinv + (BN_T)5 * half_dqd_r5) * rinv2;
+    *phi -= mrinv + half_dqd_r5;
+    *ax += radial * dx - rinv5 * qdx;
+    *ay += radial * dy - rinv5 * qdy;
+    *az += radial * dz - rinv5 * qdz;
+}

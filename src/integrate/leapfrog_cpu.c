@@ -1,0 +1,37 @@
+/* Kick-drift-kick leapfrog on host arrays (OpenMP). */
+#include <math.h>
+#include "integrate/integrate_cpu.h"
+
+void bn_kick_cpu(bn_particles *p, double dt)
+{
+    const long n = (long)p->n;
+    for (int k = 0; k < 3; k++) {
+        double *v = p->vel[k];
+        const double *a = p->acc[k];
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; i++) v[i] += dt * a[i];
+    }
+}
+
+void bn_drift_cpu(bn_particles *p, double dt)
+{
+    const long n = (long)p->n;
+    for (int k = 0; k < 3; k++) {
+        double *x = p->pos[k];
+        const double *v = p->vel[k];
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < n; i++) x[i] += dt * v[i];
+    }
+}
+
+double bn_max_accel_cpu(const bn_particles *p)
+{
+    double amax2 = 0.0;
+    const long n = (long)p->n;
+#pragma omp parallel for schedule(static) reduction(max : amax2)
+    for (long i = 0; i < n; i++) {
+        double a2 = p->acc[0][i] * p->acc[0][i] + p->acc[1][i] * p->acc[1][i] + p->acc[2][i] * p->acc[2][i];
+        if (a2 > amax2) amax2 = a2;
+    }
+    return sqrt(amax2);
+}

@@ -1,0 +1,91 @@
+#include "testutil.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tu_assert_fails(bn_status got, bn_status want, const char *needle, const char *expr)
+{
+    if (got != want)
+        fail_msg("%s: expected status '%s', got '%s' (%s)", expr, bn_status_name(want), bn_status_name(got),
+                 bn_last_error());
+    if (needle && !strstr(bn_last_error(), needle))
+        fail_msg("%s: message '%s' does not mention '%s'", expr, bn_last_error(), needle);
+}
+
+/* xorshift-style generator private to the tests (independent of the library's). */
+static double tu_uniform(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+}
+
+bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape)
+{
+    bn_particles *p = NULL;
+    if (bn_particles_create(&p, n) != BN_OK) return NULL;
+    uint64_t s = seed * 2654435761u + 88172645463325252ull;
+    for (size_t i = 0; i < n; i++) {
+        double x[3];
+        if (shape == 0) {
+            for (int k = 0; k < 3; k++) x[k] = 2 * tu_uniform(&s) - 1;
+        } else {
+            /* direction uniform on the sphere, radius by shape */
+            double u = 2 * tu_uniform(&s) - 1, ph = 2 * M_PI * tu_uniform(&s);
+            double st = sqrt(1 - u * u), r;
+            if (shape == 1) {
+                double g1 = tu_uniform(&s), g2 = tu_uniform(&s);
+                r = fabs(sqrt(-2 * log(g1)) * cos(2 * M_PI * g2));
+            } else {
+                double m = tu_uniform(&s) * 0.999;
+                r = 1.0 / sqrt(pow(m, -2.0 / 3.0) - 1.0);
+            }
+            x[0] = r * st * cos(ph);
+            x[1] = r * st * sin(ph);
+            x[2] = r * u;
+        }
+        for (int k = 0; k < 3; k++) {
+            p->pos[k][i] = x[k];
+            p->vel[k][i] = 0.1 * (2 * tu_uniform(&s) - 1);
+        }
+        p->mass[i] = (0.5 + tu_uniform(&s)) / (double)n;
+        p->id[i] = i + 1;
+    }
+    return p;
+}
+
+bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed)
+{
+    bn_error_stats st;
+    memset(&st, 0, sizeof st);
+    if (nsample > p->n) nsample = p->n;
+    size_t *idx = malloc(nsample * sizeof *idx);
+    double *ref = malloc(3 * nsample * sizeof *ref), *pref = malloc(nsample * sizeof *pref);
+    double *got = malloc(3 * nsample * sizeof *got), *pgot = malloc(nsample * sizeof *pgot);
+    uint64_t s = seed * 11400714819323198485ull + 1;
+    for (size_t t = 0; t < nsample; t++) {
+        idx[t] = nsample == p->n ? t : (size_t)(tu_uniform(&s) * (double)p->n) % p->n;
+        for (int k = 0; k < 3; k++) got[3 * t + k] = p->acc[k][idx[t]];
+        pgot[t] = p->pot[idx[t]];
+    }
+    if (bn_direct_reference(p, G, eps, idx, nsample, ref, pref) != BN_OK)
+        fail_msg("direct reference failed: %s", bn_last_error());
+    if (bn_error_stats_compute(nsample, got, ref, pgot, pref, &st) != BN_OK)
+        fail_msg("error stats failed: %s", bn_last_error());
+    free(idx);
+    free(ref);
+    free(pref);
+    free(got);
+    free(pgot);
+    return st;
+}
+
+void tu_require_gpu(void)
+{
+    if (!bn_gpu_available()) {
+        printf("no usable GPU: test skipped\n");
+        exit(77);
+    }
+}

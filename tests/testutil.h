@@ -1,0 +1,43 @@
+/* Helpers shared by the C tests (cmocka). */
+#ifndef BN_TESTUTIL_H
+#define BN_TESTUTIL_H
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <cmocka.h>
+#include "banyan.h"
+
+/* Assert a status is BN_OK, printing the library message if not. */
+#define TU_OK(expr)                                                              \
+    do {                                                                         \
+        bn_status tu_s_ = (expr);                                                \
+        if (tu_s_ != BN_OK) fail_msg("%s -> %s: %s", #expr, bn_status_name(tu_s_), bn_last_error()); \
+    } while (0)
+
+/* Assert |a - b| <= tol * max(|b|, tiny) (relative), printing both. */
+#define TU_NEAR(a, b, tol)                                                                 \
+    do {                                                                                   \
+        double tu_a_ = (a), tu_b_ = (b), tu_t_ = (tol);                                    \
+        double tu_s_ = fabs(tu_b_) > 1e-300 ? fabs(tu_b_) : 1e-300;                        \
+        if (!(fabs(tu_a_ - tu_b_) <= tu_t_ * tu_s_))                                       \
+            fail_msg("%s = %.17g, expected %s = %.17g (rel. tol %g)", #a, tu_a_, #b, tu_b_, tu_t_); \
+    } while (0)
+
+/* Assert a failure with status `want` whose message contains `needle`. */
+#define TU_FAILS(expr, want, needle) tu_assert_fails((expr), (want), (needle), #expr)
+void tu_assert_fails(bn_status got, bn_status want, const char *needle, const char *expr);
+
+/* Independent random particles (not from the IC module): shape 0 =
+ * uniform cube [-1,1]^3, 1 = Gaussian blob, 2 = Plummer-like r^-5 tail.
+ * Masses uniform in [0.5, 1.5] / n. Ids 1..n. */
+bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape);
+
+/* Relative acceleration errors of `p` against double direct summation on
+ * a sample of up to `nsample` particles. */
+bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed);
+
+/* Exit with 77 (CTest: skipped) when no GPU is usable. */
+void tu_require_gpu(void);
+#endif
