@@ -1,0 +1,44 @@
+/*
+ * The octree as it lives on the device: the contract between the GPU
+ * build (keys, sort, build, moments, groups: src/tree/*_cuda.cu) and the
+ * GPU walk (src/gravity/walk_cuda.cu). Same structure as bn_tree
+ * (tree.h): nodes level by level, children contiguous, bodies of every
+ * node contiguous in key order, groups = the deepest nodes with at most
+ * group_size bodies.
+ *
+ * Precision: positions are kept in double on the device for the
+ * integration; the walk reads float copies relative to `ref` (the centre
+ * of the key cube), so that single-precision forces stay accurate however
+ * far the system sits from the origin. Moments are accumulated in double
+ * and stored in float.
+ *
+ * Only CUDA sources include this header.
+ */
+#ifndef BN_TREE_GPU_H
+#define BN_TREE_GPU_H
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "tree/keys.h"
+
+typedef struct bn_gpu_tree {
+    int n;                  /* bodies                                   */
+    double ref[3];          /* float coordinates are relative to this   */
+    float4 *body;           /* x, y, z (relative to ref), mass; key order */
+    int *order;             /* order[i] = index of sorted body i in the
+                               backend's particle arrays                */
+
+    int n_nodes, n_leaves, n_levels;
+    int level_start[BN_KEY_MAX_LEVEL + 2]; /* host copy                  */
+    int2 *node_body;        /* first body, body count                   */
+    int2 *node_child;       /* first child, child count (0: a leaf)     */
+    float4 *node_com;       /* centre of mass (relative to ref), mass   */
+    float4 *node_quad0;     /* Qxx, Qyy, Qzz, Qxy (traceless, about com) */
+    float4 *node_quad1;     /* Qxz, Qyz, open radius squared, G M l^2   */
+
+    int n_groups;
+    int2 *group_body;       /* first body, body count                   */
+    float4 *group_box;      /* centre x, y, z (relative to ref), unused */
+    float4 *group_half;     /* half sizes x, y, z, alpha * min |a_old|
+                               of the group (accel MAC; 0 otherwise)     */
+} bn_gpu_tree;
+#endif
