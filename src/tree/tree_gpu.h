@@ -1,6 +1,6 @@
 /*
  * The octree as it lives on the device: the contract between the GPU
- * build (keys, sort, build, moments, groups: src/tree/*_cuda.cu) and the
+ * build (keys, sort, build, moments, groups: the src/tree/ CUDA files) and the
  * GPU walk (src/gravity/walk_cuda.cu). Same structure as bn_tree
  * (tree.h): nodes level by level, children contiguous, bodies of every
  * node contiguous in key order, groups = the deepest nodes with at most
