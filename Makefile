@@ -22,6 +22,7 @@ run: build
 	./$(BUILD)/banyan run
 
 test: build
+	@bash scripts/deps.sh test
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-san
 

@@ -2,7 +2,12 @@
 # Install the Debian packages banyan needs, only those missing. Does
 # nothing (and needs no network) when everything is present.
 set -euo pipefail
+# `deps.sh test` adds what only the tests use: yt (Debian's python3-yt,
+# for the check that yt opens our snapshots) and h5dump.
 pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev)
+if [ "${1:-}" = "test" ]; then
+  pkgs+=(hdf5-tools python3-yt python3-h5py)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

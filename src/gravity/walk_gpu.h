@@ -1,0 +1,40 @@
+/*
+ * The GPU walk and the GPU direct summation: the contract between the
+ * GPU backend (src/core/backend_cuda.cu, which builds the tree) and the
+ * force kernels (src/gravity/walk_cuda.cu, direct_cuda.cu). CUDA sources
+ * only.
+ */
+#ifndef BN_WALK_GPU_H
+#define BN_WALK_GPU_H
+#include <cuda_runtime.h>
+#include "banyan.h"
+#include "tree/tree_gpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Device scratch of the walk, sized from the problem (bodies, groups,
+ * nodes), never from the number of multiprocessors alone. Opaque. */
+typedef struct bn_gpu_walk_scratch bn_gpu_walk_scratch;
+bn_status bn_gpu_walk_scratch_create(bn_gpu_walk_scratch **out);
+void bn_gpu_walk_scratch_free(bn_gpu_walk_scratch *s);
+/* Device bytes the walk needs for a tree of this size (for the memory
+ * check that says how many particles would fit). */
+size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes);
+
+/* Forces on every body of t, in key order: out[i] = (ax, ay, az, phi),
+ * G included, self term removed. Counts of particle-particle and
+ * particle-cell interactions go to *n_pp, *n_pc (may be NULL).
+ * Deterministic: no floating-point atomics. */
+bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out, bn_gpu_walk_scratch *s,
+                      double *n_pp, double *n_pc, cudaStream_t stream);
+
+/* All-pairs forces of n bodies (x, y, z, m), single precision:
+ * out[i] = (ax, ay, az, phi), G included, self term removed. */
+bn_status bn_gpu_direct(const float4 *body, int n, double G, double eps, float4 *out, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
