@@ -1,0 +1,258 @@
+/* Read GADGET-2/3/4, SWIFT, AREPO-style HDF5 snapshots: every PartTypeN
+ * group present (concatenated in type order), float32 or float64 data,
+ * 8- to 64-bit signed or unsigned ids, masses per particle or from
+ * Header/MassTable. Every failure names the file and the dataset. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "io/snapshot_h5.h"
+#include "io/snapshot_params.h"
+
+/* What /Header tells about the particles. */
+typedef struct {
+    double mass_table[BN_H5_MAX_TYPES];
+    double count[BN_H5_MAX_TYPES]; /* NumPart_ThisFile, when present */
+    size_t n_count;                /* how many entries count has      */
+} header_info;
+
+/* One PartTypeN group with particles. */
+typedef struct {
+    int type;
+    hid_t group;
+    size_t n;
+    char where[32]; /* "/PartType1" */
+} part_group;
+
+typedef struct {
+    part_group g[BN_H5_MAX_TYPES];
+    int n_groups;
+    size_t total;
+    int all_acc, all_pot; /* every group has Acceleration / Potential */
+} part_groups;
+
+static bn_status check_readable(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return bn_fail(BN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    fclose(fp);
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return bn_fail(BN_ERR_FORMAT, "%s is not an HDF5 file", path);
+    }
+    return BN_OK;
+}
+
+/* An optional attribute that may be a scalar or a vector (SWIFT writes
+ * BoxSize as 3 values): take the first value. */
+static bn_status header_first(hid_t h, const char *name, double *out)
+{
+    double v[3];
+    size_t n = 0;
+    if (!bn_h5_attr_exists(h, name)) return BN_OK;
+    BN_TRY(bn_h5_attr_read_doubles(h, "/Header", name, v, 3, &n));
+    *out = v[0];
+    return BN_OK;
+}
+
+static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *meta)
+{
+    size_t n = 0;
+    double nfiles = 1;
+    BN_TRY(header_first(h, "NumFilesPerSnapshot", &nfiles));
+    if (nfiles > 1)
+        return bn_fail(BN_ERR_UNSUPPORTED,
+                       "/Header: NumFilesPerSnapshot = %g: this is one part of a split snapshot; "
+                       "only single-file snapshots are read",
+                       nfiles);
+    if (bn_h5_attr_exists(h, "MassTable"))
+        BN_TRY(bn_h5_attr_read_doubles(h, "/Header", "MassTable", hi->mass_table, BN_H5_MAX_TYPES, &n));
+    for (size_t t = 0; t < BN_H5_MAX_TYPES && t < n; t++)
+        if (!(hi->mass_table[t] >= 0 && hi->mass_table[t] < 1e300))
+            return bn_fail(BN_ERR_FORMAT, "/Header: MassTable[%zu] = %g (must be finite and >= 0)", t,
+                           hi->mass_table[t]);
+    if (bn_h5_attr_exists(h, "NumPart_ThisFile"))
+        BN_TRY(bn_h5_attr_read_doubles(h, "/Header", "NumPart_ThisFile", hi->count, BN_H5_MAX_TYPES, &hi->n_count));
+    if (hi->n_count > BN_H5_MAX_TYPES) hi->n_count = BN_H5_MAX_TYPES;
+    BN_TRY(header_first(h, "Time", &meta->time));
+    BN_TRY(header_first(h, "Redshift", &meta->redshift));
+    return header_first(h, "BoxSize", &meta->box_size);
+}
+
+static bn_status read_header(hid_t f, header_info *hi, bn_snapshot_meta *meta)
+{
+    memset(hi, 0, sizeof *hi);
+    if (!bn_h5_link_exists(f, "Header"))
+        return bn_fail(BN_ERR_FORMAT, "missing group /Header (not a GADGET- or SWIFT-style snapshot)");
+    hid_t h = H5Gopen2(f, "Header", H5P_DEFAULT);
+    if (h < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group /Header");
+    bn_status s = read_header_attrs(h, hi, meta);
+    H5Gclose(h);
+    return s;
+}
+
+/* Open dataset `name` of g, check its shape and that it has g->n rows. */
+static bn_status open_matching(const part_group *g, const char *name, int ncol, hid_t *d)
+{
+    size_t rows = 0;
+    BN_TRY(bn_h5_open_dataset(g->group, g->where, name, ncol, d, &rows));
+    if (rows != g->n) {
+        H5Dclose(*d);
+        *d = -1;
+        return bn_fail(BN_ERR_FORMAT, "length mismatch: %s/%s has %zu rows but %s/Coordinates has %zu", g->where,
+                       name, rows, g->where, g->n);
+    }
+    return BN_OK;
+}
+
+/* Register group PartType<t> if it holds particles. */
+static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *pg)
+{
+    part_group *g = &pg->g[pg->n_groups];
+    g->type = t;
+    snprintf(g->where, sizeof g->where, "/PartType%d", t);
+    double header_n = (size_t)t < hi->n_count ? hi->count[t] : -1;
+    g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
+    if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
+    if (!bn_h5_link_exists(g->group, "Coordinates") && header_n == 0) {
+        H5Gclose(g->group); /* an empty type, as some codes write */
+        return BN_OK;
+    }
+    pg->n_groups++;
+    hid_t d;
+    BN_TRY(bn_h5_open_dataset(g->group, g->where, "Coordinates", 3, &d, &g->n));
+    H5Dclose(d);
+    if (header_n >= 0 && header_n != (double)g->n)
+        return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header NumPart_ThisFile[%d] = %.0f but %s/Coordinates has %zu rows",
+                       t, header_n, g->where, g->n);
+    pg->total += g->n;
+    pg->all_acc &= bn_h5_link_exists(g->group, "Acceleration");
+    pg->all_pot &= bn_h5_link_exists(g->group, "Potential");
+    return BN_OK;
+}
+
+static bn_status find_groups(hid_t f, const header_info *hi, part_groups *pg)
+{
+    memset(pg, 0, sizeof *pg);
+    pg->all_acc = pg->all_pot = 1;
+    for (int t = 0; t < BN_H5_MAX_TYPES; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "PartType%d", t);
+        if (bn_h5_link_exists(f, name)) BN_TRY(add_group(f, t, hi, pg));
+    }
+    if (pg->total == 0) return bn_fail(BN_ERR_FORMAT, "no particles: no PartTypeN group with Coordinates");
+    return BN_OK;
+}
+
+static void close_groups(part_groups *pg)
+{
+    for (int i = 0; i < pg->n_groups; i++)
+        if (pg->g[i].group >= 0) H5Gclose(pg->g[i].group);
+}
+
+/* Read dataset `name` (n x ncol) of g into cols, offset by `off`. */
+static bn_status read_doubles(const part_group *g, const char *name, int ncol, double *const *arrays, size_t off)
+{
+    double *cols[3];
+    for (int k = 0; k < ncol; k++) cols[k] = arrays[k] + off;
+    char path[96];
+    snprintf(path, sizeof path, "%s/%s", g->where, name);
+    hid_t d;
+    BN_TRY(open_matching(g, name, ncol, &d));
+    bn_status s = bn_h5_read_columns(d, path, g->n, ncol, cols);
+    H5Dclose(d);
+    return s;
+}
+
+static bn_status read_ids(const part_group *g, uint64_t *ids)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s/ParticleIDs", g->where);
+    hid_t d;
+    BN_TRY(open_matching(g, "ParticleIDs", 1, &d));
+    bn_status s = bn_h5_read_ids(d, path, g->n, ids);
+    H5Dclose(d);
+    return s;
+}
+
+/* Masses: the dataset when present, else Header/MassTable[type]. */
+static bn_status read_masses(const part_group *g, const header_info *hi, double *mass)
+{
+    if (!bn_h5_link_exists(g->group, "Masses")) {
+        double m = g->type < BN_H5_MAX_TYPES ? hi->mass_table[g->type] : 0;
+        if (!(m > 0))
+            return bn_fail(BN_ERR_FORMAT, "missing dataset %s/Masses and /Header MassTable[%d] is %g", g->where,
+                           g->type, m);
+        for (size_t i = 0; i < g->n; i++) mass[i] = m;
+        return BN_OK;
+    }
+    double *cols[1] = {mass};
+    BN_TRY(read_doubles(g, "Masses", 1, cols, 0));
+    for (size_t i = 0; i < g->n; i++)
+        if (mass[i] < 0)
+            return bn_fail(BN_ERR_FORMAT, "dataset %s/Masses: particle %zu has a negative mass (%g)", g->where, i,
+                           mass[i]);
+    return BN_OK;
+}
+
+static bn_status read_group(const part_group *g, const header_info *hi, const part_groups *pg, bn_particles *p,
+                            size_t off)
+{
+    BN_TRY(read_doubles(g, "Coordinates", 3, p->pos, off));
+    BN_TRY(read_doubles(g, "Velocities", 3, p->vel, off));
+    BN_TRY(read_ids(g, p->id + off));
+    BN_TRY(read_masses(g, hi, p->mass + off));
+    if (pg->all_acc) BN_TRY(read_doubles(g, "Acceleration", 3, p->acc, off));
+    if (pg->all_acc && pg->all_pot) BN_TRY(read_doubles(g, "Potential", 1, &p->pot, off));
+    return BN_OK;
+}
+
+static bn_status read_particles(const header_info *hi, const part_groups *pg, bn_particles **out)
+{
+    BN_TRY(bn_particles_create(out, pg->total));
+    bn_particles *p = *out;
+    if (pg->all_acc) BN_TRY(bn_particles_ensure_forces(p));
+    size_t off = 0;
+    for (int i = 0; i < pg->n_groups; i++) {
+        BN_TRY(read_group(&pg->g[i], hi, pg, p, off));
+        off += pg->g[i].n;
+    }
+    double m = bn_particles_total_mass(p);
+    if (!(m > 0)) return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be > 0)", m);
+    return BN_OK;
+}
+
+static bn_status read_file(hid_t f, bn_particles **out, bn_snapshot_meta *meta)
+{
+    header_info hi;
+    part_groups pg;
+    BN_TRY(read_header(f, &hi, meta));
+    bn_status s = find_groups(f, &hi, &pg);
+    if (s == BN_OK) s = read_particles(&hi, &pg, out);
+    if (s == BN_OK) s = bn_snapshot_read_parameters(f, meta);
+    meta->has_acceleration = pg.all_acc;
+    meta->has_potential = pg.all_acc && pg.all_pot;
+    close_groups(&pg);
+    return s;
+}
+
+bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_meta *meta)
+{
+    if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: out is NULL");
+    *out = NULL;
+    if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: path is NULL");
+    bn_h5_quiet();
+    BN_TRY(check_readable(path));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", path);
+    bn_snapshot_meta m = bn_snapshot_meta_default();
+    bn_particles *p = NULL;
+    bn_status s = read_file(f, &p, &m);
+    H5Fclose(f);
+    if (s != BN_OK) {
+        bn_particles_free(p);
+        return bn_fail_context(s, "%s", path);
+    }
+    *out = p;
+    if (meta) *meta = m;
+    return BN_OK;
+}
