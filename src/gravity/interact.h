@@ -62,11 +62,18 @@ enum { BN_QXX = 0, BN_QYY, BN_QZZ, BN_QXY, BN_QXZ, BN_QYZ };
  *   accel:  r = sqrt(3)/2 l + delta: a target inside the sphere around the
  *           com that holds the whole cell must always open it (GADGET's
  *           box guard); the acceleration test comes on top (bn_mac_accel_open).
+ * The guard sqrt(3)/2 l + delta is a floor for all three: every body of
+ * the cell lies within it of the com, so no accepted cell ever holds a
+ * target of the group (its own mass would act on it through the
+ * multipole). It only binds for bh with theta > 0.58 when the com sits
+ * near a corner, and for bonsai with theta > 1.15.
  * theta <= 0 opens everything (direct summation through the tree). */
 BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
 {
-    if (mac == 2) return 0.8660254037844386 * l + delta;
+    const double guard = 0.8660254037844386 * l + delta;
+    if (mac == 2) return guard;
     if (!(theta > 0.0)) return 1e300;
-    return mac == 1 ? l / theta : l / theta + delta;
+    const double r = mac == 1 ? l / theta : l / theta + delta;
+    return r > guard ? r : guard;
 }
 #endif

@@ -25,6 +25,7 @@ typedef struct bn_tree {
     double *mass;          /* sorted masses                              */
     double box_lo[3];      /* the key cube: [box_lo, box_lo + box_size)^3 */
     double box_size;
+    bn_curve curve;        /* the curve of the keys                      */
 
     /* ---- nodes ---- */
     int n_nodes, n_leaves, n_levels;
@@ -46,5 +47,13 @@ typedef struct bn_tree {
     int n_groups;
     int32_t *group_first, *group_count;
     double *group_lo, *group_hi; /* particle bounding box, 3 per group   */
+
+    /* ---- CPU scratch and capacities (not part of the layout) ---- */
+    size_t body_capacity;
+    uint64_t *tmp_keys;    /* radix-sort ping-pong buffers               */
+    uint32_t *tmp_order;
+    int group_capacity;
+    int scan_capacity;
+    int32_t *scan;         /* per-node counts / exclusive scan of a pass */
 } bn_tree;
 #endif

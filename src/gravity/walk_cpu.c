@@ -1,0 +1,201 @@
+/*
+ * The CPU tree walk: Bonsai's breadth-first walk per group (paper 003 sec.
+ * 4.2.2), written the way the GPU runs it so that the GPU walk mirrors it
+ * one to one. For each group (OpenMP, dynamic schedule: groups differ in
+ * cost), starting from the root:
+ *   for every cell of the current list: d2 = squared distance from the
+ *   group's box to the cell's centre of mass; the MAC (interact.h)
+ *   accepts it -> particle-cell list; opens a leaf -> its bodies go to the
+ *   particle-particle list; opens a node -> its children (contiguous) go
+ *   to the next list. Then next becomes current, until it is empty.
+ * The two lists are structure-of-arrays tiles of TILE sources, evaluated
+ * against all targets of the group whenever full (and at the end), so
+ * they stay in L1/L2 and the inner loops vectorise (walk_kernels_cpu.c).
+ * The group's own bodies are always in its particle-particle list (its
+ * box is at distance 0 from every cell holding them); the self term
+ * (-m/eps in phi, zero force) is removed at the end.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include "core/error.h"
+#include "gravity/interact.h"
+#include "gravity/walk_cpu.h"
+
+/* Sources per tile: 10 arrays of doubles for cells = 20 KiB, fits L1. */
+#define TILE 256
+
+typedef struct walk_scratch {
+    int32_t *cur, *next;           /* cell lists of the breadth-first walk */
+    double *pp[4];                 /* x, y, z, m of particle sources       */
+    double *pc[10];                /* x, y, z, m, Qxx..Qyz of cell sources */
+    double *acc[4];                /* ax, ay, az, phi of the group targets */
+    int npp, npc;
+    double count_pp, count_pc;
+} walk_scratch;
+
+static void scratch_free(walk_scratch *s)
+{
+    free(s->cur);
+    free(s->next);
+    for (int k = 0; k < 4; k++) free(s->pp[k]);
+    for (int k = 0; k < 10; k++) free(s->pc[k]);
+    for (int k = 0; k < 4; k++) free(s->acc[k]);
+}
+
+static int scratch_alloc(walk_scratch *s, int n_nodes, int max_group)
+{
+    int ok = (s->cur = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
+    ok &= (s->next = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
+    for (int k = 0; k < 4; k++) ok &= (s->pp[k] = malloc(TILE * sizeof(double))) != NULL;
+    for (int k = 0; k < 10; k++) ok &= (s->pc[k] = malloc(TILE * sizeof(double))) != NULL;
+    for (int k = 0; k < 4; k++) ok &= (s->acc[k] = malloc((size_t)max_group * sizeof(double))) != NULL;
+    return ok;
+}
+
+/* The group being walked: its targets (sorted arrays) and MAC inputs. */
+typedef struct walk_group {
+    int first, count;
+    double lo[3], hi[3];
+    double alpha_amin; /* accel MAC: alpha * min |a_old| of the group */
+} walk_group;
+
+static void flush_pp(const bn_tree *t, const walk_group *g, double eps2, walk_scratch *s)
+{
+    if (s->npp == 0) return;
+    const int f = g->first;
+    bn_walk_pp_tile(g->count, t->pos[0] + f, t->pos[1] + f, t->pos[2] + f, s->npp, s->pp[0], s->pp[1], s->pp[2],
+                    s->pp[3], eps2, s->acc[0], s->acc[1], s->acc[2], s->acc[3]);
+    s->count_pp += (double)g->count * s->npp;
+    s->npp = 0;
+}
+
+static void flush_pc(const bn_tree *t, const walk_group *g, double eps2, walk_scratch *s)
+{
+    if (s->npc == 0) return;
+    const int f = g->first;
+    const double *const q[6] = {s->pc[4], s->pc[5], s->pc[6], s->pc[7], s->pc[8], s->pc[9]};
+    bn_walk_pc_tile(g->count, t->pos[0] + f, t->pos[1] + f, t->pos[2] + f, s->npc, s->pc[0], s->pc[1], s->pc[2],
+                    s->pc[3], q, eps2, s->acc[0], s->acc[1], s->acc[2], s->acc[3]);
+    s->count_pc += (double)g->count * s->npc;
+    s->npc = 0;
+}
+
+static void push_cell(const bn_tree *t, int c, const walk_group *g, double eps2, walk_scratch *s)
+{
+    const int j = s->npc;
+    for (int k = 0; k < 3; k++) s->pc[k][j] = t->com[3 * c + k];
+    s->pc[3][j] = t->mass_node[c];
+    for (int k = 0; k < 6; k++) s->pc[4 + k][j] = t->quad[6 * c + k];
+    if (++s->npc == TILE) flush_pc(t, g, eps2, s);
+}
+
+static void push_bodies(const bn_tree *t, int c, const walk_group *g, double eps2, walk_scratch *s)
+{
+    int b = t->first_body[c];
+    const int e = b + t->n_bodies[c];
+    while (b < e) {
+        const int take = e - b < TILE - s->npp ? e - b : TILE - s->npp;
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < take; i++) s->pp[k][s->npp + i] = t->pos[k][b + i];
+        for (int i = 0; i < take; i++) s->pp[3][s->npp + i] = t->mass[b + i];
+        s->npp += take;
+        b += take;
+        if (s->npp == TILE) flush_pp(t, g, eps2, s);
+    }
+}
+
+/* Does the group open cell c? (interact.h: the same test the GPU makes) */
+static int opens(const bn_tree *t, int c, const walk_group *g, bn_mac mac, double G)
+{
+    const double *cm = t->com + 3 * c;
+    const double d2 = bn_box_dist2_d(cm[0], cm[1], cm[2], g->lo[0], g->lo[1], g->lo[2], g->hi[0], g->hi[1], g->hi[2]);
+    const double r2 = t->open_radius[c] * t->open_radius[c];
+    if (mac != BN_MAC_ACCEL) return bn_mac_geometric_open_d(d2, r2);
+    const double gml2 = G * t->mass_node[c] * t->size[c] * t->size[c];
+    return bn_mac_accel_open_d(d2, r2, gml2, g->alpha_amin);
+}
+
+static void walk_group_cells(const bn_tree *t, const walk_group *g, bn_mac mac, double G, double eps2,
+                             walk_scratch *s)
+{
+    int ncur = 1, nnext;
+    s->cur[0] = 0;
+    while (ncur > 0) {
+        nnext = 0;
+        for (int i = 0; i < ncur; i++) {
+            const int c = s->cur[i];
+            if (!opens(t, c, g, mac, G)) push_cell(t, c, g, eps2, s);
+            else if (t->n_children[c] == 0) push_bodies(t, c, g, eps2, s);
+            else
+                for (int j = 0; j < t->n_children[c]; j++) s->next[nnext++] = t->first_child[c] + j;
+        }
+        int32_t *tmp = s->cur;
+        s->cur = s->next;
+        s->next = tmp;
+        ncur = nnext;
+    }
+    flush_pp(t, g, eps2, s);
+    flush_pc(t, g, eps2, s);
+}
+
+static void setup_group(const bn_tree *t, int gi, const bn_gravity_params *gp, bn_mac mac, const double *acc_old,
+                        walk_group *g)
+{
+    g->first = t->group_first[gi];
+    g->count = t->group_count[gi];
+    for (int k = 0; k < 3; k++) {
+        g->lo[k] = t->group_lo[3 * gi + k];
+        g->hi[k] = t->group_hi[3 * gi + k];
+    }
+    g->alpha_amin = 0;
+    if (mac == BN_MAC_ACCEL) {
+        double amin = INFINITY;
+        for (int b = g->first; b < g->first + g->count; b++) amin = fmin(amin, acc_old[t->order[b]]);
+        g->alpha_amin = gp->accel_alpha * amin;
+    }
+}
+
+/* Walk one group and write its targets' results (self term removed). */
+static void walk_one(const bn_tree *t, int gi, const bn_gravity_params *gp, bn_mac mac, const double *acc_old,
+                     double *out, walk_scratch *s)
+{
+    walk_group g;
+    setup_group(t, gi, gp, mac, acc_old, &g);
+    const double eps2 = gp->softening * gp->softening;
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < g.count; i++) s->acc[k][i] = 0;
+    walk_group_cells(t, &g, mac, gp->G, eps2, s);
+    const double self = eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
+    for (int i = 0; i < g.count; i++) {
+        double *o = out + 4 * (size_t)(g.first + i);
+        for (int k = 0; k < 3; k++) o[k] = s->acc[k][i];
+        o[3] = s->acc[3][i] + t->mass[g.first + i] * self;
+    }
+    s->count_pp -= g.count; /* the self pairs */
+}
+
+bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
+                           double *out, double *n_pp, double *n_pc)
+{
+    if (mac == BN_MAC_ACCEL && !acc_old)
+        return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
+    int max_group = 1;
+    for (int i = 0; i < t->n_groups; i++) max_group = t->group_count[i] > max_group ? t->group_count[i] : max_group;
+    int failed = 0;
+    double cpp = 0, cpc = 0;
+#pragma omp parallel reduction(+ : cpp, cpc) reduction(| : failed)
+    {
+        walk_scratch s = {0};
+        if (!scratch_alloc(&s, t->n_nodes, max_group)) failed = 1;
+#pragma omp for schedule(dynamic, 4)
+        for (int gi = 0; gi < t->n_groups; gi++)
+            if (!failed) walk_one(t, gi, g, mac, acc_old, out, &s);
+        cpp += s.count_pp;
+        cpc += s.count_pc;
+        scratch_free(&s);
+    }
+    if (failed) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the interaction lists");
+    if (n_pp) *n_pp = cpp;
+    if (n_pc) *n_pc = cpc;
+    return BN_OK;
+}

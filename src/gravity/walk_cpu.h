@@ -1,0 +1,33 @@
+/*
+ * Internal: the CPU tree walk (Bonsai's breadth-first group walk, paper 003
+ * sec. 4.2.2, the way the GPU walk runs it) and its vectorised interaction
+ * kernels.
+ */
+#ifndef BN_WALK_CPU_H
+#define BN_WALK_CPU_H
+#include "banyan.h"
+#include "tree/tree.h"
+
+/* Forces on every body of t in key order: out[4 i + 0..3] = ax, ay, az,
+ * phi WITHOUT G (the caller applies it once), self term removed.
+ * mac: the criterion the tree's opening radii were made for (BN_MAC_ACCEL
+ * needs acc_old: |a| of the previous evaluation in the ORIGINAL particle
+ * order, G included; t->order maps). Interaction counts to *n_pp, *n_pc
+ * (self interactions not counted). Deterministic: each group is one
+ * thread's work, in a fixed order, whatever the thread count. */
+bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
+                           double *out, double *n_pp, double *n_pc);
+
+/* Particle-particle tile: every target i < nt gets the softened force of
+ * every source j < ns (bn_pp_d), added to ax/ay/az/phi[i]. A source at the
+ * target's position adds -m/eps to phi and nothing to a. */
+void bn_walk_pp_tile(int nt, const double *tx, const double *ty, const double *tz, int ns, const double *sx,
+                     const double *sy, const double *sz, const double *sm, double eps2, double *ax, double *ay,
+                     double *az, double *phi);
+
+/* Particle-cell tile: sources are cells (com, mass, quadrupole xx..yz as
+ * six arrays in q[0..5]), bn_pc_d. */
+void bn_walk_pc_tile(int nt, const double *tx, const double *ty, const double *tz, int ns, const double *sx,
+                     const double *sy, const double *sz, const double *sm, const double *const q[6], double eps2,
+                     double *ax, double *ay, double *az, double *phi);
+#endif

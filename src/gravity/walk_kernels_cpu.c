@@ -1,0 +1,54 @@
+/* The inner loops of the CPU walk: one target against a tile of sources,
+ * structure-of-arrays, accumulated in double. The per-interaction math is
+ * interact.h (the same header the GPU walk compiles in float). `omp simd`
+ * lets the compiler vectorise the reduction over sources; target_clones
+ * builds AVX-512, AVX2 and baseline versions and picks one at load time,
+ * so the library still runs on any x86-64 (the default flags are generic).
+ * Vector and scalar versions sum in different orders, so results are
+ * reproducible on one machine, not bit-identical across CPU generations. */
+#include "gravity/interact.h"
+#include "gravity/walk_cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define BN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define BN_SIMD_CLONES
+#endif
+
+BN_SIMD_CLONES
+void bn_walk_pp_tile(int nt, const double *tx, const double *ty, const double *tz, int ns, const double *sx,
+                     const double *sy, const double *sz, const double *sm, double eps2, double *ax, double *ay,
+                     double *az, double *phi)
+{
+    for (int i = 0; i < nt; i++) {
+        const double xi = tx[i], yi = ty[i], zi = tz[i];
+        double a0 = 0, a1 = 0, a2 = 0, p = 0;
+#pragma omp simd reduction(+ : a0, a1, a2, p)
+        for (int j = 0; j < ns; j++) bn_pp_d(sx[j] - xi, sy[j] - yi, sz[j] - zi, sm[j], eps2, &a0, &a1, &a2, &p);
+        ax[i] += a0;
+        ay[i] += a1;
+        az[i] += a2;
+        phi[i] += p;
+    }
+}
+
+BN_SIMD_CLONES
+void bn_walk_pc_tile(int nt, const double *tx, const double *ty, const double *tz, int ns, const double *sx,
+                     const double *sy, const double *sz, const double *sm, const double *const q[6], double eps2,
+                     double *ax, double *ay, double *az, double *phi)
+{
+    const double *q0 = q[0], *q1 = q[1], *q2 = q[2], *q3 = q[3], *q4 = q[4], *q5 = q[5];
+    for (int i = 0; i < nt; i++) {
+        const double xi = tx[i], yi = ty[i], zi = tz[i];
+        double a0 = 0, a1 = 0, a2 = 0, p = 0;
+#pragma omp simd reduction(+ : a0, a1, a2, p)
+        for (int j = 0; j < ns; j++) {
+            const double qj[6] = {q0[j], q1[j], q2[j], q3[j], q4[j], q5[j]};
+            bn_pc_d(sx[j] - xi, sy[j] - yi, sz[j] - zi, sm[j], qj, eps2, &a0, &a1, &a2, &p);
+        }
+        ax[i] += a0;
+        ay[i] += a1;
+        az[i] += a2;
+        phi[i] += p;
+    }
+}

@@ -1,0 +1,90 @@
+/* Stages 1-3 of the tree: bounding cube, space-filling-curve keys, sort
+ * by key and reorder of the bodies into key order. */
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/timer.h"
+#include "tree/tree_cpu.h"
+
+bn_status bn_tree_bbox(const double *const pos[3], size_t n, double lo[3], double *size)
+{
+    if (n == 0) return bn_fail(BN_ERR_ARGUMENT, "tree: no particles");
+    double mn[3], mx[3], extent = 0;
+    for (int k = 0; k < 3; k++) {
+        double a = INFINITY, b = -INFINITY;
+        long bad = 0;
+        const double *x = pos[k];
+        const long nn = (long)n;
+#pragma omp parallel for reduction(min : a) reduction(max : b) reduction(+ : bad) schedule(static)
+        for (long i = 0; i < nn; i++) {
+            a = x[i] < a ? x[i] : a;
+            b = x[i] > b ? x[i] : b;
+            bad += !isfinite(x[i]);
+        }
+        if (bad) {
+            long i = 0;
+            while (isfinite(x[i])) i++;
+            return bn_fail(BN_ERR_ARGUMENT, "tree: the %c coordinate of particle %ld is %g", "xyz"[k], i, x[i]);
+        }
+        mn[k] = a;
+        mx[k] = b;
+        if (b - a > extent) extent = b - a;
+    }
+    /* Enlarged by 2^-20 so that the largest coordinate quantises below
+     * 2^21; a single point gets a unit cube (any positive side works). */
+    double side = extent > 0 ? extent * (1.0 + 0x1p-20) : 1.0;
+    for (int k = 0; k < 3; k++) {
+        lo[k] = 0.5 * (mn[k] + mx[k]) - 0.5 * side;
+        /* the centre rounding may push the top out again: widen for it */
+        if (lo[k] + side <= mx[k]) side = (mx[k] - lo[k]) * (1.0 + 0x1p-20);
+    }
+    if (!isfinite(side)) return bn_fail(BN_ERR_ARGUMENT, "tree: the particles span %g: too wide for keys", extent);
+    *size = side;
+    return BN_OK;
+}
+
+void bn_tree_keys(const double *const pos[3], size_t n, const double lo[3], double size, bn_curve curve,
+                  uint64_t *keys)
+{
+    const double inv = 1.0 / size;
+    const int hilbert = curve == BN_CURVE_HILBERT;
+    const long nn = (long)n;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < nn; i++) {
+        uint32_t ix = bn_key_quantize(pos[0][i], lo[0], inv);
+        uint32_t iy = bn_key_quantize(pos[1][i], lo[1], inv);
+        uint32_t iz = bn_key_quantize(pos[2][i], lo[2], inv);
+        keys[i] = bn_key_encode(hilbert, ix, iy, iz);
+    }
+}
+
+bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const double *mass, size_t n,
+                              bn_curve curve, double *t_bbox, double *t_keys, double *t_sort)
+{
+    double t0 = bn_wall_seconds();
+    BN_TRY(bn_tree_reserve_bodies(t, n));
+    t->n = n;
+    t->curve = curve;
+    BN_TRY(bn_tree_bbox(pos, n, t->box_lo, &t->box_size));
+    double t1 = bn_wall_seconds();
+    bn_tree_keys(pos, n, t->box_lo, t->box_size, curve, t->keys);
+    double t2 = bn_wall_seconds();
+    const long nn = (long)n;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < nn; i++) t->order[i] = (uint32_t)i;
+    BN_TRY(bn_tree_sort(n, t->keys, t->order, t->tmp_keys, t->tmp_order));
+    /* reorder: a gather, one pass per array (streams well) */
+    for (int k = 0; k < 3; k++) {
+        double *dst = t->pos[k];
+        const double *src = pos[k];
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < nn; i++) dst[i] = src[t->order[i]];
+    }
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < nn; i++) t->mass[i] = mass[t->order[i]];
+    double t3 = bn_wall_seconds();
+    if (t_bbox) *t_bbox = t1 - t0;
+    if (t_keys) *t_keys = t2 - t1;
+    if (t_sort) *t_sort = t3 - t2;
+    return BN_OK;
+}

@@ -1,0 +1,141 @@
+/* Space-filling-curve keys (keys.h) and the key stages of the tree
+ * (bounding cube, keys, radix sort): round trips, locality, prefixes. */
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "tree/keys.h"
+#include "tree/tree_cpu.h"
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+/* decode(encode(x)) == x for random coordinates, both curves. */
+static void test_round_trip(void **state)
+{
+    (void)state;
+    uint64_t s = 5;
+    for (int hilbert = 0; hilbert < 2; hilbert++)
+        for (int i = 0; i < 200000; i++) {
+            uint32_t c[3], d[3];
+            for (int k = 0; k < 3; k++) c[k] = (uint32_t)(lcg(&s) & BN_KEY_COORD_MAX);
+            uint64_t key = bn_key_encode(hilbert, c[0], c[1], c[2]);
+            assert_true(key < (1ull << 63));
+            bn_key_decode(hilbert, key, &d[0], &d[1], &d[2]);
+            for (int k = 0; k < 3; k++) assert_int_equal(c[k], d[k]);
+        }
+}
+
+/* The top 3L bits of a key name the level-L cell: two points share them
+ * exactly when their coordinates agree in the top L bits. */
+static void test_prefix_is_cell(void **state)
+{
+    (void)state;
+    uint64_t s = 9;
+    for (int hilbert = 0; hilbert < 2; hilbert++)
+        for (int i = 0; i < 100000; i++) {
+            int L = 1 + (int)(lcg(&s) % BN_KEY_MAX_LEVEL), sh = BN_KEY_BITS - L;
+            uint32_t a[3], b[3];
+            int same = 1;
+            for (int k = 0; k < 3; k++) {
+                a[k] = (uint32_t)(lcg(&s) & BN_KEY_COORD_MAX);
+                /* b: in the same cell half of the time */
+                b[k] = (lcg(&s) & 1) ? ((a[k] >> sh) << sh) | (uint32_t)(lcg(&s) & ((1u << sh) - 1))
+                                     : (uint32_t)(lcg(&s) & BN_KEY_COORD_MAX);
+                same &= (a[k] >> sh) == (b[k] >> sh);
+            }
+            uint64_t ka = bn_key_encode(hilbert, a[0], a[1], a[2]), kb = bn_key_encode(hilbert, b[0], b[1], b[2]);
+            assert_int_equal(same, (ka >> (3 * sh)) == (kb >> (3 * sh)));
+        }
+}
+
+/* Consecutive Hilbert keys are face neighbours (at level 5: every cell). */
+static void test_hilbert_adjacent(void **state)
+{
+    (void)state;
+    const int L = 5, sh = 3 * (BN_KEY_MAX_LEVEL - L);
+    uint32_t prev[3] = {0, 0, 0};
+    for (uint64_t c = 0; c < (1ull << (3 * L)); c++) {
+        uint32_t d[3];
+        bn_key_hilbert_decode(c << sh, &d[0], &d[1], &d[2]);
+        if (c > 0) {
+            long dist = 0;
+            for (int k = 0; k < 3; k++) dist += labs((long)(d[k] >> (BN_KEY_BITS - L)) - (long)(prev[k] >> (BN_KEY_BITS - L)));
+            assert_int_equal(dist, 1);
+        }
+        memcpy(prev, d, sizeof prev);
+    }
+}
+
+/* The cube holds every particle strictly; keys decode back into the
+ * quantum of each particle; the sort is stable and a permutation. */
+static void test_bbox_keys_sort(void **state)
+{
+    (void)state;
+    const size_t n = 50000;
+    bn_particles *p = tu_random_particles(n, 3, 2);
+    /* duplicates: the sort must keep them in index order */
+    for (size_t i = 0; i < 1000; i++)
+        for (int k = 0; k < 3; k++) p->pos[k][n - 1 - i] = p->pos[k][i];
+    double lo[3], size;
+    TU_OK(bn_tree_bbox((const double *const *)p->pos, n, lo, &size));
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) assert_true(p->pos[k][i] >= lo[k] && p->pos[k][i] < lo[k] + size);
+    uint64_t *keys = malloc(n * sizeof *keys), *tk = malloc(n * sizeof *tk), *k0 = malloc(n * sizeof *k0);
+    uint32_t *ord = malloc(n * sizeof *ord), *to = malloc(n * sizeof *to);
+    for (int curve = 0; curve < 2; curve++) {
+        bn_tree_keys((const double *const *)p->pos, n, lo, size, (bn_curve)curve, keys);
+        memcpy(k0, keys, n * sizeof *keys);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t c[3];
+            bn_key_decode(curve == BN_CURVE_HILBERT, keys[i], &c[0], &c[1], &c[2]);
+            for (int k = 0; k < 3; k++) {
+                double q = size / (double)(1u << BN_KEY_BITS), x0 = lo[k] + c[k] * q;
+                assert_true(p->pos[k][i] >= x0 - 1e-12 * size && p->pos[k][i] < x0 + q + 1e-12 * size);
+            }
+            ord[i] = (uint32_t)i;
+        }
+        TU_OK(bn_tree_sort(n, keys, ord, tk, to));
+        char *seen = calloc(n, 1);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(ord[i] < n && !seen[ord[i]]);
+            seen[ord[i]] = 1;
+            assert_true(keys[i] == k0[ord[i]]);
+            if (i > 0) {
+                assert_true(keys[i - 1] <= keys[i]);
+                if (keys[i - 1] == keys[i]) assert_true(ord[i - 1] < ord[i]); /* stable */
+            }
+        }
+        free(seen);
+    }
+    free(keys); free(tk); free(k0); free(ord); free(to);
+    bn_particles_free(p);
+}
+
+/* Degenerate boxes: one point gives a unit cube; NaN fails clearly. */
+static void test_bbox_degenerate(void **state)
+{
+    (void)state;
+    double x[3] = {2, 2, 2}, y[3] = {-1, -1, -1}, z[3] = {5, 5, 5}, lo[3], size;
+    const double *pos[3] = {x, y, z};
+    TU_OK(bn_tree_bbox(pos, 3, lo, &size));
+    assert_true(size == 1.0);
+    assert_true(lo[0] < 2 && lo[0] + size > 2);
+    y[1] = NAN;
+    TU_FAILS(bn_tree_bbox(pos, 3, lo, &size), BN_ERR_ARGUMENT, "y coordinate of particle 1");
+    TU_FAILS(bn_tree_bbox(pos, 0, lo, &size), BN_ERR_ARGUMENT, "no particles");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_prefix_is_cell),
+        cmocka_unit_test(test_hilbert_adjacent),
+        cmocka_unit_test(test_bbox_keys_sort),
+        cmocka_unit_test(test_bbox_degenerate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
