@@ -318,7 +318,12 @@ BN_API long bn_simulation_steps(const bn_simulation *sim);
 BN_API bn_status bn_simulation_compute_forces(bn_simulation *sim);
 /* One kick-drift-kick step; returns the step taken in *dt_taken (may be NULL). */
 BN_API bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken);
-/* Steps until time >= t_end (the last step is shortened to land on t_end). */
+/* One step that does not pass t_limit: shortened (or stretched by at most
+ * 1e-6 of itself) to end exactly on t_limit when t_limit is that close.
+ * Nothing happens when t_limit <= time (*dt_taken = 0). */
+BN_API bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken);
+/* Steps until time == t_end exactly (the last step is shortened to land on
+ * t_end); nothing happens when t_end <= time. */
 BN_API bn_status bn_simulation_integrate(bn_simulation *sim, double t_end);
 BN_API bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out);
 BN_API const bn_force_stats *bn_simulation_force_stats(const bn_simulation *sim);

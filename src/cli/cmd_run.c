@@ -1,11 +1,256 @@
-/* banyan run: placeholder until its issue lands. */
+/* banyan run [PARAMS.yml] [-P Section:key:value ...] [--output-dir DIR]:
+ * initial conditions -> shared-step KDK leapfrog (bn_simulation) ->
+ * snapshots at the set times, energy log, picture of the last state.
+ * Everything that can be wrong with the input (parameters, initial
+ * particles, output times, backend) is checked before the first output
+ * file is created. */
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli/cli.h"
+#include "cli/run.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "io/params.h"
+
+#define RUN_PATH_MAX 4096
+
+typedef struct run_ctx {
+    bn_run_params *prm;
+    const char *outdir;
+    int quiet;
+    char snapdir[RUN_PATH_MAX];
+    double t_start;
+    bn_simulation *sim;
+    size_t n;
+    run_schedule sched;
+    run_energy_log log;
+    run_progress progress;
+    double wall0;
+    double next_energy; /* next logged time when Statistics:interval > 0 */
+    long energy_rows;
+} run_ctx;
+
+static void run_help(void)
+{
+    printf("usage: banyan run [PARAMS.yml] [-P Section:key:value ...] [--output-dir DIR]\n\n"
+           "Integrate an N-body system with a shared-step kick-drift-kick leapfrog. PARAMS.yml\n"
+           "(YAML, sections InitialConditions, Gravity, TimeIntegration, Snapshots, Statistics)\n"
+           "sets the run; every parameter has a default, listed with its meaning in\n"
+           "examples/default.yml. Without a file: a Plummer sphere of 16384 particles with\n"
+           "the tree code to t = 1, and a picture of the last state (that is `make run`).\n\n"
+           "Writes into DIR: used_parameters.yml (every value used), unused_parameters.yml\n"
+           "(values set without effect), energy.txt, snapshots (HDF5, GADGET-4 layout) and\n"
+           "final.png.\n\n"
+           "options:\n"
+           "  -P, --param S:key:value  override one parameter (repeatable), e.g. -P Gravity:theta:0.7\n"
+           "  -o, --output-dir DIR     where outputs go (default: the current directory)\n"
+           "  -q, --quiet              no progress line and no summary\n"
+           "      --print-defaults     print every parameter with its default and meaning, and exit\n"
+           "  -h, --help               this help\n");
+}
+
+/* Defaults, then the file, then every -P in order. */
+static bn_status load_params(bn_run_params *prm, const char *file, char **overrides, int n_overrides)
+{
+    bn_run_params_init(prm);
+    if (file) BN_TRY(bn_run_params_read_file(prm, file));
+    for (int i = 0; i < n_overrides; i++) BN_TRY(bn_run_params_override(prm, overrides[i]));
+    return bn_run_params_validate(prm);
+}
+
+/* Read InitialConditions:file or generate the model; fixes the start time. */
+static bn_status load_particles(run_ctx *c, bn_particles **out)
+{
+    const bn_run_params *prm = c->prm;
+    if (prm->ic_file[0]) {
+        bn_snapshot_meta meta = bn_snapshot_meta_default();
+        bn_status s = bn_snapshot_read(prm->ic_file, out, &meta);
+        if (s != BN_OK) return bn_fail_context(s, "InitialConditions:file");
+        c->t_start = meta.time;
+    } else {
+        bn_ic_params ic = prm->ic;
+        ic.G = prm->gravity.G;
+        BN_TRY(bn_ic_generate(&ic, out));
+        c->t_start = 0;
+    }
+    if (!(prm->t_end > c->t_start))
+        return bn_fail(BN_ERR_PARAMETER, "TimeIntegration:t_end = %g must be after the start time %g", prm->t_end,
+                       c->t_start);
+    return BN_OK;
+}
+
+/* The simulation with its first forces: a backend that cannot work (no
+ * GPU, not enough memory) fails here, before any output exists. */
+static bn_status setup_simulation(run_ctx *c)
+{
+    bn_particles *p = NULL;
+    BN_TRY(load_particles(c, &p));
+    c->n = p->n;
+    bn_status s = bn_simulation_create(&c->sim);
+    if (s == BN_OK) s = bn_simulation_set_gravity(c->sim, &c->prm->gravity);
+    if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &c->prm->integ);
+    if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
+    bn_particles_free(p);
+    BN_TRY(s);
+    bn_simulation_set_time(c->sim, c->t_start);
+    BN_TRY(run_schedule_build(&c->sched, c->prm, c->t_start));
+    return bn_simulation_compute_forces(c->sim);
+}
+
+static bn_status prepare_outputs(run_ctx *c)
+{
+    char path[RUN_PATH_MAX];
+    BN_TRY(run_make_dirs(c->outdir));
+    BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
+    if (c->sched.n > 0) BN_TRY(run_make_dirs(c->snapdir));
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, "used_parameters.yml"));
+    BN_TRY(bn_run_params_write(c->prm, path, BN_PARAMS_USED));
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, "unused_parameters.yml"));
+    BN_TRY(bn_run_params_write(c->prm, path, BN_PARAMS_UNUSED));
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
+    return run_energy_log_open(&c->log, path, c->prm, c->n, bn_simulation_backend(c->sim));
+}
+
+static bn_status write_snapshot(run_ctx *c)
+{
+    char name[BN_PARAM_STRLEN + 32], path[RUN_PATH_MAX];
+    snprintf(name, sizeof name, "%s_%04zu.hdf5", c->prm->snap_basename, c->sched.next);
+    BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
+    const bn_particles *p = NULL;
+    BN_TRY(bn_simulation_particles(c->sim, &p));
+    bn_snapshot_meta meta = bn_snapshot_meta_default();
+    meta.time = bn_simulation_time(c->sim);
+    meta.units.G = c->prm->gravity.G;
+    meta.gravity = c->prm->gravity;
+    meta.gravity.backend = bn_simulation_backend(c->sim);
+    BN_TRY(bn_snapshot_write(path, p, &meta));
+    c->sched.next++;
+    return BN_OK;
+}
+
+static bn_status log_energy(run_ctx *c)
+{
+    bn_energies e;
+    BN_TRY(bn_simulation_energies(c->sim, &e));
+    c->energy_rows++;
+    return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0);
+}
+
+/* Outputs due at the current time (steps land exactly on them). */
+static bn_status outputs_due(run_ctx *c)
+{
+    const double t = bn_simulation_time(c->sim), interval = c->prm->energy_interval;
+    int log_now = !(interval > 0) || t >= c->next_energy || t >= c->prm->t_end;
+    if (log_now && c->log.last_time != t) BN_TRY(log_energy(c));
+    if (interval > 0)
+        while (c->next_energy <= t) {
+            /* t_start + k interval, not a running sum */
+            long k = (long)floor((c->next_energy - c->t_start) / interval + 0.5) + 1;
+            c->next_energy = c->t_start + (double)k * interval;
+        }
+    while (run_schedule_next(&c->sched) <= t) BN_TRY(write_snapshot(c));
+    return BN_OK;
+}
+
+static bn_status integrate(run_ctx *c)
+{
+    c->next_energy = c->t_start;
+    BN_TRY(outputs_due(c));
+    run_progress_start(&c->progress, c->t_start, c->prm->t_end, c->quiet);
+    while (bn_simulation_time(c->sim) < c->prm->t_end) {
+        double stop = fmin(c->prm->t_end, run_schedule_next(&c->sched));
+        if (c->prm->energy_interval > 0) stop = fmin(stop, c->next_energy);
+        BN_TRY(bn_simulation_step_to(c->sim, stop, NULL));
+        BN_TRY(outputs_due(c));
+        run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
+                            c->log.last_rel);
+    }
+    run_progress_end(&c->progress);
+    return BN_OK;
+}
+
+static bn_status render_final(run_ctx *c)
+{
+    if (!c->prm->render) return BN_OK;
+    char path[RUN_PATH_MAX];
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->render_file));
+    const bn_particles *p = NULL;
+    BN_TRY(bn_simulation_particles(c->sim, &p));
+    bn_render_params rp = bn_render_params_default();
+    return bn_render_png(path, p, &rp);
+}
+
+static void print_summary(const run_ctx *c)
+{
+    if (c->quiet) return;
+    double wall = bn_wall_seconds() - c->wall0;
+    long steps = bn_simulation_steps(c->sim);
+    printf("banyan run: %zu particles, %s, backend %s: %ld steps from t = %g to %g in %.2f s (%.1f steps/s)\n",
+           c->n, bn_method_name(c->prm->gravity.method), bn_backend_name(bn_simulation_backend(c->sim)), steps,
+           c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
+    printf("  energy error |E-E0|/|E0| at t_end: %.3e (%ld rows in %s)\n", c->log.last_rel, c->energy_rows,
+           c->prm->energy_file);
+    printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s_NNNN.hdf5%s%s\n", c->outdir, c->sched.n,
+           c->prm->snap_basename, c->prm->render ? ", " : "", c->prm->render ? c->prm->render_file : "");
+}
+
+static bn_status run(run_ctx *c)
+{
+    c->wall0 = bn_wall_seconds();
+    BN_TRY(setup_simulation(c));
+    BN_TRY(prepare_outputs(c));
+    BN_TRY(integrate(c));
+    BN_TRY(render_final(c));
+    return run_energy_log_close(&c->log);
+}
 
 int bn_cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "banyan run: not implemented yet\n");
-    return 1;
+    const char *cmd = "run", *file = NULL;
+    static struct option opts[] = {{"param", required_argument, 0, 'P'},  {"output-dir", required_argument, 0, 'o'},
+                                   {"quiet", no_argument, 0, 'q'},        {"print-defaults", no_argument, 0, 'D'},
+                                   {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    int n_over = 0, print_defaults = 0, c, rc = 0;
+    run_ctx ctx = {0};
+    ctx.outdir = ".";
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "P:o:qh", opts, NULL)) != -1) {
+        if (c == 'P') overrides[n_over++] = optarg;
+        else if (c == 'o') ctx.outdir = optarg;
+        else if (c == 'q') ctx.quiet = 1;
+        else if (c == 'D') print_defaults = 1;
+        else if (c == 'h') {
+            run_help();
+            free(overrides);
+            return 0;
+        } else {
+            free(overrides);
+            return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind < argc) file = argv[optind++];
+    if (optind < argc) {
+        free(overrides);
+        return cli_usage_error(cmd, "expected at most one parameter file, got '%s' and '%s'", file, argv[optind]);
+    }
+    ctx.prm = bn_alloc(sizeof *ctx.prm, "parameters");
+    bn_status s = ctx.prm ? load_params(ctx.prm, file, overrides, n_over) : BN_ERR_NOMEM;
+    if (s == BN_OK && print_defaults) s = bn_run_params_print(ctx.prm, stdout, BN_PARAMS_DOC);
+    else if (s == BN_OK) s = run(&ctx);
+    if (s != BN_OK) {
+        run_progress_end(&ctx.progress);
+        rc = cli_fail(cmd, s);
+    } else if (!print_defaults) {
+        print_summary(&ctx);
+    }
+    run_energy_log_close(&ctx.log);
+    run_schedule_free(&ctx.sched);
+    bn_simulation_free(ctx.sim);
+    free(ctx.prm);
+    free(overrides);
+    return rc;
 }

@@ -183,6 +183,9 @@ static bn_status choose_step(bn_simulation *sim, double *dt)
     return BN_OK;
 }
 
+/* One kick-drift-kick step of length dt. The forces at the start are those
+ * of the previous step's end (computed once per step). Everything stays
+ * on the backend: nothing is copied to the host. */
 static bn_status kdk(bn_simulation *sim, double dt)
 {
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
@@ -193,6 +196,30 @@ static bn_status kdk(bn_simulation *sim, double dt)
     sim->time += dt;
     sim->steps++;
     sim->host_current = 0;
+    return BN_OK;
+}
+
+/* A step that would end within this fraction of itself before t_limit is
+ * stretched to land on t_limit: this avoids a last step of round-off
+ * size when t_limit - t is a multiple of dt up to rounding. */
+#define BN_LAND_SLACK 1e-6
+
+bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken)
+{
+    if (!isfinite(t_limit)) return bn_fail(BN_ERR_ARGUMENT, "step: time limit %g is not finite", t_limit);
+    if (dt_taken) *dt_taken = 0;
+    if (!(t_limit > sim->time)) return BN_OK;
+    BN_TRY(ensure_backend(sim));
+    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
+    double dt;
+    BN_TRY(choose_step(sim, &dt));
+    const double left = t_limit - sim->time;
+    const int lands = dt * (1 + BN_LAND_SLACK) >= left;
+    if (lands) dt = left;
+    BN_TRY(kdk(sim, dt));
+    /* time + (t_limit - time) may differ from t_limit in the last bit */
+    if (lands) sim->time = t_limit;
+    if (dt_taken) *dt_taken = dt;
     return BN_OK;
 }
 
@@ -210,14 +237,7 @@ bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken)
 bn_status bn_simulation_integrate(bn_simulation *sim, double t_end)
 {
     if (!isfinite(t_end)) return bn_fail(BN_ERR_ARGUMENT, "integrate: t_end = %g is not finite", t_end);
-    BN_TRY(ensure_backend(sim));
-    while (sim->time < t_end * (1 - 1e-12) - 1e-300) {
-        if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-        double dt;
-        BN_TRY(choose_step(sim, &dt));
-        if (sim->time + dt > t_end) dt = t_end - sim->time;
-        BN_TRY(kdk(sim, dt));
-    }
+    while (sim->time < t_end) BN_TRY(bn_simulation_step_to(sim, t_end, NULL));
     return BN_OK;
 }
 

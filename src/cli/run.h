@@ -1,0 +1,56 @@
+/* Internal helpers of `banyan run` (cmd_run.c): output schedule, energy
+ * log, progress line, output paths. */
+#ifndef BN_CLI_RUN_H
+#define BN_CLI_RUN_H
+#include <stdio.h>
+#include "banyan.h"
+#include "io/params.h"
+
+/* ---- when to write snapshots (run_schedule.c) ---------------------------- */
+typedef struct run_schedule {
+    double *times; /* sorted, no repeats, all in [t_start, t_end] */
+    size_t n, next;
+} run_schedule;
+/* Snapshots:times, every Snapshots:interval from t_start, and t_end when
+ * Snapshots:final. Times outside [t_start, t_end] fail naming the entry. */
+bn_status run_schedule_build(run_schedule *s, const bn_run_params *p, double t_start);
+void run_schedule_free(run_schedule *s);
+/* The next snapshot time, or +inf when none is left. */
+double run_schedule_next(const run_schedule *s);
+
+/* ---- energy log (run_energy_log.c) ----------------------------------------- */
+typedef struct run_energy_log {
+    FILE *f;
+    double e0;          /* total energy at the start               */
+    double last_rel;    /* |E-E0|/|E0| of the last row             */
+    double last_time;   /* time of the last row (NAN before any)    */
+} run_energy_log;
+/* Create the log with its header (build, run settings, columns). */
+bn_status run_energy_log_open(run_energy_log *log, const char *path, const bn_run_params *p, size_t n,
+                              bn_backend backend);
+/* One row: time, kinetic, potential, total, |E-E0|/|E0|, |P|, |L|, wall. The
+ * first row sets E0. */
+bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies *e, double wall);
+bn_status run_energy_log_close(run_energy_log *log);
+/* Relative energy error with E0 = 0 handled (then absolute). */
+double run_relative_error(double e, double e0);
+
+/* ---- progress line (run_progress.c) ---------------------------------------- */
+typedef struct run_progress {
+    int tty, quiet;
+    double t_start, t_end;
+    double wall_start, last_print;
+    int printed_tty; /* a \r line is on screen: end it with \n */
+} run_progress;
+void run_progress_start(run_progress *pr, double t_start, double t_end, int quiet);
+/* On a terminal: a \r-updated line a few times per second; elsewhere a
+ * plain line every 30 s of wall time (none for short runs). */
+void run_progress_update(run_progress *pr, double t, long steps, double rel_error);
+void run_progress_end(run_progress *pr);
+
+/* ---- paths (run_paths.c) ---------------------------------------------------- */
+/* dir/name, or name itself when it is absolute. */
+bn_status run_path_join(char *out, size_t size, const char *dir, const char *name);
+/* mkdir -p; the message names the directory. */
+bn_status run_make_dirs(const char *path);
+#endif

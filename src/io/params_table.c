@@ -1,0 +1,191 @@
+/*
+ * THE table of run parameters: the one place that names every section and
+ * key with its type, default, range, documentation and the condition under
+ * which it has an effect. Parsing (params.c, params_yaml.c), validation,
+ * used/unused_parameters.yml and examples/default.yml (params_write.c) all
+ * read it. Defaults of the Gravity and TimeIntegration keys equal those of
+ * bn_gravity_params_default() / bn_integrator_params_default() (a test
+ * checks it).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include "core/error.h"
+#include "io/params.h"
+
+/* --- enumerations as int-valued choices --------------------------------- */
+#define BN_CHOICE_WRAPPERS(tag, type, namefn, parsefn)                                 \
+    static const char *tag##_name(int v) { return namefn((type)v); }                  \
+    static bn_status tag##_parse(const char *s, int *v)                              \
+    {                                                                                  \
+        type t;                                                                        \
+        BN_TRY(parsefn(s, &t));                                                        \
+        *v = (int)t;                                                                   \
+        return BN_OK;                                                                  \
+    }
+BN_CHOICE_WRAPPERS(model, bn_ic_model, bn_ic_model_name, bn_ic_model_parse)
+BN_CHOICE_WRAPPERS(method, bn_method, bn_method_name, bn_method_parse)
+BN_CHOICE_WRAPPERS(mac, bn_mac, bn_mac_name, bn_mac_parse)
+BN_CHOICE_WRAPPERS(curve, bn_curve, bn_curve_name, bn_curve_parse)
+BN_CHOICE_WRAPPERS(backend, bn_backend, bn_backend_name, bn_backend_parse)
+
+static const bn_param_choices model_choices = {BN_IC_UNIFORM_CUBE + 1, model_name, model_parse};
+static const bn_param_choices method_choices = {BN_METHOD_DIRECT + 1, method_name, method_parse};
+static const bn_param_choices mac_choices = {BN_MAC_ACCEL + 1, mac_name, mac_parse};
+static const bn_param_choices curve_choices = {BN_CURVE_MORTON + 1, curve_name, curve_parse};
+static const bn_param_choices backend_choices = {BN_BACKEND_GPU + 1, backend_name, backend_parse};
+
+/* --- when a parameter has no effect (for unused_parameters.yml) --------- */
+static const char *if_generated(const bn_run_params *p)
+{
+    return p->ic_file[0] ? "InitialConditions:file is set: the particles are read, not generated" : NULL;
+}
+static const char *if_model(const bn_run_params *p, bn_ic_model m)
+{
+    static _Thread_local char why[96];
+    const char *g = if_generated(p);
+    if (g) return g;
+    if (p->ic.model == m) return NULL;
+    snprintf(why, sizeof why, "only used by model %s", bn_ic_model_name(m));
+    return why;
+}
+static const char *if_uniform_sphere(const bn_run_params *p) { return if_model(p, BN_IC_UNIFORM_SPHERE); }
+static const char *if_uniform_cube(const bn_run_params *p) { return if_model(p, BN_IC_UNIFORM_CUBE); }
+static const char *if_halo(const bn_run_params *p)
+{
+    const char *g = if_generated(p);
+    if (g) return g;
+    return (p->ic.model == BN_IC_HERNQUIST || p->ic.model == BN_IC_NFW) ? NULL : "only used by models hernquist and nfw";
+}
+static const char *if_tree(const bn_run_params *p)
+{
+    return p->gravity.method == BN_METHOD_TREE ? NULL : "only used by method tree";
+}
+static const char *if_accel_mac(const bn_run_params *p)
+{
+    const char *t = if_tree(p);
+    if (t) return t;
+    return p->gravity.mac == BN_MAC_ACCEL ? NULL : "only used by mac accel";
+}
+static const char *if_not_cpu(const bn_run_params *p)
+{
+    return p->gravity.backend == BN_BACKEND_CPU ? "backend is cpu" : NULL;
+}
+static const char *if_render(const bn_run_params *p) { return p->render ? NULL : "Snapshots:render is no"; }
+
+/* --- the table ------------------------------------------------------------ */
+#define OFF(field) offsetof(bn_run_params, field)
+#define ANY -INFINITY, INFINITY
+#define POSITIVE 0, INFINITY, BN_PF_LO_OPEN
+#define NONNEGATIVE 0, INFINITY, 0
+
+const bn_param_section bn_param_sections[] = {
+    {"InitialConditions", "The particles at the start: a generated model, or a snapshot file."},
+    {"Gravity", "Force computation: constant, softening, method and tree settings, backend."},
+    {"TimeIntegration", "Kick-drift-kick leapfrog with one shared time step."},
+    {"Snapshots", "HDF5 snapshots (GADGET-4 layout) and the picture of the last state."},
+    {"Statistics", "Energy log: energies, momenta and the relative energy error."},
+};
+const int bn_param_section_count = (int)(sizeof bn_param_sections / sizeof bn_param_sections[0]);
+
+const bn_param_desc bn_param_table[] = {
+    /* InitialConditions */
+    {"InitialConditions", "file", BN_PT_STRING, OFF(ic_file), "", ANY, 0, NULL, NULL,
+     "HDF5 snapshot to start from (GADGET-4/SWIFT layout); its Time is the start time. "
+     "Empty: generate `model` and start at time 0."},
+    {"InitialConditions", "model", BN_PT_CHOICE, OFF(ic.model), "plummer", ANY, 0, &model_choices, if_generated,
+     "Model to generate (Henon units for plummer: M = 1, G = 1, E = -1/4)."},
+    {"InitialConditions", "n", BN_PT_SIZE, OFF(ic.n), "16384", 1, 1e12, 0, NULL, if_generated,
+     "Number of particles to generate (2^k accepted)."},
+    {"InitialConditions", "seed", BN_PT_U64, OFF(ic.seed), "1", 0, 1.8446744073709552e19, 0, NULL, if_generated,
+     "Random seed: the same seed gives bit-identical particles whatever the thread count."},
+    {"InitialConditions", "virial_ratio", BN_PT_DOUBLE, OFF(ic.virial_ratio), "0", NONNEGATIVE, NULL,
+     if_uniform_sphere, "uniform-sphere: virial ratio 2T/|W| (0: cold collapse)."},
+    {"InitialConditions", "truncation", BN_PT_DOUBLE, OFF(ic.truncation), "0", NONNEGATIVE, NULL, if_halo,
+     "hernquist, nfw: truncation radius in scale radii (0: the model's default, hernquist 100, nfw 10)."},
+    {"InitialConditions", "half_size", BN_PT_DOUBLE, OFF(ic.cube_half_size), "3", POSITIVE, NULL,
+     if_uniform_cube, "uniform-cube: half side of the cube [-half_size, half_size]^3."},
+    {"InitialConditions", "mass_spread", BN_PT_BOOL, OFF(ic.mass_spread), "no", ANY, 0, NULL, if_uniform_cube,
+     "uniform-cube: masses uniform in [0, 1/N) instead of equal masses 1/N."},
+    /* Gravity */
+    {"Gravity", "G", BN_PT_DOUBLE, OFF(gravity.G), "1", POSITIVE, NULL, NULL,
+     "Gravitational constant (1 in N-body units)."},
+    {"Gravity", "softening", BN_PT_DOUBLE, OFF(gravity.softening), "0.001", NONNEGATIVE, NULL, NULL,
+     "Plummer softening length eps: phi = -G m / sqrt(r^2 + eps^2)."},
+    {"Gravity", "method", BN_PT_CHOICE, OFF(gravity.method), "tree", ANY, 0, &method_choices, NULL,
+     "Force method: Barnes-Hut tree, or direct summation (exact, O(N^2))."},
+    {"Gravity", "theta", BN_PT_DOUBLE, OFF(gravity.theta), "0.5", 0, 2, 0, NULL, if_tree,
+     "Opening angle of the bonsai and bh criteria (smaller: more accurate, slower)."},
+    {"Gravity", "mac", BN_PT_CHOICE, OFF(gravity.mac), "bonsai", ANY, 0, &mac_choices, if_tree,
+     "Opening criterion: bonsai (d > l/theta + delta), bh (l/d < theta), accel (relative "
+     "acceleration, tolerance accel_alpha; the first evaluation uses bonsai)."},
+    {"Gravity", "accel_alpha", BN_PT_DOUBLE, OFF(gravity.accel_alpha), "0.001", POSITIVE, NULL, if_accel_mac,
+     "Tolerance alpha of the accel criterion: G M l^2 / d^4 <= alpha |a_old|."},
+    {"Gravity", "quadrupole", BN_PT_BOOL, OFF(gravity.quadrupole), "yes", ANY, 0, NULL, if_tree,
+     "Cells act with monopole + quadrupole (yes) or monopole only (no)."},
+    {"Gravity", "leaf_size", BN_PT_INT, OFF(gravity.leaf_size), "16", 1, 1024, 0, NULL, if_tree,
+     "Most particles in a tree leaf."},
+    {"Gravity", "group_size", BN_PT_INT, OFF(gravity.group_size), "64", 1, 4096, 0, NULL, if_tree,
+     "Most particles in a group that walks the tree together."},
+    {"Gravity", "curve", BN_PT_CHOICE, OFF(gravity.curve), "hilbert", ANY, 0, &curve_choices, if_tree,
+     "Space-filling curve that orders the particles."},
+    {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
+     "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
+    {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "0", 0, 1023, 0, NULL, if_not_cpu,
+     "CUDA device ordinal."},
+    /* TimeIntegration */
+    {"TimeIntegration", "t_end", BN_PT_DOUBLE, OFF(t_end), "1", ANY, 0, NULL, NULL,
+     "Time at which the run stops (after the start time)."},
+    {"TimeIntegration", "dt", BN_PT_DOUBLE, OFF(integ.dt), "0.0078125", POSITIVE, NULL, NULL,
+     "Shared time step (the largest one when eta > 0). Steps are shortened to land on output times."},
+    {"TimeIntegration", "eta", BN_PT_DOUBLE, OFF(integ.eta), "0", NONNEGATIVE, NULL, NULL,
+     "Adaptive shared step dt = min(dt, eta sqrt(eps / max|a|)); 0: fixed step dt."},
+    /* Snapshots */
+    {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
+     "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},
+    {"Snapshots", "basename", BN_PT_STRING, OFF(snap_basename), "snapshot", ANY, BN_PF_NONEMPTY, NULL, NULL,
+     "Snapshot files are BASENAME_NNNN.hdf5, numbered from 0000 in time order."},
+    {"Snapshots", "times", BN_PT_LIST, OFF(snap_times), "[]", ANY, 0, NULL, NULL,
+     "Times of snapshots, e.g. [0.5, 1, 2] (between the start time and t_end)."},
+    {"Snapshots", "interval", BN_PT_DOUBLE, OFF(snap_interval), "0", NONNEGATIVE, NULL, NULL,
+     "Also a snapshot every `interval` from the start time; 0: none."},
+    {"Snapshots", "final", BN_PT_BOOL, OFF(snap_final), "yes", ANY, 0, NULL, NULL,
+     "Also a snapshot at t_end."},
+    {"Snapshots", "render", BN_PT_BOOL, OFF(render), "yes", ANY, 0, NULL, NULL,
+     "Render the projected log density of the last state to a PNG picture."},
+    {"Snapshots", "render_file", BN_PT_STRING, OFF(render_file), "final.png", ANY, BN_PF_NONEMPTY, NULL,
+     if_render, "Name of the picture, relative to --output-dir unless absolute."},
+    /* Statistics */
+    {"Statistics", "energy_file", BN_PT_STRING, OFF(energy_file), "energy.txt", ANY, BN_PF_NONEMPTY, NULL, NULL,
+     "Energy log (time, kinetic, potential, total, |E-E0|/|E0|, |P|, |L|, wall time), relative to "
+     "--output-dir unless absolute."},
+    {"Statistics", "interval", BN_PT_DOUBLE, OFF(energy_interval), "0", NONNEGATIVE, NULL, NULL,
+     "Time between rows of the energy log; 0: every step."},
+};
+const int bn_param_count = (int)(sizeof bn_param_table / sizeof bn_param_table[0]);
+_Static_assert(sizeof bn_param_table / sizeof bn_param_table[0] <= BN_PARAM_MAX, "raise BN_PARAM_MAX");
+
+const bn_param_desc *bn_param_find(const char *section, const char *key)
+{
+    for (int i = 0; i < bn_param_count; i++)
+        if (!strcmp(bn_param_table[i].section, section) && !strcmp(bn_param_table[i].key, key))
+            return &bn_param_table[i];
+    return NULL;
+}
+
+int bn_param_section_index(const char *section)
+{
+    for (int i = 0; i < bn_param_section_count; i++)
+        if (!strcmp(bn_param_sections[i].name, section)) return i;
+    return -1;
+}
+
+void bn_param_section_keys(const char *section, char *buf, size_t size)
+{
+    if (size) buf[0] = '\0';
+    for (int i = 0; i < bn_param_count; i++) {
+        if (strcmp(bn_param_table[i].section, section)) continue;
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%s%s", len ? ", " : "", bn_param_table[i].key);
+    }
+}
