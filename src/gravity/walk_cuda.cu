@@ -1,0 +1,370 @@
+/*
+ * The GPU tree walk (bn_gpu_walk): one warp per group, Bonsai's
+ * breadth-wise traversal (paper 003 sec. 4.2.2) reorganised for warps.
+ *
+ * Each warp keeps, in its own slice of shared memory:
+ *   - a cell stack. The warp pops up to 32 cells at once (one per lane),
+ *     tests the MAC on all of them together (interact.h), and pushes the
+ *     children of opened nodes (ballot + prefix sum compaction; children
+ *     are contiguous, so a node pushes first..first+count-1). Popping the
+ *     newest cells first keeps the stack shallow (at most ~8 x 32 cells per
+ *     level of the walk in flight). If the children of a node would not
+ *     fit, the node is treated like a leaf: its bodies (contiguous in key
+ *     order) go to the particle list. That is exact, merely more work, and
+ *     bounds the memory without any spill buffer.
+ *   - a particle-particle list and a particle-cell list, ring buffers of
+ *     64 entries holding the sources themselves (float4 positions relative
+ *     to the group centre), evaluated in tiles of 32 as soon as 32 are
+ *     ready: every lane reads the same entry (a shared-memory broadcast)
+ *     and applies it to its targets held in registers.
+ * Targets: a group chunk of nt <= 64 bodies. Every lane holds 2 targets;
+ * when nt <= 32 the 2*32 target slots are shared out as L lanes per pair
+ * of targets (L = 2, 4, 8, 16), each lane taking every L-th source, and the
+ * L partial sums are combined at the end by a fixed butterfly (the same
+ * order every run: bit-identical results). Groups larger than 64 bodies
+ * walk once per chunk of 64, with the MAC on the whole group's box.
+ *
+ * Warp synchronisation is explicit (__syncwarp, *_sync intrinsics); warps
+ * never wait on each other; no floating-point atomics (the interaction
+ * counters are integers).
+ */
+#include <cuda_runtime.h>
+#include "core/cuda_check.h"
+#include "gravity/interact.h"
+#include "gravity/walk_gpu.h"
+
+#define BN_WALK_WARPS 4       /* warps per block (independent)            */
+#define BN_WALK_STACK 1024    /* cells on a warp's stack                  */
+#define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
+#define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
+#define BN_FULL 0xffffffffu
+
+struct bn_gpu_walk_scratch {
+    unsigned long long *counts; /* device: particle-particle, particle-cell */
+};
+
+/* What a warp keeps in shared memory. */
+struct bn_walk_smem {
+    int stack[BN_WALK_STACK];
+    float4 pp[BN_WALK_RING];  /* source x, y, z (relative to the group), m */
+    float4 pc_com[BN_WALK_RING]; /* cell com (relative), M              */
+    float4 pc_q0[BN_WALK_RING];  /* Qxx, Qyy, Qzz, Qxy                 */
+    float2 pc_q1[BN_WALK_RING];  /* Qxz, Qyz                           */
+};
+
+struct bn_walk_args {
+    bn_gpu_tree t;
+    float eps2, G;
+    int accel_mac, quadrupole;
+    float4 *out;
+    unsigned long long *counts;
+};
+
+/* The targets and partial sums of one lane. */
+struct bn_walk_targets {
+    float4 pos[2]; /* relative to the group centre; w unused */
+    float4 acc[2]; /* ax, ay, az, phi (without G)             */
+};
+
+/* Apply the sources [head, head + n) of the pp ring to this lane's
+ * targets, taking every L-th source starting at `sub`. */
+template <int L>
+__device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, int n, int sub, float eps2,
+                                                bn_walk_targets *tg)
+{
+#pragma unroll 4
+    for (int j = sub; j < n; j += L) {
+        const float4 s = ring[(head + j) & (BN_WALK_RING - 1)];
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            bn_pp_f(s.x - tg->pos[k].x, s.y - tg->pos[k].y, s.z - tg->pos[k].z, s.w, eps2, &tg->acc[k].x,
+                    &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+    }
+}
+
+template <int L>
+__device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head, int n, int sub, float eps2,
+                                                bn_walk_targets *tg)
+{
+#pragma unroll 2
+    for (int j = sub; j < n; j += L) {
+        const int e = (head + j) & (BN_WALK_RING - 1);
+        const float4 c = sm->pc_com[e], q0 = sm->pc_q0[e];
+        const float2 q1 = sm->pc_q1[e];
+        const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            bn_pc_f(c.x - tg->pos[k].x, c.y - tg->pos[k].y, c.z - tg->pos[k].z, c.w, q, eps2, &tg->acc[k].x,
+                    &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+    }
+}
+
+/* Warp-uniform dispatch on the lanes per target pair. */
+__device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_smem *sm, int head, int n, int L, int sub,
+                                                 float eps2, bn_walk_targets *tg)
+{
+    switch (L) {
+    case 1: bn_walk_eval_pp<1>(sm->pp, head, n, sub, eps2, tg); break;
+    case 2: bn_walk_eval_pp<2>(sm->pp, head, n, sub, eps2, tg); break;
+    case 4: bn_walk_eval_pp<4>(sm->pp, head, n, sub, eps2, tg); break;
+    case 8: bn_walk_eval_pp<8>(sm->pp, head, n, sub, eps2, tg); break;
+    default: bn_walk_eval_pp<16>(sm->pp, head, n, sub, eps2, tg); break;
+    }
+}
+
+__device__ __forceinline__ void bn_walk_flush_pc(const bn_walk_smem *sm, int head, int n, int L, int sub,
+                                                 float eps2, bn_walk_targets *tg)
+{
+    switch (L) {
+    case 1: bn_walk_eval_pc<1>(sm, head, n, sub, eps2, tg); break;
+    case 2: bn_walk_eval_pc<2>(sm, head, n, sub, eps2, tg); break;
+    case 4: bn_walk_eval_pc<4>(sm, head, n, sub, eps2, tg); break;
+    case 8: bn_walk_eval_pc<8>(sm, head, n, sub, eps2, tg); break;
+    default: bn_walk_eval_pc<16>(sm, head, n, sub, eps2, tg); break;
+    }
+}
+
+__device__ __forceinline__ int bn_warp_inclusive_scan(int v, int lane)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const int u = __shfl_up_sync(BN_FULL, v, off);
+        if (lane >= off) v += u;
+    }
+    return v;
+}
+
+/* State of one warp's walk of one target chunk. */
+struct bn_walk_state {
+    int pp_head, pp_n, pc_head, pc_n; /* ring buffers                     */
+    long long n_pp, n_pc;             /* sources evaluated (per target)   */
+};
+
+/* Append the bodies [first, first + count) to the pp ring, evaluating a
+ * tile of 32 whenever one is complete. */
+__device__ void bn_walk_add_bodies(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
+                                   float4 gc, int lane, int L, int sub, bn_walk_targets *tg)
+{
+    for (int c = 0; c < count; c += 32) {
+        const int m = min(32, count - c);
+        if (lane < m) {
+            const float4 b = a.t.body[first + c + lane];
+            sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] =
+                make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
+        }
+        st->pp_n += m;
+        __syncwarp();
+        if (st->pp_n >= 32) {
+            bn_walk_flush_pp(sm, st->pp_head, 32, L, sub, a.eps2, tg);
+            st->pp_head = (st->pp_head + 32) & (BN_WALK_RING - 1);
+            st->pp_n -= 32;
+            st->n_pp += 32;
+            __syncwarp(); /* the tile is read before lanes overwrite it */
+        }
+    }
+}
+
+/* One step of the walk: pop up to 32 cells, test them, route each to the
+ * stack (opened node), the pp list (opened leaf) or the pc list. */
+__device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size, bn_walk_state *st, float4 gc,
+                             float4 gh, int lane, int L, int sub, bn_walk_targets *tg)
+{
+    const int k = min(32, *size);
+    const int base = *size - k;
+    const bool valid = lane < k;
+    const int cell = valid ? sm->stack[base + lane] : 0;
+    __syncwarp(); /* popped before the pushes below overwrite the slots */
+
+    bool open = false;
+    float4 com = make_float4(0.f, 0.f, 0.f, 0.f), q1 = com;
+    int2 child = make_int2(-1, 0);
+    if (valid) {
+        com = a.t.node_com[cell];
+        q1 = a.t.node_quad1[cell];
+        child = a.t.node_child[cell];
+        com.x -= gc.x;
+        com.y -= gc.y;
+        com.z -= gc.z;
+        const float d2 = bn_box_dist2_f(com.x, com.y, com.z, -gh.x, -gh.y, -gh.z, gh.x, gh.y, gh.z);
+        open = a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, gh.w) : bn_mac_geometric_open_f(d2, q1.z);
+        open = open || cell == 0; /* the root holds the group itself */
+    }
+
+    /* opened nodes: push children while they fit */
+    const int nc = open && child.y > 0 ? child.y : 0;
+    const int incl = bn_warp_inclusive_scan(nc, lane);
+    const bool push = nc > 0 && base + incl <= BN_WALK_STACK;
+    if (push)
+        for (int c = 0; c < nc; c++) sm->stack[base + incl - nc + c] = child.x + c;
+    *size = base + __reduce_max_sync(BN_FULL, push ? incl : 0);
+
+    /* accepted cells: the pc ring */
+    const bool acc = valid && !open;
+    const unsigned acc_mask = __ballot_sync(BN_FULL, acc);
+    if (acc) {
+        const int e = (st->pc_head + st->pc_n + __popc(acc_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1);
+        sm->pc_com[e] = com;
+        sm->pc_q0[e] = a.quadrupole ? a.t.node_quad0[cell] : make_float4(0.f, 0.f, 0.f, 0.f);
+        sm->pc_q1[e] = a.quadrupole ? make_float2(q1.x, q1.y) : make_float2(0.f, 0.f);
+    }
+    st->pc_n += __popc(acc_mask);
+    __syncwarp();
+    if (st->pc_n >= 32) {
+        bn_walk_flush_pc(sm, st->pc_head, 32, L, sub, a.eps2, tg);
+        st->pc_head = (st->pc_head + 32) & (BN_WALK_RING - 1);
+        st->pc_n -= 32;
+        st->n_pc += 32;
+        __syncwarp();
+    }
+
+    /* opened leaves (and nodes whose children did not fit): their bodies */
+    const bool leaf = open && !push;
+    int2 nb = make_int2(0, 0);
+    if (leaf) nb = a.t.node_body[cell];
+    unsigned leaves = __ballot_sync(BN_FULL, leaf);
+    while (leaves) {
+        const int src = __ffs(leaves) - 1;
+        leaves &= leaves - 1;
+        const int first = __shfl_sync(BN_FULL, nb.x, src);
+        const int count = __shfl_sync(BN_FULL, nb.y, src);
+        bn_walk_add_bodies(a, sm, st, first, count, gc, lane, L, sub, tg);
+    }
+}
+
+/* Lanes per target pair: the fewest slots (32 / L pairs) that hold nt. */
+__device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
+{
+    int L = 1;
+    while (L < 16 && 64 / (2 * L) >= nt) L <<= 1;
+    return L;
+}
+
+/* Walk the tree for targets [first, first + nt) of a group and write
+ * their forces. */
+__device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
+                              int lane, unsigned long long cnt[2])
+{
+    const int L = bn_walk_lanes_per_pair(nt);
+    const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
+    bn_walk_targets tg;
+    int tid[2] = {slot, slot + slots};
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float4 b = tid[k] < nt ? a.t.body[first + tid[k]] : gc;
+        tg.pos[k] = make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
+        tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+
+    bn_walk_state st = {0, 0, 0, 0, 0, 0};
+    int size = 1;
+    if (lane == 0) sm->stack[0] = 0;
+    __syncwarp();
+    while (size > 0) bn_walk_step(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
+    /* what is left in the lists */
+    bn_walk_flush_pp(sm, st.pp_head, st.pp_n, L, sub, a.eps2, &tg);
+    bn_walk_flush_pc(sm, st.pc_head, st.pc_n, L, sub, a.eps2, &tg);
+    st.n_pp += st.pp_n;
+    st.n_pc += st.pc_n;
+    __syncwarp();
+
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float4 v = tg.acc[k];
+        for (int off = slots; off < 32; off <<= 1) { /* fixed butterfly: same sum in every lane */
+            v.x += __shfl_xor_sync(BN_FULL, v.x, off);
+            v.y += __shfl_xor_sync(BN_FULL, v.y, off);
+            v.z += __shfl_xor_sync(BN_FULL, v.z, off);
+            v.w += __shfl_xor_sync(BN_FULL, v.w, off);
+        }
+        if (sub == 0 && tid[k] < nt) {
+            /* the self pair added -m/eps (d = 0 exactly): take it back */
+            const float self = a.eps2 > 0.f ? tg.pos[k].w * BN_RSQRT_F(a.eps2) : 0.f;
+            a.out[first + tid[k]] = make_float4(a.G * v.x, a.G * v.y, a.G * v.z, a.G * (v.w + self));
+        }
+    }
+    cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
+    cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
+}
+
+__global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_kernel(bn_walk_args a)
+{
+    __shared__ bn_walk_smem smem[BN_WALK_WARPS];
+    __shared__ unsigned long long block_cnt[BN_WALK_WARPS][2];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int group = blockIdx.x * BN_WALK_WARPS + w;
+    unsigned long long cnt[2] = {0, 0};
+    if (group < a.t.n_groups) {
+        const int2 gb = a.t.group_body[group];
+        const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+        for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
+            bn_walk_chunk(a, &smem[w], gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, cnt);
+    }
+    if (lane == 0) {
+        block_cnt[w][0] = cnt[0];
+        block_cnt[w][1] = cnt[1];
+    }
+    __syncthreads();
+    if (threadIdx.x < 2) { /* integer atomics: exact, order-independent */
+        unsigned long long s = 0;
+        for (int i = 0; i < BN_WALK_WARPS; i++) s += block_cnt[i][threadIdx.x];
+        if (s) atomicAdd(&a.counts[threadIdx.x], s);
+    }
+}
+
+extern "C" bn_status bn_gpu_walk_scratch_create(bn_gpu_walk_scratch **out)
+{
+    *out = NULL;
+    bn_gpu_walk_scratch *s = (bn_gpu_walk_scratch *)bn_calloc(1, sizeof *s, "GPU walk scratch");
+    if (!s) return BN_ERR_NOMEM;
+    *out = s;
+    return BN_OK;
+}
+
+extern "C" void bn_gpu_walk_scratch_free(bn_gpu_walk_scratch *s)
+{
+    if (!s) return;
+    bn_cuda_free(s->counts, 0);
+    free(s);
+}
+
+/* The walk keeps its lists in shared memory; the device only holds the
+ * two interaction counters. */
+extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
+{
+    (void)n_bodies;
+    (void)n_groups;
+    (void)n_nodes;
+    return 2 * sizeof(unsigned long long);
+}
+
+extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
+                                 bn_gpu_walk_scratch *s, double *n_pp, double *n_pc, cudaStream_t stream)
+{
+    if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
+    if (n_pp) *n_pp = 0;
+    if (n_pc) *n_pc = 0;
+    if (t->n_groups <= 0 || t->n <= 0) return BN_OK;
+    if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, 2 * sizeof(unsigned long long), "walk counters", stream));
+    BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, 2 * sizeof(unsigned long long), stream));
+
+    bn_walk_args a;
+    a.t = *t;
+    a.eps2 = (float)(g->softening * g->softening);
+    a.G = (float)g->G;
+    a.accel_mac = g->mac == BN_MAC_ACCEL;
+    a.quadrupole = g->quadrupole != 0;
+    a.out = out;
+    a.counts = s->counts;
+    const int blocks = (t->n_groups + BN_WALK_WARPS - 1) / BN_WALK_WARPS;
+    bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
+    BN_CUDA_LAUNCH_CHECK();
+
+    if (n_pp || n_pc) {
+        unsigned long long h[2];
+        BN_CUDA_CHECK(cudaMemcpyAsync(h, s->counts, sizeof h, cudaMemcpyDeviceToHost, stream));
+        BN_CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (n_pp) *n_pp = (double)h[0];
+        if (n_pc) *n_pc = (double)h[1];
+    }
+    return BN_OK;
+}

@@ -1,0 +1,193 @@
+/* The GPU tree walk (bn_gpu_walk) on a host-built device tree
+ * (walk_upload.h), against double-precision direct summation on fresh
+ * random inputs, with the error bars of the CPU tree (issue 3).
+ * Skipped (77) without a usable GPU. */
+#include "testutil.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef BANYAN_HAVE_CUDA
+#include <cuda_runtime.h>
+#include "gravity/walk_gpu.h"
+#include "gravity/walk_upload.h"
+
+typedef struct walk_result {
+    float4 *out; /* key order, as the kernel wrote it */
+    double n_pp, n_pc;
+} walk_result;
+
+static bn_gravity_params params(double theta, double eps)
+{
+    bn_gravity_params g = bn_gravity_params_default();
+    g.theta = theta;
+    g.softening = eps;
+    return g;
+}
+
+/* Walk p with g; forces into p->acc / p->pot (original order). */
+static walk_result gpu_walk(bn_particles *p, const bn_gravity_params *g, const double *amag)
+{
+    bn_gpu_tree t;
+    int *order = NULL;
+    TU_OK(bn_gpu_tree_from_host(p, g, amag, &t, &order));
+    const size_t n = p->n;
+    walk_result r = {malloc(n * sizeof(float4)), 0, 0};
+    assert_non_null(r.out);
+    float4 *d_out = NULL;
+    bn_gpu_walk_scratch *s = NULL;
+    assert_int_equal(cudaMalloc((void **)&d_out, n * sizeof(float4)), cudaSuccess);
+    assert_int_equal(cudaMemset(d_out, 0xff, n * sizeof(float4)), cudaSuccess); /* NaN: unwritten shows */
+    TU_OK(bn_gpu_walk_scratch_create(&s));
+    TU_OK(bn_gpu_walk(&t, g, d_out, s, &r.n_pp, &r.n_pc, 0));
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(r.out, d_out, n * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
+    bn_gpu_walk_scratch_free(s);
+    cudaFree(d_out);
+    bn_gpu_tree_free_host_built(&t);
+    TU_OK(bn_particles_ensure_forces(p));
+    for (size_t j = 0; j < n; j++) {
+        const int i = order[j];
+        p->acc[0][i] = r.out[j].x;
+        p->acc[1][i] = r.out[j].y;
+        p->acc[2][i] = r.out[j].z;
+        p->pot[i] = r.out[j].w;
+    }
+    free(order);
+    return r;
+}
+
+static bn_error_stats walk_errors(bn_particles *p, const bn_gravity_params *g, const char *what, walk_result *keep)
+{
+    walk_result r = gpu_walk(p, g, NULL);
+    bn_error_stats st = tu_errors_vs_direct(p, g->G, g->softening, 1000, 99);
+    printf("%s: n=%zu theta=%.2f: acc p50 %.2e p99 %.2e max %.2e pot p50 %.2e; pp/particle %.0f pc/particle %.0f\n",
+           what, p->n, g->theta, st.acc_p50, st.acc_p99, st.acc_max, st.pot_p50, r.n_pp / (double)p->n,
+           r.n_pc / (double)p->n);
+    if (keep)
+        *keep = r;
+    else
+        free(r.out);
+    return st;
+}
+
+/* issue 3's bars: Plummer, eps = 1e-3, N = 2^16, bonsai criterion */
+static void test_plummer_bars(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(1 << 16, 21, 2);
+    bn_gravity_params g = params(0.5, 1e-3);
+    bn_error_stats st = walk_errors(p, &g, "plummer", NULL);
+    assert_true(st.acc_p50 <= 2e-4 && st.acc_p99 <= 2e-3);
+    g.theta = 0.75;
+    st = walk_errors(p, &g, "plummer", NULL);
+    assert_true(st.acc_p50 <= 1e-3 && st.acc_p99 <= 1e-2);
+    bn_particles_free(p);
+}
+
+/* uniform cube, no softening (the r^2 > 0 guard path), Morton keys,
+ * groups larger than 64 (walked in chunks) and small leaves */
+static void test_cube_unsoftened_chunks(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(20000, 22, 0);
+    bn_gravity_params g = params(0.5, 0.0);
+    g.curve = BN_CURVE_MORTON;
+    g.group_size = 200;
+    g.leaf_size = 8;
+    bn_error_stats st = walk_errors(p, &g, "cube eps=0 groups<=200", NULL);
+    assert_true(st.acc_p50 <= 2e-4 && st.acc_p99 <= 2e-3);
+    bn_particles_free(p);
+}
+
+/* theta = 0 opens every cell: the walk is float direct summation, and
+ * counts exactly N^2 particle-particle interactions (self included). */
+static void test_open_everything(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(5000, 23, 1);
+    bn_gravity_params g = params(0.0, 1e-3);
+    walk_result r;
+    bn_error_stats st = walk_errors(p, &g, "theta=0", &r);
+    assert_true(st.acc_p50 < 2e-6 && st.acc_p99 < 5e-5);
+    assert_true(st.pot_p50 < 2e-6);
+    assert_true(r.n_pp == 5000.0 * 5000.0);
+    assert_true(r.n_pc == 0.0);
+    free(r.out);
+    bn_particles_free(p);
+}
+
+/* same input, same output, to the bit */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(30000, 24, 2);
+    bn_gravity_params g = params(0.6, 1e-3);
+    walk_result a = gpu_walk(p, &g, NULL), b = gpu_walk(p, &g, NULL);
+    assert_memory_equal(a.out, b.out, p->n * sizeof(float4));
+    assert_true(a.n_pp == b.n_pp && a.n_pc == b.n_pc);
+    free(a.out);
+    free(b.out);
+    bn_particles_free(p);
+}
+
+/* monopole only: still converges, errors a few times the quadrupole's */
+static void test_monopole(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(1 << 15, 25, 2);
+    bn_gravity_params g = params(0.5, 1e-3);
+    g.quadrupole = 0;
+    bn_error_stats st = walk_errors(p, &g, "monopole", NULL);
+    assert_true(st.acc_p50 <= 1e-3 && st.acc_p99 <= 1e-2);
+    bn_particles_free(p);
+}
+
+/* accel criterion, |a_old| from a first (bonsai) evaluation */
+static void test_accel_mac(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(1 << 15, 26, 2);
+    bn_gravity_params g = params(0.5, 1e-3);
+    walk_result r = gpu_walk(p, &g, NULL);
+    free(r.out);
+    double *amag = malloc(p->n * sizeof *amag);
+    for (size_t i = 0; i < p->n; i++)
+        amag[i] = sqrt(p->acc[0][i] * p->acc[0][i] + p->acc[1][i] * p->acc[1][i] + p->acc[2][i] * p->acc[2][i]);
+    g.mac = BN_MAC_ACCEL;
+    g.accel_alpha = 1e-3;
+    r = gpu_walk(p, &g, amag);
+    bn_error_stats st = tu_errors_vs_direct(p, g.G, g.softening, 1000, 98);
+    printf("accel alpha=%g: acc p50 %.2e p99 %.2e; pp/particle %.0f pc/particle %.0f\n", g.accel_alpha, st.acc_p50,
+           st.acc_p99, r.n_pp / (double)p->n, r.n_pc / (double)p->n);
+    assert_true(st.acc_p50 <= 1e-3 && st.acc_p99 <= 1e-2);
+    free(r.out);
+    free(amag);
+    bn_particles_free(p);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    bn_gravity_params g = params(0.5, 1e-3);
+    TU_FAILS(bn_gpu_walk(NULL, &g, NULL, NULL, NULL, NULL, 0), BN_ERR_ARGUMENT, "NULL");
+}
+
+int main(void)
+{
+    tu_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plummer_bars),   cmocka_unit_test(test_cube_unsoftened_chunks),
+        cmocka_unit_test(test_open_everything), cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_monopole),       cmocka_unit_test(test_accel_mac),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
+int main(void)
+{
+    printf("CPU-only build: test skipped\n");
+    return 77;
+}
+#endif
