@@ -89,10 +89,10 @@ static void print_json(const char *out, const char *ref, const bn_error_stats *e
     json_string(out);
     printf(", \"ref\": ");
     json_string(ref);
-    printf(", \"n\": %zu,\n \"acc_rel_error\": {\"p50\": %.9g, \"p90\": %.9g, \"p99\": %.9g, \"p99.9\": %.9g, "
-           "\"max\": %.9g, \"mean\": %.9g},\n \"pot_rel_error\": ",
+    printf(", \"n\": %zu,\n \"acc_rel_error\": {\"p50\": %.17g, \"p90\": %.17g, \"p99\": %.17g, \"p99.9\": %.17g, "
+           "\"max\": %.17g, \"mean\": %.17g},\n \"pot_rel_error\": ",
            e->n, e->acc_p50, e->acc_p90, e->acc_p99, e->acc_p999, e->acc_max, e->acc_mean);
-    if (with_pot) printf("{\"p50\": %.9g, \"p99\": %.9g, \"max\": %.9g}}\n", e->pot_p50, e->pot_p99, e->pot_max);
+    if (with_pot) printf("{\"p50\": %.17g, \"p99\": %.17g, \"max\": %.17g}}\n", e->pot_p50, e->pot_p99, e->pot_max);
     else printf("null}\n");
 }
 

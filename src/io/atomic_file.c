@@ -31,8 +31,8 @@ bn_status bn_atomic_begin(const char *path, char **tmp_path)
             return BN_OK;
         }
         if (errno != EEXIST) {
-            bn_status s = bn_fail(BN_ERR_IO, "cannot create %s (temporary file for %s): %s", tmp, path,
-                                  strerror(errno));
+            bn_status s = bn_fail(BN_ERR_IO, "cannot write %s: cannot create its temporary file %s: %s", path,
+                                  tmp, strerror(errno));
             free(tmp);
             return s;
         }

@@ -274,8 +274,8 @@ static size_t first_non_finite(const double *v, size_t n)
 static bn_status non_finite(const char *path, size_t row, int col, int ncol, double v)
 {
     if (ncol == 1) return bn_fail(BN_ERR_FORMAT, "dataset %s: particle %zu has a non-finite value (%g)", path, row, v);
-    return bn_fail(BN_ERR_FORMAT, "dataset %s: particle %zu has a non-finite value (%g) in column %d", path, row,
-                   v, col);
+    return bn_fail(BN_ERR_FORMAT, "dataset %s: particle %zu has a non-finite value (%g) in %c", path, row, v,
+                   ncol == 3 ? 'x' + col : '0' + col);
 }
 
 bn_status bn_h5_read_columns(hid_t dset, const char *path, size_t rows, int ncol, double *const *cols)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# banyan info / compare / render / forces on good and bad snapshots: every
+# bad input gives a non-zero exit, a message naming what is wrong, and no
+# output file. Bad files are made with h5py (tests/make_snapshots.py).
+set -u
+banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" # absolute: we cd below
+[ -x "$banyan" ] || { echo "FAIL: no banyan program at $1"; exit 1; }
+py=/usr/bin/python3
+here="$(cd "$(dirname "$0")" && pwd)"
+if ! "$py" -c "import h5py, numpy" 2>/dev/null; then
+  echo "SKIP: $py cannot import h5py (apt-get install python3-h5py)"
+  exit 77
+fi
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+"$py" "$here/make_snapshots.py" . || { echo "FAIL: cannot make test files"; exit 1; }
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error "substring" [output file that must not appear] -- command...
+expect_error() {
+  local want="$1" out="$2"
+  shift 3
+  "$@" >stdout.txt 2>stderr.txt
+  local rc=$?
+  if [ $rc -eq 0 ]; then fail "'$*' succeeded"; fi
+  if ! grep -qF -- "$want" stderr.txt; then fail "'$*': stderr lacks '$want': $(cat stderr.txt)"; fi
+  if [ -n "$out" ] && [ -e "$out" ]; then fail "'$*' left $out behind"; rm -f "$out"; fi
+}
+
+expect_ok() {
+  "$@" >stdout.txt 2>stderr.txt || fail "'$*' failed: $(cat stderr.txt)"
+}
+
+# --- help --------------------------------------------------------------
+for c in info compare render forces; do
+  "$banyan" "$c" --help >stdout.txt 2>&1 && grep -q "usage: banyan $c" stdout.txt || fail "banyan $c --help"
+done
+
+# --- the good path: forces, info, compare, render ----------------------
+expect_ok "$banyan" forces good.hdf5 -o out.hdf5 --method direct --eps 0.05
+expect_ok "$banyan" info out.hdf5
+grep -q "^particles *100$" stdout.txt || fail "info: particle count: $(cat stdout.txt)"
+grep -q "Acceleration yes, Potential yes" stdout.txt || fail "info: forces not reported"
+grep -q "Softening 0.05" stdout.txt || fail "info: softening not reported"
+expect_ok "$banyan" info good.hdf5
+grep -q "Acceleration no" stdout.txt || fail "info: good.hdf5 has no forces"
+
+expect_ok "$banyan" compare out.hdf5 out.hdf5
+grep -q "p99.9" stdout.txt || fail "compare: no table: $(cat stdout.txt)"
+
+# shuffled order, acc x 1.001, pot x 1.002: matched by id, errors exact
+"$py" "$here/make_snapshots.py" perturb out.hdf5 perturbed.hdf5
+expect_ok "$banyan" compare out.hdf5 perturbed.hdf5 --json
+"$py" - stdout.txt <<'PYEOF' || fail "compare --json values: $(cat stdout.txt)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+a, p = r["acc_rel_error"], r["pot_rel_error"]
+assert r["n"] == 100
+# |a - 1.001 a| / |1.001 a| = 0.001 / 1.001 for every particle
+for k in ("p50", "p90", "p99", "p99.9", "max", "mean"):
+    assert abs(a[k] - 0.001 / 1.001) < 1e-12, (k, a[k])
+for k in ("p50", "p99", "max"):
+    assert abs(p[k] - 0.002 / 1.002) < 1e-12, (k, p[k])
+PYEOF
+expect_ok "$banyan" compare out.hdf5 out.hdf5 --json
+"$py" -c "import json,sys; r=json.load(open('stdout.txt')); assert r['acc_rel_error']['max']==0 and r['pot_rel_error']['max']==0" \
+  || fail "compare of a file with itself is not exactly zero: $(cat stdout.txt)"
+
+expect_ok "$banyan" render out.hdf5 -o img.png --size 64x48 --axis y
+[ "$("$py" "$here/make_snapshots.py" pngsize img.png)" = "64 48" ] || fail "render: image is not 64 x 48"
+
+# --- compare: wrong pairs ------------------------------------------------
+expect_error "good.hdf5 has no /PartType*/Acceleration" "" -- "$banyan" compare good.hdf5 out.hdf5
+expect_error "good.hdf5 has no /PartType*/Acceleration" "" -- "$banyan" compare out.hdf5 good.hdf5
+"$py" "$here/make_snapshots.py" retag out.hdf5 retagged.hdf5
+expect_error "id sets differ: ParticleIDs 6 is in out.hdf5 but not in retagged.hdf5" "" -- "$banyan" compare out.hdf5 retagged.hdf5
+expect_error "expected two snapshots" "" -- "$banyan" compare out.hdf5
+
+# --- render and forces: bad options ------------------------------------
+expect_error "--axis expects x, y or z" img2.png -- "$banyan" render out.hdf5 -o img2.png --axis w
+expect_error "--size expects WxH" img2.png -- "$banyan" render out.hdf5 -o img2.png --size 0x5
+expect_error "--extent must be >= 0" img2.png -- "$banyan" render out.hdf5 -o img2.png --extent -1
+expect_error "missing -o" "" -- "$banyan" render out.hdf5
+expect_error "nonexistent-dir/img.png" "" -- "$banyan" render out.hdf5 -o nonexistent-dir/img.png
+expect_error "nonexistent-dir/f.hdf5" "" -- "$banyan" forces good.hdf5 -o nonexistent-dir/f.hdf5 --method direct
+
+# --- every bad file through every command --------------------------------
+check_bad() {
+  local file="$1" want="$2"
+  expect_error "$want" "" -- "$banyan" info "$file"
+  grep -qF "$file" stderr.txt || fail "info $file: message does not name the file"
+  expect_error "$want" "" -- "$banyan" compare "$file" out.hdf5
+  expect_error "$want" "" -- "$banyan" compare out.hdf5 "$file"
+  expect_error "$want" bad.png -- "$banyan" render "$file" -o bad.png
+  expect_error "$want" bad_out.hdf5 -- "$banyan" forces "$file" -o bad_out.hdf5 --method direct
+  grep -qF "$file" stderr.txt || fail "forces $file: message does not name the file"
+}
+check_bad missing.hdf5 "No such file"
+check_bad not_hdf5.hdf5 "not an HDF5 file"
+check_bad no_coords.hdf5 "missing dataset /PartType1/Coordinates"
+check_bad coords_n2.hdf5 "/PartType1/Coordinates has shape (100, 2), expected (N, 3)"
+check_bad mass_short.hdf5 "length mismatch: /PartType1/Masses has 99 rows"
+check_bad vel_nan.hdf5 "/PartType1/Velocities: particle 7 has a non-finite value (nan)"
+check_bad pos_inf.hdf5 "/PartType1/Coordinates: particle 3 has a non-finite value (inf)"
+check_bad neg_mass.hdf5 "/PartType1/Masses: particle 11 has a negative mass"
+check_bad zero_mass.hdf5 "total mass is 0"
+
+# nothing half-written anywhere: no temporary files left
+leftovers=$(ls -A | grep '\.tmp\.' || true)
+[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
+
+if [ $failures -ne 0 ]; then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "cli_io: all checks passed"
