@@ -50,6 +50,9 @@ static void test_defaults(void **state)
         assert_int_equal(p->origin[i], BN_ORIGIN_DEFAULT);
     }
     bn_gravity_params g = bn_gravity_params_default();
+    /* the one deliberate difference: a run's softening (see the table) */
+    assert_true(p->gravity.softening == 0.01 && g.softening == 1e-3);
+    g.softening = p->gravity.softening;
     assert_memory_equal(&p->gravity, &g, sizeof g);
     bn_integrator_params ip = bn_integrator_params_default();
     assert_true(p->integ.dt == ip.dt && p->integ.eta == ip.eta);

@@ -1,0 +1,127 @@
+#!/bin/bash
+# banyan run end to end: a tiny direct-summation run writes energy.txt with
+# the right columns, snapshots at the requested times, used/unused
+# parameters; used_parameters.yml repeats the run bit for bit; a snapshot
+# restarts it; bad parameters fail naming the key and leave no output.
+# usage: bash cli_run.sh path/to/banyan
+set -u
+BANYAN=$1
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+expect_fail() { # expect_fail "needle" args...: non-zero exit, message contains needle
+    local needle=$1; shift
+    if "$BANYAN" run "$@" >"$T/out.txt" 2>"$T/err.txt"; then fail "run $* succeeded"; fi
+    grep -qF -- "$needle" "$T/err.txt" || fail "run $*: message lacks '$needle': $(cat "$T/err.txt")"
+}
+snap_time() { "$BANYAN" info "$1" | awk '$1 == "time" {print $2}'; }
+
+cat >"$T/tiny.yml" <<'EOF'
+# a tiny run: 256 particles, direct summation, 16 steps
+InitialConditions:
+  model: plummer
+  n: 256
+  seed: 7
+Gravity:
+  method: direct
+  softening: 0.05
+  backend: cpu
+TimeIntegration:
+  t_end: 0.25
+  dt: 0.015625
+Snapshots:
+  directory: snaps
+  times: [0.125]
+  render: no
+EOF
+
+# --- a tiny run ------------------------------------------------------------
+"$BANYAN" run "$T/tiny.yml" --output-dir "$T/a" >"$T/out.txt" 2>"$T/err.txt" \
+    || fail "tiny run failed: $(cat "$T/err.txt")"
+grep -q "16 steps" "$T/out.txt" || fail "summary lacks the step count: $(cat "$T/out.txt")"
+E=$T/a/energy.txt
+[ -f "$E" ] || fail "no energy.txt"
+grep -q '^# build: git ' "$E" || fail "energy.txt header does not name the build"
+grep -q 'compiler ' "$E" || fail "energy.txt header does not name the compiler"
+grep -q '^# time .*kinetic .*potential .*total .*rel_error .*momentum .*ang_mom .*wall_time' "$E" \
+    || fail "energy.txt lacks the column names"
+rows=$(grep -vc '^#' "$E")
+[ "$rows" -eq 17 ] || fail "energy.txt has $rows rows, expected 17 (t = 0 and 16 steps)"
+awk '!/^#/ && NF != 8 {exit 1}' "$E" || fail "energy.txt rows do not all have 8 columns"
+awk '!/^#/ {t = $1; if (n++ == 0 && t != 0) exit 1} END {if (t != 0.25) exit 1}' "$E" \
+    || fail "energy.txt does not run from t = 0 to 0.25"
+# total = kinetic + potential, and the energy error stays small (eps 0.05, dt 1/64)
+awk '!/^#/ {d = $2 + $3 - $4; if (d < 0) d = -d; if (d > 1e-12 || $5 > 1e-4) exit 1}' "$E" \
+    || fail "energy.txt: total != K + W or |dE/E0| > 1e-4"
+[ -f "$T/a/used_parameters.yml" ] || fail "no used_parameters.yml"
+[ -f "$T/a/unused_parameters.yml" ] || fail "no unused_parameters.yml"
+grep -q '^  n: 256' "$T/a/used_parameters.yml" || fail "used_parameters.yml lacks n: 256"
+grep -q '^  theta: 0.5 .*# default' "$T/a/used_parameters.yml" || fail "used_parameters.yml lacks the default theta"
+ls "$T/a" | grep -q '\.tmp' && fail "temporary files left in the output directory"
+[ -f "$T/a/final.png" ] && fail "render: no still rendered a picture"
+
+# snapshots at the requested time and at t_end, numbered in time order
+[ "$(ls "$T/a/snaps")" = "snapshot_0000.hdf5
+snapshot_0001.hdf5" ] || fail "snapshots: $(ls "$T/a/snaps")"
+[ "$(snap_time "$T/a/snaps/snapshot_0000.hdf5")" = "0.125" ] || fail "snapshot 0 time $(snap_time "$T/a/snaps/snapshot_0000.hdf5")"
+[ "$(snap_time "$T/a/snaps/snapshot_0001.hdf5")" = "0.25" ] || fail "snapshot 1 time"
+"$BANYAN" info "$T/a/snaps/snapshot_0001.hdf5" | grep -q 'Acceleration yes, Potential yes' \
+    || fail "snapshots lack forces"
+
+# --- used_parameters.yml repeats the run bit for bit ------------------------
+"$BANYAN" run "$T/a/used_parameters.yml" -o "$T/b" -q 2>"$T/err.txt" || fail "rerun failed: $(cat "$T/err.txt")"
+cols() { awk '!/^#/ {print $1, $2, $3, $4, $5, $6, $7}' "$1"; } # all but the wall time
+cmp -s <(cols "$T/a/energy.txt") <(cols "$T/b/energy.txt") \
+    || fail "rerun from used_parameters.yml gives different energies"
+diff <(grep -v '^#' "$T/a/used_parameters.yml" | sed 's/ *#.*//') \
+     <(grep -v '^#' "$T/b/used_parameters.yml" | sed 's/ *#.*//') >/dev/null \
+    || fail "used_parameters.yml does not round-trip"
+
+# --- -P overrides; unused parameters are reported ----------------------------
+"$BANYAN" run "$T/tiny.yml" -o "$T/c" -q -P TimeIntegration:t_end:0.125 -P Snapshots:times:[] \
+    -P InitialConditions:virial_ratio:0.5 || fail "run with -P failed"
+[ "$(grep -v '^#' "$T/c/energy.txt" | tail -1 | awk '{print $1}')" = "0.125" ] || fail "-P t_end ignored"
+[ "$(ls "$T/c/snaps")" = "snapshot_0000.hdf5" ] || fail "-P Snapshots:times:[] ignored: $(ls "$T/c/snaps")"
+grep -q '^  t_end: 0.125 .*# set by -P' "$T/c/used_parameters.yml" || fail "used_parameters.yml lacks the -P value"
+grep -q 'virial_ratio: 0.5 .*only used by model uniform-sphere' "$T/c/unused_parameters.yml" \
+    || fail "unused_parameters.yml lacks virial_ratio: $(cat "$T/c/unused_parameters.yml")"
+
+# --- Statistics:interval and Snapshots:interval ------------------------------
+"$BANYAN" run "$T/tiny.yml" -o "$T/d" -q -P Statistics:interval:0.1 -P Snapshots:interval:0.1 \
+    -P Snapshots:times:[] || fail "run with intervals failed"
+[ "$(grep -v '^#' "$T/d/energy.txt" | awk '{printf "%s ", $1}')" = "0 0.1 0.2 0.25 " ] \
+    || fail "energy rows at $(grep -v '^#' "$T/d/energy.txt" | awk '{printf "%s ", $1}')"
+[ "$(ls "$T/d/snaps" | wc -l)" -eq 4 ] || fail "Snapshots:interval 0.1 gave $(ls "$T/d/snaps" | wc -l) files"
+[ "$(snap_time "$T/d/snaps/snapshot_0002.hdf5")" = "0.2" ] || fail "interval snapshot time"
+
+# --- restart from a snapshot --------------------------------------------------
+"$BANYAN" run "$T/tiny.yml" -o "$T/e" -q -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" \
+    -P Snapshots:times:[] || fail "run from a snapshot failed"
+[ "$(grep -v '^#' "$T/e/energy.txt" | head -1 | awk '{print $1}')" = "0.125" ] \
+    || fail "run from a snapshot does not start at its Time"
+grep -q 'model: plummer .*InitialConditions:file is set' "$T/e/unused_parameters.yml" \
+    || fail "unused_parameters.yml does not list the model when a file is read"
+
+# --- bad input: non-zero exit, message names the key, no output --------------
+printf 'Gravity:\n  softening: 0.05\n  thetaa: 0.7\n' >"$T/bad.yml"
+expect_fail "unknown key 'thetaa'" "$T/bad.yml" -o "$T/bad1"
+grep -qF "bad.yml:3" "$T/err.txt" || fail "message lacks file:line: $(cat "$T/err.txt")"
+grep -qF "valid keys of Gravity: G, softening, method, theta" "$T/err.txt" || fail "message lacks the valid keys"
+[ -e "$T/bad1" ] && fail "a failed run created its output directory"
+expect_fail "unknown key 'nope'" "$T/tiny.yml" -o "$T/bad2" -P Gravity:nope:1
+expect_fail "Gravity:theta = 'abc'" "$T/tiny.yml" -o "$T/bad3" -P Gravity:theta:abc
+expect_fail "TimeIntegration:dt = '-1': must be > 0" "$T/tiny.yml" -o "$T/bad4" -P TimeIntegration:dt:-1
+expect_fail "Snapshots:times entry 3 is outside the run" "$T/tiny.yml" -o "$T/bad5" -P Snapshots:times:[0.1,3]
+expect_fail "$T/missing.hdf5" "$T/tiny.yml" -o "$T/bad6" -P InitialConditions:file:"$T/missing.hdf5"
+expect_fail "cannot open parameter file" "$T/nothere.yml" -o "$T/bad7"
+expect_fail "t_end = 0.1 must be after the start time 0.125" "$T/tiny.yml" -o "$T/bad8" \
+    -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" -P TimeIntegration:t_end:0.1 -P Snapshots:times:[]
+for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
+
+# --- the documented defaults cannot drift from the parameter table -----------
+"$BANYAN" run --print-defaults >"$T/default.yml" || fail "--print-defaults failed"
+diff "$T/default.yml" "$HERE/../examples/default.yml" \
+    || fail "examples/default.yml differs from 'banyan run --print-defaults' (regenerate it)"
+"$BANYAN" run --help | grep -q 'output-dir' || fail "--help"
+echo "cli_run: all checks passed"
