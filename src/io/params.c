@@ -20,17 +20,22 @@ static bn_status bad_value(const char *where, const bn_param_desc *d, const char
     return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s = '%s': %s", where, d->section, d->key, text, why);
 }
 
+void bn_param_range_text(const bn_param_desc *d, char *buf, size_t size)
+{
+    const int lo_open = (d->flags & BN_PF_LO_OPEN) != 0, hi_open = (d->flags & BN_PF_HI_OPEN) != 0;
+    if (isinf(d->lo) && isinf(d->hi)) snprintf(buf, size, "%s", "");
+    else if (isinf(d->hi)) snprintf(buf, size, "%s %g", lo_open ? ">" : ">=", d->lo);
+    else snprintf(buf, size, "in %c%g, %g%c", lo_open ? '(' : '[', d->lo, d->hi, hi_open ? ')' : ']');
+}
+
 static bn_status check_range(const char *where, const bn_param_desc *d, const char *text, double v)
 {
     const int lo_ok = (d->flags & BN_PF_LO_OPEN) ? v > d->lo : v >= d->lo;
     const int hi_ok = (d->flags & BN_PF_HI_OPEN) ? v < d->hi : v <= d->hi;
     if (lo_ok && hi_ok) return BN_OK;
-    char why[128];
-    if (isinf(d->hi))
-        snprintf(why, sizeof why, "must be %s %g", (d->flags & BN_PF_LO_OPEN) ? ">" : ">=", d->lo);
-    else
-        snprintf(why, sizeof why, "must be in %c%g, %g%c", (d->flags & BN_PF_LO_OPEN) ? '(' : '[', d->lo, d->hi,
-                 (d->flags & BN_PF_HI_OPEN) ? ')' : ']');
+    char range[96], why[128];
+    bn_param_range_text(d, range, sizeof range);
+    snprintf(why, sizeof why, "must be %s", range);
     return bad_value(where, d, text, why);
 }
 

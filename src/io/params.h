@@ -122,6 +122,8 @@ void bn_run_params_init(bn_run_params *p);
  * the error message ("params.yml:12" or "-P Gravity:theta:x"). */
 bn_status bn_param_set(bn_run_params *p, const bn_param_desc *d, const char *text, const char *where,
                        bn_param_origin origin);
+/* The range of numbers as text: ">= 0", "> 0", "in [0, 2]", or "". */
+void bn_param_range_text(const bn_param_desc *d, char *buf, size_t size);
 /* The value as YAML text (round-trips through bn_param_set). */
 void bn_param_format(const bn_run_params *p, const bn_param_desc *d, char *buf, size_t size);
 

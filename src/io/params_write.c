@@ -2,7 +2,6 @@
  * unused_parameters.yml (set but without effect) and the documented list
  * of defaults (examples/default.yml), all from the one table. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
@@ -31,13 +30,9 @@ static void print_wrapped(FILE *f, const char *indent, const char *text)
 /* "(number in [0, 2])", "(one of: tree, direct)", ... */
 static void describe_type(const bn_param_desc *d, char *buf, size_t size)
 {
-    char range[96] = "";
-    if (!isinf(d->lo) || !isinf(d->hi)) {
-        if (isinf(d->hi)) snprintf(range, sizeof range, " %s %g", (d->flags & BN_PF_LO_OPEN) ? ">" : ">=", d->lo);
-        else
-            snprintf(range, sizeof range, " in %c%g, %g%c", (d->flags & BN_PF_LO_OPEN) ? '(' : '[', d->lo, d->hi,
-                     (d->flags & BN_PF_HI_OPEN) ? ')' : ']');
-    }
+    char range[96] = " ";
+    bn_param_range_text(d, range + 1, sizeof range - 1);
+    if (range[1] == '\0') range[0] = '\0';
     switch (d->type) {
     case BN_PT_DOUBLE: snprintf(buf, size, "number%s", range); break;
     case BN_PT_INT:
