@@ -248,9 +248,9 @@ typedef struct bn_snapshot_meta {
     double box_size;
     bn_units units;
     bn_gravity_params gravity; /* written to /Parameters                 */
-    int has_gravity;           /* reader: /Parameters had gravity keys.
-                                  writer: write them (they are written
-                                  anyway when p->acc is set)             */
+    int has_gravity;           /* reader: /Parameters had gravity solver
+                                  keys (banyan's files always do; the
+                                  writer ignores this field)             */
     int has_acceleration;      /* reader: the file had Acceleration      */
     int has_potential;         /* reader: ... and Potential              */
 } bn_snapshot_meta;

@@ -94,7 +94,6 @@ static void test_roundtrip_forces(void **state)
     assert_same_particles(p, q, 1);
     assert_int_equal(r.has_acceleration, 1);
     assert_int_equal(r.has_potential, 1);
-    /* forces make the gravity parameters part of the file */
     assert_int_equal(r.has_gravity, 1);
     bn_particles_free(p);
     bn_particles_free(q);
@@ -276,9 +275,9 @@ static void test_layout(void **state)
     fx_rmdir(dir);
 }
 
-/* No forces and no has_gravity (initial conditions): G and the units are
- * written, the solver parameters are not. */
-static void test_parameters_without_gravity(void **state)
+/* Without forces (initial conditions) the parameters are written too:
+ * G, the units and the solver's parameters from meta (here the defaults). */
+static void test_parameters_without_forces(void **state)
 {
     (void)state;
     char *dir = fx_tmpdir(), *path = fx_path(dir, "ic.hdf5");
@@ -289,12 +288,17 @@ static void test_parameters_without_gravity(void **state)
     hid_t g = H5Gopen2(f, "Parameters", H5P_DEFAULT);
     assert_true(attr_double(g, "GravitationalConstant") == 1.0);
     assert_true(attr_double(g, "UnitLength_in_cm") == 1.0);
-    assert_false(H5Aexists(g, "Softening") > 0);
+    assert_true(attr_double(g, "Softening") == bn_gravity_params_default().softening);
+    char s[32];
+    attr_string(g, "OpeningCriterion", s, sizeof s);
+    assert_string_equal(s, "bonsai");
     assert_false(H5Lexists(f, "PartType1/Acceleration", H5P_DEFAULT) > 0);
+    assert_false(H5Lexists(f, "PartType1/Potential", H5P_DEFAULT) > 0);
     H5Gclose(g);
     H5Fclose(f);
     TU_OK(bn_snapshot_read(path, &q, &r));
-    assert_int_equal(r.has_gravity, 0);
+    assert_int_equal(r.has_gravity, 1);
+    assert_int_equal(r.has_acceleration, 0);
     assert_true(r.units.G == 1.0 && r.gravity.G == 1.0);
     bn_particles_free(p);
     bn_particles_free(q);
@@ -353,7 +357,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_no_forces),   cmocka_unit_test(test_roundtrip_forces),
-        cmocka_unit_test(test_layout),                cmocka_unit_test(test_parameters_without_gravity),
+        cmocka_unit_test(test_layout),                cmocka_unit_test(test_parameters_without_forces),
         cmocka_unit_test(test_atomic_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

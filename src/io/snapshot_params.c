@@ -41,7 +41,7 @@ static bn_status write_gravity(hid_t g, const bn_gravity_params *gp)
     return bn_h5_attr_write_int(g, "Quadrupole", gp->quadrupole);
 }
 
-static bn_status fill_parameters(hid_t g, const bn_snapshot_meta *meta, int with_gravity)
+static bn_status fill_parameters(hid_t g, const bn_snapshot_meta *meta)
 {
     BN_TRY(bn_h5_attr_write_double(g, "GravitationalConstant", meta->gravity.G));
     BN_TRY(write_units(g, &meta->units, 0));
@@ -51,14 +51,14 @@ static bn_status fill_parameters(hid_t g, const bn_snapshot_meta *meta, int with
     BN_TRY(bn_h5_attr_write_double(g, "Omega0", 0.0));
     BN_TRY(bn_h5_attr_write_double(g, "OmegaLambda", 0.0));
     BN_TRY(bn_h5_attr_write_double(g, "HubbleParam", 1.0));
-    return with_gravity ? write_gravity(g, &meta->gravity) : BN_OK;
+    return write_gravity(g, &meta->gravity);
 }
 
-bn_status bn_snapshot_write_parameters(hid_t file, const bn_snapshot_meta *meta, int with_gravity)
+bn_status bn_snapshot_write_parameters(hid_t file, const bn_snapshot_meta *meta)
 {
     hid_t g = -1;
     bn_status s = bn_h5_group_create(file, "Parameters", &g);
-    if (s == BN_OK) s = fill_parameters(g, meta, with_gravity);
+    if (s == BN_OK) s = fill_parameters(g, meta);
     if (g >= 0) H5Gclose(g);
     g = -1;
     if (s == BN_OK) s = bn_h5_group_create(file, "Units", &g);

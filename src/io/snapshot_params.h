@@ -13,9 +13,9 @@
  * but not G. */
 #define BN_G_CGS 6.67430e-8
 
-/* /Parameters (G, units, cosmology off, and the gravity parameters when
- * with_gravity) and /Units. */
-bn_status bn_snapshot_write_parameters(hid_t file, const bn_snapshot_meta *meta, int with_gravity);
+/* /Parameters (G, units, cosmology off, the gravity parameters) and
+ * /Units. */
+bn_status bn_snapshot_write_parameters(hid_t file, const bn_snapshot_meta *meta);
 /* Fill meta->units, meta->gravity and meta->has_gravity from /Parameters
  * and /Units; absent keys keep their defaults. Messages name the group
  * and attribute; the caller adds the file name. */

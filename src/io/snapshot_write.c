@@ -74,14 +74,11 @@ static bn_status write_file(const char *tmp, const bn_particles *p, const bn_sna
 {
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot create HDF5 file %s", tmp);
-    /* the gravity parameters describe how Acceleration/Potential were
-     * made; files without forces carry them only when the caller says */
-    int with_gravity = meta->has_gravity || p->acc[0] != NULL;
     hid_t g = -1;
     bn_status s = bn_h5_group_create(f, "Header", &g);
     if (s == BN_OK) s = write_header_attrs(g, p->n, meta);
     if (g >= 0) H5Gclose(g);
-    if (s == BN_OK) s = bn_snapshot_write_parameters(f, meta, with_gravity);
+    if (s == BN_OK) s = bn_snapshot_write_parameters(f, meta);
     g = -1;
     if (s == BN_OK) s = bn_h5_group_create(f, "PartType1", &g);
     if (s == BN_OK) s = write_particles(g, p);
