@@ -3,18 +3,8 @@
 # bad input gives a non-zero exit, a message naming what is wrong, and no
 # output file. Bad files are made with h5py (tests/make_snapshots.py).
 set -u
-banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" # absolute: we cd below
-[ -x "$banyan" ] || { echo "FAIL: no banyan program at $1"; exit 1; }
-py=/usr/bin/python3
-here="$(cd "$(dirname "$0")" && pwd)"
-if ! "$py" -c "import h5py, numpy" 2>/dev/null; then
-  echo "SKIP: $py cannot import h5py (apt-get install python3-h5py)"
-  exit 77
-fi
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
-cd "$dir"
-"$py" "$here/make_snapshots.py" . || { echo "FAIL: cannot make test files"; exit 1; }
+source "$(dirname "$0")/snapshot_test_setup.sh"
+snapshot_test_setup "$1" "h5py, numpy" python3-h5py
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
