@@ -1,0 +1,29 @@
+/*
+ * Internal, C-callable: what the GPU tests reach inside the CUDA backend
+ * (CUDA builds only; tests check BANYAN_HAVE_CUDA).
+ */
+#ifndef BN_BACKEND_CUDA_H
+#define BN_BACKEND_CUDA_H
+#include "banyan.h"
+#include "tree/tree.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Build the GPU tree of p (keys to groups, no walk) with params g and
+ * download it into *out (every field of bn_tree, allocated here; free
+ * with bn_gpu_tree_host_free). Node centres and sizes come from the keys
+ * as on the device; coms, quadrupoles and group boxes are the device's
+ * float values converted to double. stats may be NULL. */
+bn_status bn_gpu_tree_download(const bn_particles *p, const bn_gravity_params *g, bn_tree *out,
+                               bn_force_stats *stats);
+void bn_gpu_tree_host_free(bn_tree *t);
+/* Make device allocations fail once more than `bytes` would be live (0:
+ * no limit): tests of the out-of-memory message. */
+void bn_gpu_test_set_memory_limit(size_t bytes);
+/* Bytes of device memory live in the backend now (all solvers). */
+size_t bn_gpu_bytes_in_use(void);
+#ifdef __cplusplus
+}
+#endif
+#endif

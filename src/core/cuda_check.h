@@ -1,0 +1,55 @@
+/*
+ * Internal (CUDA sources only): checked CUDA runtime calls and tallied
+ * device allocations.
+ *
+ * BN_CUDA_CHECK(expr) turns a failed runtime call into a bn_status whose
+ * message names the expression, file and line (out of device memory ->
+ * BN_ERR_DEVICE_NOMEM). Every device buffer goes through bn_cuda_alloc /
+ * bn_cuda_free: stream-ordered (cudaMallocAsync from the device's pool,
+ * so transient buffers cost no device synchronisation) and counted, so
+ * that bn_force_stats.device_bytes_peak is the real peak of live buffers
+ * and an allocation failure can say how many particles would fit.
+ */
+#ifndef BN_CUDA_CHECK_H
+#define BN_CUDA_CHECK_H
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include "banyan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "core/error.h"
+
+/* Record a failed runtime call (expression, file, line) and return its status. */
+bn_status bn_cuda_fail(cudaError_t err, const char *expr, const char *file, int line);
+
+#define BN_CUDA_CHECK(expr)                                                          \
+    do {                                                                             \
+        cudaError_t bn_ce_ = (expr);                                                 \
+        if (bn_ce_ != cudaSuccess) return bn_cuda_fail(bn_ce_, #expr, __FILE__, __LINE__); \
+    } while (0)
+
+/* After a kernel launch: launch-configuration errors and earlier faults. */
+#define BN_CUDA_LAUNCH_CHECK() BN_CUDA_CHECK(cudaGetLastError())
+
+/* Tallied stream-ordered allocation; *ptr = NULL when bytes == 0. */
+bn_status bn_cuda_alloc(void **ptr, size_t bytes, const char *what, cudaStream_t s);
+/* Free a pointer from bn_cuda_alloc (NULL is fine). */
+void bn_cuda_free(void *ptr, cudaStream_t s);
+/* Bytes now live, and the most live at once since the last reset. */
+size_t bn_cuda_bytes_in_use(void);
+size_t bn_cuda_bytes_peak(void);
+void bn_cuda_reset_peak(void);
+/* Device bytes one particle needs at the peak of an evaluation, used to
+ * say how many particles would fit when memory runs out (the backend
+ * sets it from its measured peak; an estimate before the first one). */
+void bn_cuda_set_bytes_per_particle(double bytes);
+/* Tests: make allocations fail once more than `bytes` would be live
+ * (0 = no limit), to exercise the out-of-memory path. */
+void bn_cuda_set_alloc_limit(size_t bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,122 @@
+/* Tallied device allocations and the CUDA error messages (cuda_check.h). */
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <unordered_map>
+#include "core/cuda_check.h"
+
+namespace {
+std::mutex g_lock;
+std::unordered_map<void *, size_t> g_sizes; /* live pointer -> bytes */
+size_t g_in_use = 0, g_peak = 0, g_limit = 0;
+double g_bytes_per_particle = 150.0;        /* the issue's budget until measured */
+bool g_pool_ready = false;
+
+/* Keep freed memory in the pool: transient buffers of one evaluation are
+ * reused by the next without going back to the driver. */
+void prepare_pool(void)
+{
+    if (g_pool_ready) return;
+    int dev = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+        uint64_t keep = ~(uint64_t)0;
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+    g_pool_ready = true;
+}
+
+bn_status out_of_memory(const char *what, size_t bytes, const char *where)
+{
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    (void)cudaGetLastError(); /* out of memory is not sticky: clear it */
+    const double fit = (double)total_b * 0.95 / g_bytes_per_particle;
+    return bn_fail(BN_ERR_DEVICE_NOMEM,
+                   "out of GPU memory allocating %s (%.1f MiB)%s%s: %.1f MiB in use by banyan, %.1f of %.1f MiB "
+                   "free on the device; at about %.0f bytes per particle this GPU holds at most about %.0f "
+                   "particles",
+                   what, (double)bytes / 1048576.0, where ? " at " : "", where ? where : "",
+                   (double)g_in_use / 1048576.0, (double)free_b / 1048576.0, (double)total_b / 1048576.0,
+                   g_bytes_per_particle, fit);
+}
+} // namespace
+
+extern "C" bn_status bn_cuda_fail(cudaError_t err, const char *expr, const char *file, int line)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s (%s:%d)", expr, file, line);
+    if (err == cudaErrorMemoryAllocation) {
+        std::lock_guard<std::mutex> hold(g_lock);
+        return out_of_memory("a device buffer", 0, where);
+    }
+    (void)cudaGetLastError();
+    return bn_fail(BN_ERR_DEVICE, "CUDA error '%s' (%s) in %s", cudaGetErrorString(err), cudaGetErrorName(err),
+                   where);
+}
+
+extern "C" bn_status bn_cuda_alloc(void **ptr, size_t bytes, const char *what, cudaStream_t s)
+{
+    *ptr = NULL;
+    if (bytes == 0) return BN_OK;
+    std::lock_guard<std::mutex> hold(g_lock);
+    prepare_pool();
+    if (g_limit && g_in_use + bytes > g_limit) return out_of_memory(what, bytes, "(test limit)");
+    cudaError_t err = cudaMallocAsync(ptr, bytes, s);
+    if (err == cudaErrorMemoryAllocation) {
+        *ptr = NULL;
+        return out_of_memory(what, bytes, NULL);
+    }
+    if (err != cudaSuccess) {
+        *ptr = NULL;
+        (void)cudaGetLastError();
+        return bn_fail(BN_ERR_DEVICE, "CUDA error '%s' allocating %s (%zu bytes)", cudaGetErrorString(err), what,
+                       bytes);
+    }
+    g_sizes[*ptr] = bytes;
+    g_in_use += bytes;
+    if (g_in_use > g_peak) g_peak = g_in_use;
+    return BN_OK;
+}
+
+extern "C" void bn_cuda_free(void *ptr, cudaStream_t s)
+{
+    if (!ptr) return;
+    std::lock_guard<std::mutex> hold(g_lock);
+    auto it = g_sizes.find(ptr);
+    if (it != g_sizes.end()) {
+        g_in_use -= it->second;
+        g_sizes.erase(it);
+    }
+    cudaFreeAsync(ptr, s);
+}
+
+extern "C" size_t bn_cuda_bytes_in_use(void)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    return g_in_use;
+}
+
+extern "C" size_t bn_cuda_bytes_peak(void)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    return g_peak;
+}
+
+extern "C" void bn_cuda_reset_peak(void)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    g_peak = g_in_use;
+}
+
+extern "C" void bn_cuda_set_bytes_per_particle(double bytes)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    if (bytes > 0) g_bytes_per_particle = bytes;
+}
+
+extern "C" void bn_cuda_set_alloc_limit(size_t bytes)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    g_limit = bytes;
+}

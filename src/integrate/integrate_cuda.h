@@ -1,0 +1,24 @@
+/* Internal (CUDA sources only): kick, drift and reductions on device
+ * particle arrays (leapfrog_cuda.cu). */
+#ifndef BN_INTEGRATE_CUDA_H
+#define BN_INTEGRATE_CUDA_H
+#include "banyan.h"
+#include "core/cuda_check.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* v += dt a (a from the float4 acc, G included). */
+bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, double dt, cudaStream_t s);
+/* x += dt v. */
+bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, double dt, cudaStream_t s);
+/* Largest |a| (exact: a max is order-free); one scalar read back. */
+bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cudaStream_t s);
+/* Energies, momenta, angular momentum and centre of mass, summed in
+ * double in a fixed order (bit-identical run to run). */
+bn_status bn_gpu_energies(double *const pos[3], double *const vel[3], const float *mass, const float4 *acc,
+                          int have_pot, int n, bn_energies *e, cudaStream_t s);
+#ifdef __cplusplus
+}
+#endif
+#endif

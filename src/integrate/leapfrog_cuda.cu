@@ -1,0 +1,168 @@
+/*
+ * Kick, drift, the largest acceleration and the energies on the device:
+ * a step of the simulation moves no particle data to the host. The
+ * energy sums are per-block partial sums in a fixed tree order, then one
+ * block adds the partials in order: deterministic, no atomics.
+ */
+#include <math.h>
+#include <string.h>
+#include "integrate/integrate_cuda.h"
+
+namespace {
+const int kThreads = 256;
+const int kMaxBlocks = 1024;
+const int kSums = 12; /* kinetic, potential, p[3], L[3], m x[3], mass */
+
+int blocks_for(int n)
+{
+    const int b = (n + kThreads - 1) / kThreads;
+    return b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b);
+}
+
+__global__ void kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, int n, double dt)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float4 a = acc[i];
+    vx[i] += dt * (double)a.x;
+    vy[i] += dt * (double)a.y;
+    vz[i] += dt * (double)a.z;
+}
+
+__global__ void drift_kernel(double *x, double *y, double *z, const double *vx, const double *vy, const double *vz,
+                             int n, double dt)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    x[i] += dt * vx[i];
+    y[i] += dt * vy[i];
+    z[i] += dt * vz[i];
+}
+
+/* |a|^2 >= 0, so its float bits order like unsigned integers. */
+__global__ void max_accel_kernel(const float4 *acc, int n, unsigned int *out)
+{
+    __shared__ float sh[kThreads];
+    float m = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float4 a = acc[i];
+        m = fmaxf(m, a.x * a.x + a.y * a.y + a.z * a.z);
+    }
+    sh[threadIdx.x] = m;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) sh[threadIdx.x] = fmaxf(sh[threadIdx.x], sh[threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicMax(out, __float_as_uint(sh[0]));
+}
+
+struct energy_args {
+    const double *x, *y, *z, *vx, *vy, *vz;
+    const float *mass;
+    const float4 *acc;
+    int have_pot, n;
+    double *partial; /* kSums per block */
+};
+
+__global__ void energy_partials(energy_args a)
+{
+    __shared__ double sh[kSums][kThreads];
+    double v[kSums] = {};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += gridDim.x * blockDim.x) {
+        const double m = a.mass[i], x = a.x[i], y = a.y[i], z = a.z[i];
+        const double ux = a.vx[i], uy = a.vy[i], uz = a.vz[i];
+        v[0] += 0.5 * m * (ux * ux + uy * uy + uz * uz);
+        if (a.have_pot) v[1] += 0.5 * m * (double)a.acc[i].w;
+        v[2] += m * ux, v[3] += m * uy, v[4] += m * uz;
+        v[5] += m * (y * uz - z * uy), v[6] += m * (z * ux - x * uz), v[7] += m * (x * uy - y * ux);
+        v[8] += m * x, v[9] += m * y, v[10] += m * z;
+        v[11] += m;
+    }
+    for (int k = 0; k < kSums; k++) sh[k][threadIdx.x] = v[k];
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w)
+            for (int k = 0; k < kSums; k++) sh[k][threadIdx.x] += sh[k][threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x < kSums) a.partial[blockIdx.x * kSums + threadIdx.x] = sh[threadIdx.x][0];
+}
+
+/* One thread per sum adds the block partials in block order. */
+__global__ void energy_total(const double *partial, int blocks, double *total)
+{
+    const int k = threadIdx.x;
+    if (k >= kSums) return;
+    double s = 0;
+    for (int b = 0; b < blocks; b++) s += partial[b * kSums + k];
+    total[k] = s;
+}
+} // namespace
+
+extern "C" bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, double dt, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, n, dt);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, double dt, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    drift_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], vel[0], vel[1],
+                                                                     vel[2], n, dt);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cudaStream_t s)
+{
+    unsigned int *d = NULL, h = 0;
+    BN_TRY(bn_cuda_alloc((void **)&d, sizeof *d, "max |a| reduction", s));
+    bn_status r = BN_OK;
+    cudaError_t err = cudaMemsetAsync(d, 0, sizeof *d, s);
+    if (err == cudaSuccess && n > 0) {
+        max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, d);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    if (err != cudaSuccess) r = bn_cuda_fail(err, "max |a| reduction", __FILE__, __LINE__);
+    bn_cuda_free(d, s);
+    float a2;
+    memcpy(&a2, &h, sizeof a2);
+    *amax = sqrt((double)a2);
+    return r;
+}
+
+extern "C" bn_status bn_gpu_energies(double *const pos[3], double *const vel[3], const float *mass,
+                                     const float4 *acc, int have_pot, int n, bn_energies *e, cudaStream_t s)
+{
+    const int blocks = blocks_for(n);
+    double *buf = NULL, h[kSums];
+    BN_TRY(bn_cuda_alloc((void **)&buf, (size_t)(blocks + 1) * kSums * sizeof(double), "energy sums", s));
+    energy_args a = {pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], mass, acc, have_pot, n, buf};
+    energy_partials<<<blocks, kThreads, 0, s>>>(a);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        energy_total<<<1, 32, 0, s>>>(buf, blocks, buf + (size_t)blocks * kSums);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(h, buf + (size_t)blocks * kSums, sizeof h, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    bn_cuda_free(buf, s);
+    if (err != cudaSuccess) return bn_cuda_fail(err, "energy reduction", __FILE__, __LINE__);
+    memset(e, 0, sizeof *e);
+    e->kinetic = h[0];
+    e->potential = h[1];
+    for (int k = 0; k < 3; k++) {
+        e->momentum[k] = h[2 + k];
+        e->angular_momentum[k] = h[5 + k];
+        e->com[k] = h[11] > 0 ? h[8 + k] / h[11] : 0.0;
+    }
+    e->total = e->kinetic + e->potential;
+    return BN_OK;
+}

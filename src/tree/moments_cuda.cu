@@ -1,0 +1,158 @@
+/*
+ * Multipole moments on the GPU, bottom-up and level by level like the CPU
+ * stage: a leaf sums its bodies, an inner node combines its children by
+ * the parallel-axis theorem. Everything is accumulated in double (central
+ * second moments, never raw moments about a far origin, so deep small
+ * cells keep their precision), one thread per node in a fixed order:
+ * deterministic, no atomics. Stored in float relative to the tree's ref,
+ * with the opening radius from bn_mac_open_radius (the CPU's function).
+ */
+#include "gravity/interact.h"
+#include "tree/tree_cuda.h"
+
+namespace {
+const int kThreads = 128;
+
+struct moments {
+    double m, c[3];  /* mass, centre of mass (relative to ref)          */
+    double s[6];     /* sum m (x-c)_i (x-c)_j: xx, yy, zz, xy, xz, yz    */
+};
+
+struct level_args {
+    const int2 *node_body, *node_child;
+    const double *x, *y, *z;
+    const float *mass;
+    const uint64_t *keys;
+    double ref[3], box_lo[3], box_size, theta, G;
+    int hilbert, mac, quadrupole, level, start, count;
+    moments *mom;
+    float4 *com, *quad0, *quad1;
+};
+
+__device__ void add_second(double *s, double m, double dx, double dy, double dz)
+{
+    s[0] += m * dx * dx;
+    s[1] += m * dy * dy;
+    s[2] += m * dz * dz;
+    s[3] += m * dx * dy;
+    s[4] += m * dx * dz;
+    s[5] += m * dy * dz;
+}
+
+/* Geometric centre (relative to ref) of the level-L cell holding key. */
+__device__ void cell_centre(const level_args &a, uint64_t key, double l, double centre[3])
+{
+    uint32_t ix[3];
+    bn_key_decode(a.hilbert, key, &ix[0], &ix[1], &ix[2]);
+    for (int k = 0; k < 3; k++) {
+        const uint32_t cell = ix[k] >> (BN_KEY_MAX_LEVEL - a.level);
+        centre[k] = a.box_lo[k] + ((double)cell + 0.5) * l - a.ref[k];
+    }
+}
+
+/* Massless bodies are allowed: a massless node's centre is the mean of
+ * its bodies' positions (children's centres), as on the CPU. */
+__device__ moments leaf_moments(const level_args &a, int2 b)
+{
+    moments r = {};
+    double mean[3] = {0, 0, 0};
+    const double *p[3] = {a.x, a.y, a.z};
+    for (int i = b.x; i < b.x + b.y; i++) {
+        r.m += a.mass[i];
+        for (int k = 0; k < 3; k++) {
+            r.c[k] += (double)a.mass[i] * (p[k][i] - a.ref[k]);
+            mean[k] += p[k][i] - a.ref[k];
+        }
+    }
+    for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / b.y;
+    for (int i = b.x; i < b.x + b.y; i++)
+        add_second(r.s, a.mass[i], p[0][i] - a.ref[0] - r.c[0], p[1][i] - a.ref[1] - r.c[1],
+                   p[2][i] - a.ref[2] - r.c[2]);
+    return r;
+}
+
+__device__ moments inner_moments(const level_args &a, int2 ch)
+{
+    moments r = {};
+    double mean[3] = {0, 0, 0};
+    for (int c = ch.x; c < ch.x + ch.y; c++) {
+        r.m += a.mom[c].m;
+        for (int k = 0; k < 3; k++) {
+            r.c[k] += a.mom[c].m * a.mom[c].c[k];
+            mean[k] += a.mom[c].c[k];
+        }
+    }
+    for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / ch.y;
+    for (int c = ch.x; c < ch.x + ch.y; c++) {
+        const moments &q = a.mom[c];
+        for (int j = 0; j < 6; j++) r.s[j] += q.s[j];
+        add_second(r.s, q.m, q.c[0] - r.c[0], q.c[1] - r.c[1], q.c[2] - r.c[2]);
+    }
+    return r;
+}
+
+__global__ void level_kernel(level_args a)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= a.count) return;
+    const int node = a.start + i;
+    const int2 b = a.node_body[node], ch = a.node_child[node];
+    const double l = a.box_size / (double)(1u << a.level);
+    double centre[3];
+    cell_centre(a, a.keys[b.x], l, centre);
+    const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
+    a.mom[node] = r;
+
+    const double dx = r.c[0] - centre[0], dy = r.c[1] - centre[1], dz = r.c[2] - centre[2];
+    const double delta = sqrt(dx * dx + dy * dy + dz * dz);
+    const double rad = bn_mac_open_radius(a.mac, l, delta, a.theta);
+    const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
+    const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
+    a.com[node] = make_float4((float)r.c[0], (float)r.c[1], (float)r.c[2], (float)r.m);
+    a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),
+                                (float)(q * r.s[3]));
+    a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
+                                (float)(a.G * r.m * l * l));
+}
+} // namespace
+
+extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass,
+                                    const uint64_t *keys, const bn_gravity_params *g, cudaStream_t s)
+{
+    bn_gpu_tree *t = &st->t;
+    moments *mom = NULL;
+    BN_TRY(bn_cuda_alloc((void **)&mom, (size_t)t->n_nodes * sizeof(moments), "moments scratch (double)", s));
+    level_args a = {};
+    a.node_body = t->node_body;
+    a.node_child = t->node_child;
+    a.x = pos[0];
+    a.y = pos[1];
+    a.z = pos[2];
+    a.mass = mass;
+    a.keys = keys;
+    for (int k = 0; k < 3; k++) {
+        a.ref[k] = t->ref[k];
+        a.box_lo[k] = st->box_lo[k];
+    }
+    a.box_size = st->box_size;
+    a.theta = g->theta;
+    a.G = g->G;
+    a.hilbert = g->curve == BN_CURVE_HILBERT;
+    a.mac = (int)g->mac;
+    a.quadrupole = g->quadrupole;
+    a.mom = mom;
+    a.com = t->node_com;
+    a.quad0 = t->node_quad0;
+    a.quad1 = t->node_quad1;
+    bn_status st_out = BN_OK;
+    for (int level = t->n_levels - 1; level >= 0 && st_out == BN_OK; level--) {
+        a.level = level;
+        a.start = t->level_start[level];
+        a.count = t->level_start[level + 1] - a.start;
+        level_kernel<<<(a.count + kThreads - 1) / kThreads, kThreads, 0, s>>>(a);
+        const cudaError_t err = cudaGetLastError();
+        if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
+    }
+    bn_cuda_free(mom, s);
+    return st_out;
+}

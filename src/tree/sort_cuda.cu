@@ -1,0 +1,77 @@
+/*
+ * Stable radix sort of (key, index) pairs (CUB, wrapped behind a C
+ * function) and the reordering of particle arrays into key order.
+ */
+#include <cub/device/device_radix_sort.cuh>
+#include "tree/tree_cuda.h"
+
+namespace {
+const int kThreads = 256;
+
+template <typename T>
+__global__ void gather_kernel(const T *__restrict__ src, const int *__restrict__ perm, T *__restrict__ dst, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[perm[i]];
+}
+
+template <typename T>
+bn_status gather(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    gather_kernel<T><<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>((const T *)src, perm, (T *)dst, n);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+__global__ void bodies_kernel(const double *x, const double *y, const double *z, const float *m, double rx,
+                              double ry, double rz, int n, float4 *body)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) body[i] = make_float4((float)(x[i] - rx), (float)(y[i] - ry), (float)(z[i] - rz), m[i]);
+}
+} // namespace
+
+extern "C" bn_status bn_gpu_sort_pairs(uint64_t **keys, uint64_t **keys_alt, int **vals, int **vals_alt, int n,
+                                       int end_bit, cudaStream_t s)
+{
+    cub::DoubleBuffer<unsigned long long> k((unsigned long long *)*keys, (unsigned long long *)*keys_alt);
+    cub::DoubleBuffer<int> v(*vals, *vals_alt);
+    size_t tmp_bytes = 0;
+    BN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, k, v, n, 0, end_bit, s));
+    void *tmp = NULL;
+    BN_TRY(bn_cuda_alloc(&tmp, tmp_bytes, "radix sort scratch", s));
+    cudaError_t err = cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k, v, n, 0, end_bit, s);
+    bn_cuda_free(tmp, s);
+    BN_CUDA_CHECK(err);
+    *keys = (uint64_t *)k.Current();
+    *keys_alt = (uint64_t *)k.Alternate();
+    *vals = v.Current();
+    *vals_alt = v.Alternate();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_gather8(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
+{
+    return gather<unsigned long long>(src, perm, dst, n, s);
+}
+
+extern "C" bn_status bn_gpu_gather4(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
+{
+    return gather<unsigned int>(src, perm, dst, n, s);
+}
+
+extern "C" bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
+{
+    return gather<float4>(src, perm, dst, n, s);
+}
+
+extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const double ref[3], int n,
+                                        float4 *body, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    bodies_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], mass, ref[0], ref[1],
+                                                                      ref[2], n, body);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
