@@ -50,34 +50,34 @@ static void centre_of_mass(const bn_particles *p, double c[3])
     for (int k = 0; k < 3; k++) c[k] = s[k] / m;
 }
 
-static double mass_within(const bn_particles *p, const double c[3], double r2)
+static double mass_within(const bn_particles *p, const double *d2, double r2)
 {
     double m = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        double d2 = 0;
-        for (int k = 0; k < 3; k++) d2 += (p->pos[k][i] - c[k]) * (p->pos[k][i] - c[k]);
-        if (d2 <= r2) m += p->mass[i];
-    }
+    for (size_t i = 0; i < p->n; i++)
+        if (d2[i] <= r2) m += p->mass[i];
     return m;
 }
 
-/* Radius around c holding `fraction` of the mass, by bisection (no sort,
- * no scratch memory). */
-static double radius_holding(const bn_particles *p, const double c[3], double fraction)
+/* Radius around c holding `fraction` of the mass: bisection on the squared
+ * distances (computed once), to a relative precision far below a pixel. */
+static bn_status radius_holding(const bn_particles *p, const double c[3], double fraction, double *radius)
 {
-    double rmax2 = 0, target = fraction * bn_particles_total_mass(p);
+    double *d2 = bn_alloc(p->n * sizeof *d2, "render: particle distances");
+    if (!d2) return BN_ERR_NOMEM;
+    double hi = 0, lo = 0, target = fraction * bn_particles_total_mass(p);
     for (size_t i = 0; i < p->n; i++) {
-        double d2 = 0;
-        for (int k = 0; k < 3; k++) d2 += (p->pos[k][i] - c[k]) * (p->pos[k][i] - c[k]);
-        if (d2 > rmax2) rmax2 = d2;
+        d2[i] = 0;
+        for (int k = 0; k < 3; k++) d2[i] += (p->pos[k][i] - c[k]) * (p->pos[k][i] - c[k]);
+        hi = d2[i] > hi ? d2[i] : hi;
     }
-    double lo = 0, hi = sqrt(rmax2);
-    for (int it = 0; it < 60 && hi > 0; it++) {
+    for (int it = 0; it < 48 && hi > 0; it++) {
         double mid = 0.5 * (lo + hi);
-        if (mass_within(p, c, mid * mid) >= target) hi = mid;
+        if (mass_within(p, d2, mid) >= target) hi = mid;
         else lo = mid;
     }
-    return hi;
+    free(d2);
+    *radius = sqrt(hi);
+    return BN_OK;
 }
 
 /* Cloud-in-cell deposit of surface density; row 0 is the top of the image. */
@@ -226,7 +226,8 @@ bn_status bn_render_png(const char *path, const bn_particles *p, const bn_render
     BN_TRY(bn_particles_validate(p, "render"));
     double c[3];
     centre_of_mass(p, c);
-    double half = r.extent > 0 ? r.extent : radius_holding(p, c, RENDER_MASS_FRACTION);
+    double half = r.extent;
+    if (half == 0) BN_TRY(radius_holding(p, c, RENDER_MASS_FRACTION, &half));
     if (!(half > 0)) half = 1.0; /* every particle on the centre of mass */
     size_t npix = (size_t)r.width * (size_t)r.height;
     double *sigma = bn_calloc(npix, sizeof *sigma, "image densities");
