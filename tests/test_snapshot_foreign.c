@@ -52,7 +52,7 @@ static void test_gadget2_float_masstable(void **state)
     fx_rmdir(dir);
 }
 
-/* SWIFT-like: PartType0 and PartType1 with particles, an empty PartType4,
+/* SWIFT-like: PartType0 and PartType1 with particles, empty PartType4 and 5,
  * signed int64 ids, per-particle masses, BoxSize as 3 values, Time as a
  * 1-element array, units only in /Units under SWIFT's names. */
 static void test_swift_like_multi_type(void **state)
@@ -91,6 +91,11 @@ static void test_swift_like_multi_type(void **state)
     fx_dataset(g, "ParticleIDs", H5T_STD_I64LE, H5T_NATIVE_INT64, 3, 0, id1);
     H5Gclose(g);
     H5Gclose(fx_group(f, "PartType4"));
+    g = fx_group(f, "PartType5"); /* empty datasets, no Masses, MassTable 0 */
+    fx_dataset(g, "Coordinates", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, 3, pos1);
+    fx_dataset(g, "Velocities", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 0, 3, vel1);
+    fx_dataset(g, "ParticleIDs", H5T_STD_I64LE, H5T_NATIVE_INT64, 0, 0, id1);
+    H5Gclose(g);
     H5Fclose(f);
 
     bn_particles *p = NULL;

@@ -104,26 +104,36 @@ static bn_status open_matching(const part_group *g, const char *name, int ncol, 
     return BN_OK;
 }
 
-/* Register group PartType<t> if it holds particles. */
-static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *pg)
+/* Rows of g's Coordinates, checked against /Header NumPart_ThisFile. */
+static bn_status count_rows(part_group *g, double header_n)
 {
-    part_group *g = &pg->g[pg->n_groups];
-    g->type = t;
-    snprintf(g->where, sizeof g->where, "/PartType%d", t);
-    double header_n = (size_t)t < hi->n_count ? hi->count[t] : -1;
-    g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
-    if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
-    if (!bn_h5_link_exists(g->group, "Coordinates") && header_n == 0) {
-        H5Gclose(g->group); /* an empty type, as some codes write */
-        return BN_OK;
-    }
-    pg->n_groups++;
     hid_t d;
     BN_TRY(bn_h5_open_dataset(g->group, g->where, "Coordinates", 3, &d, &g->n));
     H5Dclose(d);
     if (header_n >= 0 && header_n != (double)g->n)
         return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header NumPart_ThisFile[%d] = %.0f but %s/Coordinates has %zu rows",
-                       t, header_n, g->where, g->n);
+                       g->type, header_n, g->where, g->n);
+    return BN_OK;
+}
+
+/* Register group PartType<t> if it holds particles (some codes write
+ * empty groups, with or without empty datasets). */
+static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *pg)
+{
+    part_group *g = &pg->g[pg->n_groups];
+    g->type = t;
+    g->n = 0;
+    snprintf(g->where, sizeof g->where, "/PartType%d", t);
+    double header_n = (size_t)t < hi->n_count ? hi->count[t] : -1;
+    g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
+    if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
+    int empty = header_n == 0 && !bn_h5_link_exists(g->group, "Coordinates");
+    bn_status s = empty ? BN_OK : count_rows(g, header_n);
+    if (s != BN_OK || g->n == 0) {
+        H5Gclose(g->group);
+        return s;
+    }
+    pg->n_groups++;
     pg->total += g->n;
     pg->all_acc &= bn_h5_link_exists(g->group, "Acceleration");
     pg->all_pot &= bn_h5_link_exists(g->group, "Potential");
