@@ -214,6 +214,7 @@ int bn_cmd_run(int argc, char **argv)
                                    {"quiet", no_argument, 0, 'q'},        {"print-defaults", no_argument, 0, 'D'},
                                    {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    if (!overrides) return cli_fail(cmd, bn_fail(BN_ERR_NOMEM, "out of memory for the -P list"));
     int n_over = 0, print_defaults = 0, c, rc = 0;
     run_ctx ctx = {0};
     ctx.outdir = ".";
