@@ -43,6 +43,18 @@ bn_status ic_centre(bn_particles *p);
 /* Kinetic energy sum 1/2 m v^2 (deterministic). */
 bn_status ic_kinetic(const bn_particles *p, double *T);
 
+/* A spherical model with isotropic velocities, sampled particle by
+ * particle: radius from a uniform mass fraction (draw 0), position
+ * direction (draws 1-2), velocity direction (draws 3-4), speed at that
+ * radius from draws 5 on (negative: the sampler failed). Masses 1/n. */
+typedef struct ic_spherical {
+    const char *name;
+    const void *ctx;
+    double (*radius)(const void *ctx, double mass_fraction);
+    double (*speed)(const void *ctx, double r, uint64_t seed, uint64_t i, uint64_t draw);
+} ic_spherical;
+bn_status ic_sample_spherical(const bn_ic_params *prm, bn_particles *p, const ic_spherical *model);
+
 /* ---- generators: fill pos, vel (G = 1) and mass of p (p->n set) ---- */
 bn_status ic_plummer(const bn_ic_params *prm, bn_particles *p);
 bn_status ic_halo(const bn_ic_params *prm, bn_particles *p);
