@@ -209,18 +209,25 @@ BN_API bn_status bn_error_stats_compute(size_t n, const double *acc, const doubl
 /* Initial conditions                                                   */
 /* ------------------------------------------------------------------ */
 typedef enum bn_ic_model {
-    BN_IC_PLUMMER = 0,     /* Henon units: M = 1, G = 1, E = -1/4          */
+    BN_IC_PLUMMER = 0,     /* Henon units: M = 1, G = 1, E = -1/4
+                              (a = 3 pi/16), cut at 99.9% of the mass   */
     BN_IC_HERNQUIST = 1,   /* M = 1, a = 1, truncated, Eddington DF        */
     BN_IC_NFW = 2,         /* M(r_trunc) = 1, r_s = 1, truncated, Eddington */
     BN_IC_UNIFORM_SPHERE = 3, /* radius 1, virial ratio Q (0: cold)        */
     BN_IC_UNIFORM_CUBE = 4    /* [-half, half]^3, at rest                  */
 } bn_ic_model;
+/* Truncated halos have density rho(r) - rho(r_trunc) inside r_trunc (and
+ * none beyond), so that the density reaches zero at the edge and the
+ * isotropic Eddington DF, computed numerically in the truncated model's own
+ * potential, is an exact equilibrium. Every model has total mass 1 (the
+ * uniform cube with mass_spread: about 1/2). */
 
 typedef struct bn_ic_params {
     bn_ic_model model;
     size_t n;              /* particles                                  */
     uint64_t seed;         /* Default 1.                                 */
-    double G;              /* Default 1.                                 */
+    double G;              /* Default 1. Velocities scale as sqrt(G);
+                              positions and masses do not depend on it.  */
     double virial_ratio;   /* uniform-sphere: 2T/|W|. Default 0 (cold).   */
     double truncation;     /* hernquist/nfw: truncation radius in units of
                               the scale radius. Default 0: the model's
