@@ -45,7 +45,7 @@ bn_status bn_atomic_commit(char *tmp_path, const char *path)
 {
     bn_status s = BN_OK;
     if (rename(tmp_path, path) != 0) {
-        s = bn_fail(BN_ERR_IO, "cannot rename %s to %s: %s", tmp_path, path, strerror(errno));
+        s = bn_fail(BN_ERR_IO, "cannot write %s: renaming %s to it failed: %s", path, tmp_path, strerror(errno));
         unlink(tmp_path);
     }
     free(tmp_path);
