@@ -1,11 +1,210 @@
-/* banyan bench: placeholder until its issue lands. */
+/* banyan bench: time the force computation on a model generated in memory,
+ * through bn_gravity (so every backend gets the same benchmark), and with
+ * --check measure its error against double direct summation. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include "cli/cli.h"
+#include "cli/gravity_options.h"
+#include "core/rng.h"
+#include "gravity/interact.h"
+
+typedef struct bench_opts {
+    bn_gravity_params g;
+    bn_ic_params ic;
+    long repeat;
+    int check, json;
+} bench_opts;
+
+typedef struct bench_result {
+    bn_force_stats best; /* the repeat with the smallest total time */
+    double t_call;       /* bn_gravity_compute wall time of that repeat (copies included) */
+    bn_error_stats err;
+} bench_result;
+
+static void bench_help(void)
+{
+    printf("usage: banyan bench [--model plummer|hernquist|uniform-cube|...] [--n N] [options]\n\n"
+           "Generate a model in memory, compute its forces --repeat times, print the\n"
+           "best run's stage times, interactions per particle and rates.\n\n"
+           "  --model M     initial-condition model (default plummer; uniform-cube has\n"
+           "                masses uniform in [0, 1/N), the standard GPU benchmark)\n"
+           "  --n N         particles (default 2^20; 2^K accepted)\n"
+           "  --seed S      model seed (default 1)\n"
+           "  --repeat R    force evaluations, the fastest is reported (default 3)\n"
+           "  --check       error percentiles against double direct summation on\n"
+           "                1000 random particles\n"
+           "  --json        one JSON object instead of the table\n\n");
+    cli_gravity_options_help();
+}
+
+enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON };
+
+/* 0: parsed, -1: --help printed, else the exit code. */
+static int parse(int argc, char **argv, bench_opts *o)
+{
+    const char *cmd = "bench";
+    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 8];
+    int n = cli_gravity_options(opts);
+    opts[n++] = (struct option){"model", required_argument, 0, OPT_MODEL};
+    opts[n++] = (struct option){"n", required_argument, 0, OPT_N};
+    opts[n++] = (struct option){"seed", required_argument, 0, OPT_SEED};
+    opts[n++] = (struct option){"repeat", required_argument, 0, OPT_REPEAT};
+    opts[n++] = (struct option){"check", no_argument, 0, OPT_CHECK};
+    opts[n++] = (struct option){"json", no_argument, 0, OPT_JSON};
+    opts[n++] = (struct option){"help", no_argument, 0, 'h'};
+    opts[n] = (struct option){0, 0, 0, 0};
+    long v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': bench_help(); return -1;
+        case OPT_MODEL:
+            if (bn_ic_model_parse(optarg, &o->ic.model) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+            break;
+        case OPT_N:
+            if (!cli_parse_size(cmd, "--n", optarg, &o->ic.n)) return 2;
+            break;
+        case OPT_SEED:
+            if (!cli_parse_long(cmd, "--seed", optarg, &v)) return 2;
+            o->ic.seed = (uint64_t)v;
+            break;
+        case OPT_REPEAT:
+            if (!cli_parse_long(cmd, "--repeat", optarg, &o->repeat)) return 2;
+            if (o->repeat < 1) return cli_usage_error(cmd, "--repeat must be >= 1, got %ld", o->repeat);
+            break;
+        case OPT_CHECK: o->check = 1; break;
+        case OPT_JSON: o->json = 1; break;
+        default: {
+            int r = cli_gravity_option(cmd, c, optarg, &o->g);
+            if (r != 0) return r;
+        }
+        }
+    }
+    if (optind != argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o->ic.n < 1) return cli_usage_error(cmd, "--n must be >= 1");
+    o->ic.G = o->g.G;
+    if (o->ic.model == BN_IC_UNIFORM_CUBE) o->ic.mass_spread = 1;
+    return 0;
+}
+
+/* Errors of p's forces on 1000 random particles against direct summation. */
+static bn_status check_errors(const bn_particles *p, const bn_gravity_params *g, uint64_t seed, bn_error_stats *e)
+{
+    size_t ns = p->n < 1000 ? p->n : 1000;
+    size_t *idx = malloc(ns * sizeof *idx);
+    double *ref = malloc(3 * ns * sizeof *ref), *pref = malloc(ns * sizeof *pref);
+    double *got = malloc(3 * ns * sizeof *got), *pgot = malloc(ns * sizeof *pgot);
+    bn_status s = (idx && ref && pref && got && pgot) ? BN_OK : BN_ERR_NOMEM;
+    for (size_t t = 0; s == BN_OK && t < ns; t++) {
+        idx[t] = ns == p->n ? t : (size_t)(bn_rng_uniform(seed, t, 7) * (double)p->n) % p->n;
+        for (int k = 0; k < 3; k++) got[3 * t + k] = p->acc[k][idx[t]];
+        pgot[t] = p->pot[idx[t]];
+    }
+    if (s == BN_OK) s = bn_direct_reference(p, g->G, g->softening, idx, ns, ref, pref);
+    if (s == BN_OK) s = bn_error_stats_compute(ns, got, ref, pgot, pref, e);
+    free(idx);
+    free(ref);
+    free(pref);
+    free(got);
+    free(pgot);
+    return s;
+}
+
+static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r, const char **backend)
+{
+    bn_gravity *grav = NULL;
+    bn_status s = bn_gravity_create(&grav, &o->g);
+    r->best.t_total = -1;
+    for (long k = 0; s == BN_OK && k < o->repeat; k++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        s = bn_gravity_compute(grav, p);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (s != BN_OK) break;
+        const bn_force_stats *st = bn_gravity_stats(grav);
+        if (r->best.t_total < 0 || st->t_total < r->best.t_total) {
+            r->best = *st;
+            r->t_call = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        }
+    }
+    if (s == BN_OK) *backend = bn_backend_name(bn_gravity_backend(grav));
+    if (s == BN_OK && o->check) s = check_errors(p, &o->g, o->ic.seed + 12345, &r->err);
+    bn_gravity_free(grav);
+    return s;
+}
+
+static void print_table(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
+{
+    const bn_force_stats *s = &r->best;
+    const double nd = (double)n, walk = s->t_walk > 0 ? s->t_walk : s->t_total;
+    printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d\n",
+           bn_ic_model_name(o->ic.model), n, backend, bn_method_name(o->g.method), bn_mac_name(o->g.mac),
+           o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size);
+    printf("stage times (s, best of %ld): bbox %.4f keys %.4f sort %.4f build %.4f moments %.4f groups %.4f "
+           "walk %.4f total %.4f (call %.4f)\n",
+           o->repeat, s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk,
+           s->t_total, r->t_call);
+    printf("tree: %ld nodes, %ld leaves, %ld groups, depth %ld\n", s->n_nodes, s->n_leaves, s->n_groups, s->depth);
+    printf("interactions per particle: pp %.1f pc %.1f\n", s->n_pp / nd, s->n_pc / nd);
+    printf("rates: %.3e interactions/s, %.1f Gflop/s (%d per pp, %d per pc), %.3e particles/s\n",
+           (s->n_pp + s->n_pc) / walk, (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, BN_FLOPS_PP,
+           BN_FLOPS_PC, nd / s->t_total);
+    if (s->device_bytes_peak) printf("peak device memory: %.1f bytes per particle\n", (double)s->device_bytes_peak / nd);
+    if (o->check)
+        printf("relative acceleration error (%zu particles): p50 %.3e p90 %.3e p99 %.3e p99.9 %.3e max %.3e\n",
+               r->err.n, r->err.acc_p50, r->err.acc_p90, r->err.acc_p99, r->err.acc_p999, r->err.acc_max);
+}
+
+static void print_json(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
+{
+    const bn_force_stats *s = &r->best;
+    const double nd = (double)n, walk = s->t_walk > 0 ? s->t_walk : s->t_total;
+    printf("{\"model\": \"%s\", \"n\": %zu, \"seed\": %llu, \"backend\": \"%s\", \"method\": \"%s\", "
+           "\"mac\": \"%s\", \"theta\": %g, \"eps\": %g, \"leaf_size\": %d, \"group_size\": %d, "
+           "\"repeat\": %ld,\n",
+           bn_ic_model_name(o->ic.model), n, (unsigned long long)o->ic.seed, backend, bn_method_name(o->g.method),
+           bn_mac_name(o->g.mac), o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size, o->repeat);
+    printf(" \"t_bbox\": %.6g, \"t_keys\": %.6g, \"t_sort\": %.6g, \"t_build\": %.6g, \"t_moments\": %.6g, "
+           "\"t_groups\": %.6g, \"t_walk\": %.6g, \"t_total\": %.6g, \"t_call\": %.6g,\n",
+           s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk, s->t_total, r->t_call);
+    printf(" \"nodes\": %ld, \"leaves\": %ld, \"groups\": %ld, \"depth\": %ld, \"pp_per_particle\": %.2f, "
+           "\"pc_per_particle\": %.2f, \"interactions_per_s\": %.6g, \"gflops\": %.4g, \"particles_per_s\": %.6g, "
+           "\"device_bytes_per_particle\": %.2f",
+           s->n_nodes, s->n_leaves, s->n_groups, s->depth, s->n_pp / nd, s->n_pc / nd, (s->n_pp + s->n_pc) / walk,
+           (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, nd / s->t_total,
+           (double)s->device_bytes_peak / nd);
+    if (o->check)
+        printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "
+               "\"err_p999\": %.4e, \"err_max\": %.4e",
+               r->err.n, r->err.acc_p50, r->err.acc_p90, r->err.acc_p99, r->err.acc_p999, r->err.acc_max);
+    printf("}\n");
+}
 
 int bn_cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "banyan bench: not implemented yet\n");
-    return 1;
+    bench_opts o;
+    memset(&o, 0, sizeof o);
+    o.g = bn_gravity_params_default();
+    o.ic = bn_ic_params_default();
+    o.ic.n = (size_t)1 << 20;
+    o.repeat = 3;
+    int rc = parse(argc, argv, &o);
+    if (rc != 0) return rc < 0 ? 0 : rc;
+    bn_particles *p = NULL;
+    bench_result r;
+    memset(&r, 0, sizeof r);
+    const char *backend = "?";
+    bn_status s = bn_ic_generate(&o.ic, &p);
+    if (s == BN_OK) s = run_bench(&o, p, &r, &backend);
+    if (s == BN_OK) {
+        if (o.json) print_json(&o, &r, backend, p->n);
+        else print_table(&o, &r, backend, p->n);
+    }
+    rc = s == BN_OK ? 0 : cli_fail("bench", s);
+    bn_particles_free(p);
+    return rc;
 }

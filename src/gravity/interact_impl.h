@@ -29,6 +29,16 @@ BN_HD int BN_FN(bn_mac_accel_open)(BN_T dist2, BN_T open_radius2, BN_T gml2, BN_
     return dist2 < open_radius2 || gml2 > alpha_amin * dist2 * dist2;
 }
 
+/* 1/sqrt(r2), and 0 for r2 = 0 (a source on the target without
+ * softening: no force, no potential). Written as a select on the value
+ * instead of a branch around the rsqrt so that loops over it vectorise
+ * (gcc does not if-convert the branch for AVX2 and older). */
+BN_HD BN_T BN_FN(bn_rinv)(BN_T r2)
+{
+    const BN_T live = r2 > (BN_T)0 ? (BN_T)1 : (BN_T)0;
+    return BN_RSQRT(r2 + ((BN_T)1 - live)) * live;
+}
+
 /* Softened particle-particle interaction; d = x_source - x_target.
  * A source at the target's own position contributes m/eps to the
  * potential (callers remove the self term) and nothing to the force. */
@@ -36,7 +46,7 @@ BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, 
                         BN_T *az, BN_T *phi)
 {
     const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
-    const BN_T rinv = r2 > (BN_T)0 ? BN_RSQRT(r2) : (BN_T)0;
+    const BN_T rinv = BN_FN(bn_rinv)(r2);
     const BN_T mrinv = m * rinv;
     const BN_T mrinv3 = mrinv * rinv * rinv;
     *ax += mrinv3 * dx;
@@ -49,17 +59,20 @@ BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, 
  * cell's centre of mass; d = com - x_target:
  *   phi = -M/r - (d.Q.d) / (2 r^5)
  *   a   =  M d/r^3 - Q.d/r^5 + 5/2 (d.Q.d) d / r^7
- * q holds xx, yy, zz, xy, xz, yz (pass zeros for monopole only). */
-BN_HD void BN_FN(bn_pc)(BN_T dx, BN_T dy, BN_T dz, BN_T m, const BN_T *q, BN_T eps2,
-                        BN_T *ax, BN_T *ay, BN_T *az, BN_T *phi)
+ * The six components come as values (xx, yy, zz, xy, xz, yz), so that a
+ * loop over structure-of-arrays cell lists vectorises (an array argument
+ * built per source defeats gcc's vectoriser); bn_pc below takes them as
+ * an array. Pass zeros for monopole only. */
+BN_HD void BN_FN(bn_pc6)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy, BN_T qxz,
+                         BN_T qyz, BN_T eps2, BN_T *ax, BN_T *ay, BN_T *az, BN_T *phi)
 {
     const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
-    const BN_T rinv = r2 > (BN_T)0 ? BN_RSQRT(r2) : (BN_T)0;
+    const BN_T rinv = BN_FN(bn_rinv)(r2);
     const BN_T rinv2 = rinv * rinv;
     const BN_T mrinv = m * rinv;
-    const BN_T qdx = q[BN_QXX] * dx + q[BN_QXY] * dy + q[BN_QXZ] * dz;
-    const BN_T qdy = q[BN_QXY] * dx + q[BN_QYY] * dy + q[BN_QYZ] * dz;
-    const BN_T qdz = q[BN_QXZ] * dx + q[BN_QYZ] * dy + q[BN_QZZ] * dz;
+    const BN_T qdx = qxx * dx + qxy * dy + qxz * dz;
+    const BN_T qdy = qxy * dx + qyy * dy + qyz * dz;
+    const BN_T qdz = qxz * dx + qyz * dy + qzz * dz;
     const BN_T dqd = dx * qdx + dy * qdy + dz * qdz;
     const BN_T rinv5 = rinv2 * rinv2 * rinv;
     const BN_T half_dqd_r5 = (BN_T)0.5 * dqd * rinv5;
@@ -68,4 +81,12 @@ BN_HD void BN_FN(bn_pc)(BN_T dx, BN_T dy, BN_T dz, BN_T m, const BN_T *q, BN_T e
     *ax += radial * dx - rinv5 * qdx;
     *ay += radial * dy - rinv5 * qdy;
     *az += radial * dz - rinv5 * qdz;
+}
+
+/* The same with q holding xx, yy, zz, xy, xz, yz. */
+BN_HD void BN_FN(bn_pc)(BN_T dx, BN_T dy, BN_T dz, BN_T m, const BN_T *q, BN_T eps2,
+                        BN_T *ax, BN_T *ay, BN_T *az, BN_T *phi)
+{
+    BN_FN(bn_pc6)(dx, dy, dz, m, q[BN_QXX], q[BN_QYY], q[BN_QZZ], q[BN_QXY], q[BN_QXZ], q[BN_QYZ], eps2, ax, ay,
+                  az, phi);
 }

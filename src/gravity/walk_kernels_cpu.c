@@ -10,7 +10,7 @@
 #include "gravity/walk_cpu.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define BN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define BN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #else
 #define BN_SIMD_CLONES
 #endif
@@ -42,10 +42,9 @@ void bn_walk_pc_tile(int nt, const double *tx, const double *ty, const double *t
         const double xi = tx[i], yi = ty[i], zi = tz[i];
         double a0 = 0, a1 = 0, a2 = 0, p = 0;
 #pragma omp simd reduction(+ : a0, a1, a2, p)
-        for (int j = 0; j < ns; j++) {
-            const double qj[6] = {q0[j], q1[j], q2[j], q3[j], q4[j], q5[j]};
-            bn_pc_d(sx[j] - xi, sy[j] - yi, sz[j] - zi, sm[j], qj, eps2, &a0, &a1, &a2, &p);
-        }
+        for (int j = 0; j < ns; j++)
+            bn_pc6_d(sx[j] - xi, sy[j] - yi, sz[j] - zi, sm[j], q0[j], q1[j], q2[j], q3[j], q4[j], q5[j], eps2,
+                     &a0, &a1, &a2, &p);
         ax[i] += a0;
         ay[i] += a1;
         az[i] += a2;
