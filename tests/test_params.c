@@ -162,6 +162,7 @@ static void test_bad_values(void **state)
     path = write_file("scalar.yml", "just text\n");
     TU_FAILS(bn_run_params_read_file(p, path), BN_ERR_PARAMETER, "expected sections");
     TU_FAILS(bn_run_params_read_file(p, "/nonexistent/params.yml"), BN_ERR_IO, "/nonexistent/params.yml");
+    TU_FAILS(bn_run_params_read_file(p, tmpdir), BN_ERR_IO, "is a directory");
     /* nothing above changed a value */
     bn_run_params *fresh = malloc(sizeof *fresh);
     bn_run_params_init(fresh);

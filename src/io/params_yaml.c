@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 #include "core/error.h"
 #include "io/params.h"
@@ -119,6 +120,11 @@ bn_status bn_run_params_read_file(bn_run_params *p, const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return bn_fail(BN_ERR_IO, "cannot open parameter file '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return bn_fail(BN_ERR_IO, "parameter file '%s' is a directory", path);
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {
