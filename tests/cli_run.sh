@@ -123,5 +123,8 @@ for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8; do [ -e "$T/$d" ] && fail "failed r
 "$BANYAN" run --print-defaults >"$T/default.yml" || fail "--print-defaults failed"
 diff "$T/default.yml" "$HERE/../examples/default.yml" \
     || fail "examples/default.yml differs from 'banyan run --print-defaults' (regenerate it)"
+for f in "$HERE"/../examples/*.yml; do # every example is a valid parameter file
+    "$BANYAN" run "$f" --print-defaults >/dev/null 2>"$T/err.txt" || fail "$f: $(cat "$T/err.txt")"
+done
 "$BANYAN" run --help | grep -q 'output-dir' || fail "--help"
 echo "cli_run: all checks passed"

@@ -193,8 +193,10 @@ static void print_summary(const run_ctx *c)
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
     printf("  energy error |E-E0|/|E0| at t_end: %.3e (%ld rows in %s)\n", c->log.last_rel, c->energy_rows,
            c->prm->energy_file);
-    printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s_NNNN.hdf5%s%s\n", c->outdir, c->sched.n,
-           c->prm->snap_basename, c->prm->render ? ", " : "", c->prm->render ? c->prm->render_file : "");
+    const int in_outdir = !strcmp(c->prm->snap_dir, ".");
+    printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s%s%s_NNNN.hdf5%s%s\n", c->outdir, c->sched.n,
+           in_outdir ? "" : c->prm->snap_dir, in_outdir ? "" : "/", c->prm->snap_basename,
+           c->prm->render ? ", " : "", c->prm->render ? c->prm->render_file : "");
 }
 
 static bn_status run(run_ctx *c)
