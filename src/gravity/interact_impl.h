@@ -6,9 +6,16 @@
 BN_HD BN_T BN_FN(bn_box_dist2)(BN_T cx, BN_T cy, BN_T cz, BN_T lox, BN_T loy, BN_T loz,
                                BN_T hix, BN_T hiy, BN_T hiz)
 {
-    const BN_T dx = cx < lox ? lox - cx : (cx > hix ? cx - hix : (BN_T)0);
-    const BN_T dy = cy < loy ? loy - cy : (cy > hiy ? cy - hiy : (BN_T)0);
-    const BN_T dz = cz < loz ? loz - cz : (cz > hiz ? cz - hiz : (BN_T)0);
+    /* max(lo - c, c - hi, 0) per axis: selects, no branches (the walk
+     * tests every cell it meets; branches here mispredict half the time) */
+    BN_T dx = lox - cx, dy = loy - cy, dz = loz - cz;
+    const BN_T ex = cx - hix, ey = cy - hiy, ez = cz - hiz;
+    dx = dx > ex ? dx : ex;
+    dy = dy > ey ? dy : ey;
+    dz = dz > ez ? dz : ez;
+    dx = dx > (BN_T)0 ? dx : (BN_T)0;
+    dy = dy > (BN_T)0 ? dy : (BN_T)0;
+    dz = dz > (BN_T)0 ? dz : (BN_T)0;
     return dx * dx + dy * dy + dz * dz;
 }
 

@@ -24,6 +24,18 @@
 /* Sources per tile: 10 arrays of doubles for cells = 20 KiB, fits L1. */
 #define TILE 256
 
+/* What the traversal reads of a cell, packed in one 64-byte line (the
+ * GPU packs the same into float4s): visiting a cell then costs one cache
+ * line instead of one per tree array. Built once per walk. */
+typedef struct walk_cell {
+    double com[3];
+    double r2;              /* opening radius squared                 */
+    double gml2;            /* G M l^2 for the accel criterion        */
+    double mass;
+    int32_t first_child, n_children;
+    int32_t first_body, n_bodies;
+} walk_cell;
+
 typedef struct walk_scratch {
     int32_t *cur, *next;           /* cell lists of the breadth-first walk */
     double *pp[4];                 /* x, y, z, m of particle sources       */
@@ -80,19 +92,20 @@ static void flush_pc(const bn_tree *t, const walk_group *g, double eps2, walk_sc
     s->npc = 0;
 }
 
-static void push_cell(const bn_tree *t, int c, const walk_group *g, double eps2, walk_scratch *s)
+static void push_cell(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
+                      walk_scratch *s)
 {
     const int j = s->npc;
-    for (int k = 0; k < 3; k++) s->pc[k][j] = t->com[3 * c + k];
-    s->pc[3][j] = t->mass_node[c];
+    for (int k = 0; k < 3; k++) s->pc[k][j] = cell->com[k];
+    s->pc[3][j] = cell->mass;
     for (int k = 0; k < 6; k++) s->pc[4 + k][j] = t->quad[6 * c + k];
     if (++s->npc == TILE) flush_pc(t, g, eps2, s);
 }
 
-static void push_bodies(const bn_tree *t, int c, const walk_group *g, double eps2, walk_scratch *s)
+static void push_bodies(const bn_tree *t, const walk_cell *cell, const walk_group *g, double eps2, walk_scratch *s)
 {
-    int b = t->first_body[c];
-    const int e = b + t->n_bodies[c];
+    int b = cell->first_body;
+    const int e = b + cell->n_bodies;
     while (b < e) {
         const int take = e - b < TILE - s->npp ? e - b : TILE - s->npp;
         for (int k = 0; k < 3; k++)
@@ -105,18 +118,16 @@ static void push_bodies(const bn_tree *t, int c, const walk_group *g, double eps
 }
 
 /* Does the group open cell c? (interact.h: the same test the GPU makes) */
-static int opens(const bn_tree *t, int c, const walk_group *g, bn_mac mac, double G)
+static int opens(const walk_cell *cell, const walk_group *g, bn_mac mac)
 {
-    const double *cm = t->com + 3 * c;
+    const double *cm = cell->com;
     const double d2 = bn_box_dist2_d(cm[0], cm[1], cm[2], g->lo[0], g->lo[1], g->lo[2], g->hi[0], g->hi[1], g->hi[2]);
-    const double r2 = t->open_radius[c] * t->open_radius[c];
-    if (mac != BN_MAC_ACCEL) return bn_mac_geometric_open_d(d2, r2);
-    const double gml2 = G * t->mass_node[c] * t->size[c] * t->size[c];
-    return bn_mac_accel_open_d(d2, r2, gml2, g->alpha_amin);
+    if (mac != BN_MAC_ACCEL) return bn_mac_geometric_open_d(d2, cell->r2);
+    return bn_mac_accel_open_d(d2, cell->r2, cell->gml2, g->alpha_amin);
 }
 
-static void walk_group_cells(const bn_tree *t, const walk_group *g, bn_mac mac, double G, double eps2,
-                             walk_scratch *s)
+static void walk_group_cells(const bn_tree *t, const walk_cell *cells, const walk_group *g, bn_mac mac,
+                             double eps2, walk_scratch *s)
 {
     int ncur = 1, nnext;
     s->cur[0] = 0;
@@ -124,10 +135,11 @@ static void walk_group_cells(const bn_tree *t, const walk_group *g, bn_mac mac, 
         nnext = 0;
         for (int i = 0; i < ncur; i++) {
             const int c = s->cur[i];
-            if (!opens(t, c, g, mac, G)) push_cell(t, c, g, eps2, s);
-            else if (t->n_children[c] == 0) push_bodies(t, c, g, eps2, s);
+            const walk_cell *cell = cells + c;
+            if (!opens(cell, g, mac)) push_cell(t, cell, c, g, eps2, s);
+            else if (cell->n_children == 0) push_bodies(t, cell, g, eps2, s);
             else
-                for (int j = 0; j < t->n_children[c]; j++) s->next[nnext++] = t->first_child[c] + j;
+                for (int j = 0; j < cell->n_children; j++) s->next[nnext++] = cell->first_child + j;
         }
         int32_t *tmp = s->cur;
         s->cur = s->next;
@@ -156,15 +168,15 @@ static void setup_group(const bn_tree *t, int gi, const bn_gravity_params *gp, b
 }
 
 /* Walk one group and write its targets' results (self term removed). */
-static void walk_one(const bn_tree *t, int gi, const bn_gravity_params *gp, bn_mac mac, const double *acc_old,
-                     double *out, walk_scratch *s)
+static void walk_one(const bn_tree *t, const walk_cell *cells, int gi, const bn_gravity_params *gp, bn_mac mac,
+                     const double *acc_old, double *out, walk_scratch *s)
 {
     walk_group g;
     setup_group(t, gi, gp, mac, acc_old, &g);
     const double eps2 = gp->softening * gp->softening;
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < g.count; i++) s->acc[k][i] = 0;
-    walk_group_cells(t, &g, mac, gp->G, eps2, s);
+    walk_group_cells(t, cells, &g, mac, eps2, s);
     const double self = eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
     for (int i = 0; i < g.count; i++) {
         double *o = out + 4 * (size_t)(g.first + i);
@@ -174,6 +186,22 @@ static void walk_one(const bn_tree *t, int gi, const bn_gravity_params *gp, bn_m
     s->count_pp -= g.count; /* the self pairs */
 }
 
+static void pack_cells(const bn_tree *t, double G, walk_cell *cells)
+{
+#pragma omp parallel for schedule(static)
+    for (int c = 0; c < t->n_nodes; c++) {
+        walk_cell *w = cells + c;
+        for (int k = 0; k < 3; k++) w->com[k] = t->com[3 * c + k];
+        w->r2 = t->open_radius[c] * t->open_radius[c];
+        w->gml2 = G * t->mass_node[c] * t->size[c] * t->size[c];
+        w->mass = t->mass_node[c];
+        w->first_child = t->first_child[c];
+        w->n_children = t->n_children[c];
+        w->first_body = t->first_body[c];
+        w->n_bodies = t->n_bodies[c];
+    }
+}
+
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
                            double *out, double *n_pp, double *n_pc)
 {
@@ -181,6 +209,9 @@ bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac 
         return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
     int max_group = 1;
     for (int i = 0; i < t->n_groups; i++) max_group = t->group_count[i] > max_group ? t->group_count[i] : max_group;
+    walk_cell *cells = aligned_alloc(64, ((size_t)t->n_nodes * sizeof(walk_cell) + 63) / 64 * 64);
+    if (!cells) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate %d cells", t->n_nodes);
+    pack_cells(t, g->G, cells);
     int failed = 0;
     double cpp = 0, cpc = 0;
 #pragma omp parallel reduction(+ : cpp, cpc) reduction(| : failed)
@@ -189,11 +220,12 @@ bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac 
         if (!scratch_alloc(&s, t->n_nodes, max_group)) failed = 1;
 #pragma omp for schedule(dynamic, 4)
         for (int gi = 0; gi < t->n_groups; gi++)
-            if (!failed) walk_one(t, gi, g, mac, acc_old, out, &s);
+            if (!failed) walk_one(t, cells, gi, g, mac, acc_old, out, &s);
         cpp += s.count_pp;
         cpc += s.count_pc;
         scratch_free(&s);
     }
+    free(cells);
     if (failed) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the interaction lists");
     if (n_pp) *n_pp = cpp;
     if (n_pc) *n_pc = cpc;
