@@ -93,9 +93,10 @@ bn_status grow_array(T **p, int old_n, int keep, int new_n, const char *what, cu
     return BN_OK;
 }
 
-/* Room for `need` nodes, keeping the first `keep` (moments arrays are
- * rewritten later, so they are not copied). */
-bn_status ensure_nodes(bn_gpu_tree_store *st, int need, int keep, cudaStream_t s)
+/* Room for `need` nodes, keeping the first `keep` nodes and the first
+ * `keep_scan` entries of the level scan (moments arrays are rewritten
+ * later, so they are not copied). */
+bn_status ensure_nodes(bn_gpu_tree_store *st, int need, int keep, int keep_scan, cudaStream_t s)
 {
     if (need <= st->node_capacity) return BN_OK;
     int cap = need + need / 4 + 1024;
@@ -106,7 +107,7 @@ bn_status ensure_nodes(bn_gpu_tree_store *st, int need, int keep, cudaStream_t s
     BN_TRY(grow_array(&t->node_quad0, st->node_capacity, 0, cap, "tree nodes (quadrupole)", s));
     BN_TRY(grow_array(&t->node_quad1, st->node_capacity, 0, cap, "tree nodes (quadrupole, MAC)", s));
     BN_TRY(grow_array(&st->level_count, st->node_capacity, 0, cap, "tree build scratch", s));
-    BN_TRY(grow_array(&st->level_offset, st->node_capacity, 0, cap, "tree build scratch", s));
+    BN_TRY(grow_array(&st->level_offset, st->node_capacity, keep_scan, cap, "tree build scratch", s));
     size_t tmp = 0, tmp_excl = 0; /* scratch for both scans (the groups use the exclusive one) */
     BN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(NULL, tmp, st->level_count, st->level_offset, cap, s));
     BN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, tmp_excl, st->level_count, st->level_offset, cap, s));
@@ -133,7 +134,7 @@ bn_status build_level(bn_gpu_tree_store *st, const uint64_t *keys, int start, in
     BN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(st->scan_tmp, tmp, st->level_count, st->level_offset, m, s));
     BN_CUDA_CHECK(cudaMemcpyAsync(children, st->level_offset + m - 1, sizeof(int), cudaMemcpyDeviceToHost, s));
     BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    BN_TRY(ensure_nodes(st, start + m + *children, start + m, s));
+    BN_TRY(ensure_nodes(st, start + m + *children, start + m, m, s));
     write_children<<<blocks_for(m), kThreads, 0, s>>>(t->node_body, t->node_child, start, m, start + m, level,
                                                       leaf_size, keys, st->level_offset);
     BN_CUDA_LAUNCH_CHECK();
@@ -144,7 +145,7 @@ bn_status build_level(bn_gpu_tree_store *st, const uint64_t *keys, int start, in
 extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
-    BN_TRY(ensure_nodes(st, n / 4 + 1, 0, s));
+    BN_TRY(ensure_nodes(st, n / 4 + 1, 0, 0, s));
     const int2 root = make_int2(0, n);
     BN_CUDA_CHECK(cudaMemcpyAsync(t->node_body, &root, sizeof root, cudaMemcpyHostToDevice, s));
     int start = 0, m = 1, level = 0;

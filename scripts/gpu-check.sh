@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Everything the GPU backend needs checked, in one call on a machine with a
+# GPU: build for sm_90 (or take prebuilt binaries), the GPU tests, the rest
+# of the suite quickly, compute-sanitizer on small runs, the benchmarks,
+# and a short table last. Logs and JSON results go to $OUT.
+#
+#   scripts/gpu-check.sh [--prebuilt DIR] [--quick] [--bench-only]
+#     --prebuilt DIR  use DIR/banyan and DIR/tests/test_* (built elsewhere
+#                     for sm_90); DIR/lib is added to LD_LIBRARY_PATH for
+#                     libraries the machine lacks (libyaml, libcmocka)
+#     --quick         benchmarks at 2^20 only
+#     --bench-only    skip tests and sanitizer
+set -u
+OUT=${OUT:-$PWD/out-gpu-check}
+mkdir -p "$OUT"
+PREBUILT="" QUICK=0 BENCH_ONLY=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --prebuilt) PREBUILT=$2; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --bench-only) BENCH_ONLY=1; shift ;;
+    *) echo "usage: $0 [--prebuilt DIR] [--quick] [--bench-only]" >&2; exit 2 ;;
+    esac
+done
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$OUT/device.txt" 2>&1
+note "device: $(cat "$OUT/device.txt")"
+
+# ---- build ------------------------------------------------------------
+if [ -n "$PREBUILT" ]; then
+    BIN=$PREBUILT
+    [ -d "$PREBUILT/lib" ] && export LD_LIBRARY_PATH=$(cd "$PREBUILT/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+    BIN=build-gpu-check
+    if ! { cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
+           cmake --build "$BIN" -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
+        note "BUILD FAILED (see build.log)"; tail -30 "$OUT/build.log"; exit 1
+    fi
+fi
+BANYAN=$BIN/banyan
+note "banyan: $($BANYAN --version 2>&1 | head -1)"
+
+# ---- tests ------------------------------------------------------------
+run_test() { # name, timeout
+    local t=$BIN/tests/$1 rc
+    [ -x "$t" ] || { note "test $1: missing"; return; }
+    timeout "$2" "$t" >"$OUT/$1.log" 2>&1
+    rc=$?
+    case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$OUT/$1.log" ;; esac
+}
+if [ $BENCH_ONLY = 0 ]; then
+    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct; do run_test $t 240; done
+    grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message" "$OUT"/test_gpu_sim.log 2>/dev/null | tee -a "$SUMMARY"
+    # the CPU suite, quickly (the heavy accuracy tests included: 16 cores)
+    for t in "$BIN"/tests/test_*; do
+        n=$(basename "$t"); case $n in test_gpu_*) continue ;; esac
+        run_test "$n" 120 >/dev/null
+    done
+    grep -c PASS "$SUMMARY" | sed 's/^/tests passed: /'
+    grep "FAIL\|missing" "$SUMMARY" || true
+
+    # ---- compute-sanitizer on small runs ------------------------------
+    for tool in memcheck racecheck synccheck initcheck; do
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
+            $BANYAN bench --backend gpu --model plummer --n 5000 --repeat 1 >"$OUT/sanitizer-$tool.log" 2>&1
+        rc=$?
+        note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo clean || echo "rc $rc: $(grep -m1 -i 'error' "$OUT/sanitizer-$tool.log")")"
+    done
+    timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
+        --n 3000 --repeat 1 --method direct >"$OUT/sanitizer-direct.log" 2>&1
+    note "compute-sanitizer memcheck (direct): rc $?"
+fi
+
+# ---- benchmarks ---------------------------------------------------------
+BENCH=$OUT/bench.jsonl
+: >"$BENCH"
+bench() { # args...
+    echo "+ banyan bench --backend gpu --json $*" >>"$OUT/bench.log"
+    if ! timeout 300 $BANYAN bench --backend gpu --json "$@" >>"$BENCH" 2>>"$OUT/bench.log"; then
+        note "bench FAILED: $*"; tail -3 "$OUT/bench.log"
+    fi
+}
+bench --model plummer --n 1048576 --theta 0.5 --check
+bench --model plummer --n 1048576 --theta 0.75 --check
+bench --model hernquist --n 1048576 --theta 0.5 --check
+bench --model plummer --n 262144 --method direct --repeat 3
+if [ $QUICK = 0 ]; then
+    bench --model plummer --n 16777216 --theta 0.5 --check
+    bench --model plummer --n 16777216 --theta 0.75 --check
+    bench --model uniform-cube --n 16777216 --theta 0.5 --check
+    bench --model uniform-cube --n 16777216 --theta 0.75 --check
+    bench --model hernquist --n 16777216 --theta 0.5 --check
+fi
+
+# ---- the short table, last -------------------------------------------
+cat "$SUMMARY"
+python3 - "$BENCH" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+print("%-12s %9s %6s %5s %8s %8s %8s %8s %8s %8s %7s %7s %9s %9s %6s" % (
+    "model", "N", "method", "theta", "total_ms", "sort_ms", "build_ms", "mom_ms", "walk_ms", "Mpart/s",
+    "pp/p", "pc/p", "p50", "p99", "B/part"))
+for r in rows:
+    print("%-12s %9d %6s %5.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %7.0f %7.0f %9.2e %9.2e %6.1f" % (
+        r["model"], r["n"], r["method"], r["theta"], 1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"],
+        1e3 * r["t_moments"], 1e3 * r["t_walk"], r["particles_per_s"] / 1e6, r["pp_per_particle"],
+        r["pc_per_particle"], r.get("err_p50", float("nan")), r.get("err_p99", float("nan")),
+        r["device_bytes_per_particle"]))
+PY
