@@ -2,7 +2,8 @@
 # Everything the GPU backend needs checked, in one call on a machine with a
 # GPU: build for sm_90 (or take prebuilt binaries), the GPU tests, the rest
 # of the suite quickly, compute-sanitizer on small runs, the benchmarks,
-# and a short table last. Logs and JSON results go to $OUT.
+# and a short table last. $OUT gets summary.txt, bench.jsonl and
+# logs.tar.gz (every log; the device tool returns at most 8 files).
 #
 #   scripts/gpu-check.sh [--prebuilt DIR] [--quick] [--bench-only]
 #     --prebuilt DIR  use DIR/banyan and DIR/tests/test_* (built elsewhere
@@ -12,7 +13,8 @@
 #     --bench-only    skip tests and sanitizer
 set -u
 OUT=${OUT:-$PWD/out-gpu-check}
-mkdir -p "$OUT"
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
 PREBUILT="" QUICK=0 BENCH_ONLY=0
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -27,8 +29,8 @@ SUMMARY=$OUT/summary.txt
 : >"$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
 
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$OUT/device.txt" 2>&1
-note "device: $(cat "$OUT/device.txt")"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$LOGS/device.txt" 2>&1
+note "device: $(cat "$LOGS/device.txt")"
 
 # ---- build ------------------------------------------------------------
 if [ -n "$PREBUILT" ]; then
@@ -37,8 +39,8 @@ if [ -n "$PREBUILT" ]; then
 else
     BIN=build-gpu-check
     if ! { cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
-           cmake --build "$BIN" -j "$(nproc)"; } >"$OUT/build.log" 2>&1; then
-        note "BUILD FAILED (see build.log)"; tail -30 "$OUT/build.log"; exit 1
+           cmake --build "$BIN" -j "$(nproc)"; } >"$LOGS/build.log" 2>&1; then
+        note "BUILD FAILED (see build.log)"; tail -30 "$LOGS/build.log"; exit 1
     fi
 fi
 BANYAN=$BIN/banyan
@@ -48,30 +50,28 @@ note "banyan: $($BANYAN --version 2>&1 | head -1)"
 run_test() { # name, timeout
     local t=$BIN/tests/$1 rc
     [ -x "$t" ] || { note "test $1: missing"; return; }
-    timeout "$2" "$t" >"$OUT/$1.log" 2>&1
+    timeout "$2" "$t" >"$LOGS/$1.log" 2>&1
     rc=$?
-    case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$OUT/$1.log" ;; esac
+    case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$LOGS/$1.log" ;; esac
 }
 if [ $BENCH_ONLY = 0 ]; then
     for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct; do run_test $t 240; done
-    grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message" "$OUT"/test_gpu_sim.log 2>/dev/null | tee -a "$SUMMARY"
+    grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message" "$LOGS"/test_gpu_sim.log 2>/dev/null | tee -a "$SUMMARY"
     # the CPU suite, quickly (the heavy accuracy tests included: 16 cores)
     for t in "$BIN"/tests/test_*; do
         n=$(basename "$t"); case $n in test_gpu_*) continue ;; esac
         run_test "$n" 120 >/dev/null
     done
-    grep -c PASS "$SUMMARY" | sed 's/^/tests passed: /'
-    grep "FAIL\|missing" "$SUMMARY" || true
 
     # ---- compute-sanitizer on small runs ------------------------------
     for tool in memcheck racecheck synccheck initcheck; do
         timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
-            $BANYAN bench --backend gpu --model plummer --n 5000 --repeat 1 >"$OUT/sanitizer-$tool.log" 2>&1
+            $BANYAN bench --backend gpu --model plummer --n 5000 --repeat 1 >"$LOGS/sanitizer-$tool.log" 2>&1
         rc=$?
-        note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo clean || echo "rc $rc: $(grep -m1 -i 'error' "$OUT/sanitizer-$tool.log")")"
+        note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo clean || echo "rc $rc: $(grep -m1 -i 'error' "$LOGS/sanitizer-$tool.log")")"
     done
     timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
-        --n 3000 --repeat 1 --method direct >"$OUT/sanitizer-direct.log" 2>&1
+        --n 3000 --repeat 1 --method direct >"$LOGS/sanitizer-direct.log" 2>&1
     note "compute-sanitizer memcheck (direct): rc $?"
 fi
 
@@ -79,9 +79,9 @@ fi
 BENCH=$OUT/bench.jsonl
 : >"$BENCH"
 bench() { # args...
-    echo "+ banyan bench --backend gpu --json $*" >>"$OUT/bench.log"
-    if ! timeout 300 $BANYAN bench --backend gpu --json "$@" >>"$BENCH" 2>>"$OUT/bench.log"; then
-        note "bench FAILED: $*"; tail -3 "$OUT/bench.log"
+    echo "+ banyan bench --backend gpu --json $*" >>"$LOGS/bench.log"
+    if ! timeout 300 $BANYAN bench --backend gpu --json "$@" >>"$BENCH" 2>>"$LOGS/bench.log"; then
+        note "bench FAILED: $*"; tail -3 "$LOGS/bench.log"
     fi
 }
 bench --model plummer --n 1048576 --theta 0.5 --check
@@ -90,17 +90,38 @@ bench --model hernquist --n 1048576 --theta 0.5 --check
 bench --model plummer --n 262144 --method direct --repeat 3
 if [ $QUICK = 0 ]; then
     bench --model plummer --n 16777216 --theta 0.5 --check
+    bench --model plummer --n 16777216 --theta 0.65 --check
     bench --model plummer --n 16777216 --theta 0.75 --check
     bench --model uniform-cube --n 16777216 --theta 0.5 --check
+    bench --model uniform-cube --n 16777216 --theta 0.7 --check
     bench --model uniform-cube --n 16777216 --theta 0.75 --check
-    bench --model hernquist --n 16777216 --theta 0.5 --check
+    bench --model hernquist --n 16777216 --theta 0.65 --check
+    bench --model plummer --n 67108864 --theta 0.65 --repeat 2
+fi
+
+# ---- a full time step at 2^24: two runs that differ by 20 steps --------
+step_run() { # steps
+    timeout 300 $BANYAN run -q -o "$LOGS" -P InitialConditions:n:16777216 -P Gravity:softening:0.001 \
+        -P Gravity:backend:gpu -P TimeIntegration:t_end:$(python3 -c "print($1/128)") \
+        -P Snapshots:final:no -P Snapshots:render:no >>"$LOGS/steps.log" 2>&1
+}
+if [ $QUICK = 0 ]; then
+    t0=$(date +%s.%N); step_run 4; t1=$(date +%s.%N); step_run 24; t2=$(date +%s.%N)
+    note "full KDK step, plummer 2^24, theta 0.5 (wall of 24 steps - 4 steps)/20: $(python3 -c \
+        "print('%.1f ms' % (1e3 * (($t2 - $t1) - ($t1 - $t0)) / 20))")"
 fi
 
 # ---- the short table, last -------------------------------------------
+tar czf "$OUT/logs.tar.gz" -C "$OUT" logs && rm -rf "$LOGS"
 cat "$SUMMARY"
 python3 - "$BENCH" <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+text, rows, dec, i = open(sys.argv[1]).read(), [], json.JSONDecoder(), 0
+while True:
+    j = text.find("{", i)
+    if j < 0: break
+    r, i = dec.raw_decode(text, j)
+    rows.append(r)
 print("%-12s %9s %6s %5s %8s %8s %8s %8s %8s %8s %7s %7s %9s %9s %6s" % (
     "model", "N", "method", "theta", "total_ms", "sort_ms", "build_ms", "mom_ms", "walk_ms", "Mpart/s",
     "pp/p", "pc/p", "p50", "p99", "B/part"))

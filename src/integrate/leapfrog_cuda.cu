@@ -19,14 +19,18 @@ int blocks_for(int n)
     return b < 1 ? 1 : (b > kMaxBlocks ? kMaxBlocks : b);
 }
 
+/* Explicit round-to-nearest multiply and add (no fused multiply-add), so
+ * that kick and drift round exactly as the CPU backend's C code does. */
+__device__ double axpy(double a, double x, double y) { return __dadd_rn(__dmul_rn(a, x), y); }
+
 __global__ void kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, int n, double dt)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float4 a = acc[i];
-    vx[i] += dt * (double)a.x;
-    vy[i] += dt * (double)a.y;
-    vz[i] += dt * (double)a.z;
+    vx[i] = axpy(dt, (double)a.x, vx[i]);
+    vy[i] = axpy(dt, (double)a.y, vy[i]);
+    vz[i] = axpy(dt, (double)a.z, vz[i]);
 }
 
 __global__ void drift_kernel(double *x, double *y, double *z, const double *vx, const double *vy, const double *vz,
@@ -34,9 +38,9 @@ __global__ void drift_kernel(double *x, double *y, double *z, const double *vx, 
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    x[i] += dt * vx[i];
-    y[i] += dt * vy[i];
-    z[i] += dt * vz[i];
+    x[i] = axpy(dt, vx[i], x[i]);
+    y[i] = axpy(dt, vy[i], y[i]);
+    z[i] = axpy(dt, vz[i], z[i]);
 }
 
 /* |a|^2 >= 0, so its float bits order like unsigned integers. */
