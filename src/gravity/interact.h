@@ -45,39 +45,46 @@ enum { BN_QXX = 0, BN_QYY, BN_QZZ, BN_QXY, BN_QXZ, BN_QYZ };
  * with the default flags, where 1.0 / sqrt(x) stays scalar (sqrt may set
  * errno) and is 4-6 times slower even when vectorised (vsqrtpd + vdivpd).
  * The device has a hardware rsqrt. */
+/* BN_RSQRT_CELL: the particle-cell interaction stops one Newton step
+ * earlier (relative error <= 4e-11, a bias far below the multipole
+ * truncation error of any accepted cell, >= 1e-9 even at theta = 0.05);
+ * it saves a tenth of that kernel. */
 #ifdef __CUDA_ARCH__
 #define BN_RSQRT_D(x) rsqrt(x)
+#define BN_RSQRT_CELL_D(x) rsqrt(x)
 #else
-static inline double bn_rsqrt_newton_d(double x)
+static inline double bn_rsqrt_newton_d(double x, int steps)
 {
     union { double d; uint64_t u; } v = {x};
     v.u = 0x5fe6eb50c7b537a9ull - (v.u >> 1);
     const double h = 0.5 * x;
     double y = v.d;
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
+    for (int k = 0; k < steps; k++) y = y * (1.5 - h * y * y);
     return y;
 }
-#define BN_RSQRT_D(x) bn_rsqrt_newton_d(x)
+#define BN_RSQRT_D(x) bn_rsqrt_newton_d((x), 4)
+#define BN_RSQRT_CELL_D(x) bn_rsqrt_newton_d((x), 3)
 #endif
 
 #define BN_T double
 #define BN_FN(name) name##_d
 #define BN_RSQRT(x) BN_RSQRT_D(x)
+#define BN_RSQRT_CELL(x) BN_RSQRT_CELL_D(x)
 #include "gravity/interact_impl.h"
 #undef BN_T
 #undef BN_FN
 #undef BN_RSQRT
+#undef BN_RSQRT_CELL
 
 #define BN_T float
 #define BN_FN(name) name##_f
 #define BN_RSQRT(x) BN_RSQRT_F(x)
+#define BN_RSQRT_CELL(x) BN_RSQRT_F(x)
 #include "gravity/interact_impl.h"
 #undef BN_T
 #undef BN_FN
 #undef BN_RSQRT
+#undef BN_RSQRT_CELL
 
 /* Opening radius of a cell for the geometric criteria, computed once per
  * cell when the moments are made: the walk opens the cell when the

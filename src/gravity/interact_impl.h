@@ -1,5 +1,5 @@
 /* Included by interact.h once per precision with BN_T (the real type),
- * BN_FN(name) (the suffixed name) and BN_RSQRT defined. No include guard
+ * BN_FN(name) (the suffixed name), BN_RSQRT and BN_RSQRT_CELL defined. No include guard
  * on purpose. */
 
 /* Squared distance from point c to the box [lo, hi] (0 inside). */
@@ -73,8 +73,10 @@ BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, 
 BN_HD void BN_FN(bn_pc6)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy, BN_T qxz,
                          BN_T qyz, BN_T eps2, BN_T *ax, BN_T *ay, BN_T *az, BN_T *phi)
 {
+    /* an accepted cell is never at r = 0 (d > opening radius > 0), so
+     * no guard; see BN_RSQRT_CELL in interact.h */
     const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
-    const BN_T rinv = BN_FN(bn_rinv)(r2);
+    const BN_T rinv = BN_RSQRT_CELL(r2);
     const BN_T rinv2 = rinv * rinv;
     const BN_T mrinv = m * rinv;
     const BN_T qdx = qxx * dx + qxy * dy + qxz * dz;
@@ -84,10 +86,15 @@ BN_HD void BN_FN(bn_pc6)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, 
     const BN_T rinv5 = rinv2 * rinv2 * rinv;
     const BN_T half_dqd_r5 = (BN_T)0.5 * dqd * rinv5;
     const BN_T radial = (mrinv + (BN_T)5 * half_dqd_r5) * rinv2;
-    *phi -= mrinv + half_dqd_r5;
-    *ax += radial * dx - rinv5 * qdx;
-    *ay += radial * dy - rinv5 * qdy;
-    *az += radial * dz - rinv5 * qdz;
+    /* one product per update: each folds into an fma on the accumulator */
+    *phi -= mrinv;
+    *phi -= half_dqd_r5;
+    *ax += radial * dx;
+    *ax -= rinv5 * qdx;
+    *ay += radial * dy;
+    *ay -= rinv5 * qdy;
+    *az += radial * dz;
+    *az -= rinv5 * qdz;
 }
 
 /* The same with q holding xx, yy, zz, xy, xz, yz. */
