@@ -11,16 +11,18 @@
 #                     libraries the machine lacks (libyaml, libcmocka)
 #     --quick         benchmarks at 2^20 only
 #     --bench-only    skip tests and sanitizer
+#     --sweep         only the tuning sweep: leaf and group sizes at 2^24
 set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" QUICK=0 BENCH_ONLY=0
+PREBUILT="" QUICK=0 BENCH_ONLY=0 SWEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --bench-only) BENCH_ONLY=1; shift ;;
+    --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
     *) echo "usage: $0 [--prebuilt DIR] [--quick] [--bench-only]" >&2; exit 2 ;;
     esac
 done
@@ -84,10 +86,19 @@ bench() { # args...
         note "bench FAILED: $*"; tail -3 "$LOGS/bench.log"
     fi
 }
+if [ $SWEEP = 1 ]; then # best time at equal accuracy: leaf and group sizes
+    for lg in "16 64" "16 128" "32 128" "8 64" "32 64" "16 32"; do
+        set -- $lg
+        bench --model plummer --n 16777216 --theta 0.65 --check --repeat 2 --leaf-size $1 --group-size $2
+    done
+    QUICK=2
+fi
+[ $QUICK = 2 ] || {
 bench --model plummer --n 1048576 --theta 0.5 --check
 bench --model plummer --n 1048576 --theta 0.75 --check
 bench --model hernquist --n 1048576 --theta 0.5 --check
 bench --model plummer --n 262144 --method direct --repeat 3
+}
 if [ $QUICK = 0 ]; then
     bench --model plummer --n 16777216 --theta 0.5 --check
     bench --model plummer --n 16777216 --theta 0.65 --check
@@ -122,12 +133,12 @@ while True:
     if j < 0: break
     r, i = dec.raw_decode(text, j)
     rows.append(r)
-print("%-12s %9s %6s %5s %8s %8s %8s %8s %8s %8s %7s %7s %9s %9s %6s" % (
-    "model", "N", "method", "theta", "total_ms", "sort_ms", "build_ms", "mom_ms", "walk_ms", "Mpart/s",
+print("%-12s %9s %6s %5s %4s %5s %8s %8s %8s %8s %8s %8s %7s %7s %9s %9s %6s" % (
+    "model", "N", "method", "theta", "leaf", "group", "total_ms", "sort_ms", "build_ms", "mom_ms", "walk_ms", "Mpart/s",
     "pp/p", "pc/p", "p50", "p99", "B/part"))
 for r in rows:
-    print("%-12s %9d %6s %5.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %7.0f %7.0f %9.2e %9.2e %6.1f" % (
-        r["model"], r["n"], r["method"], r["theta"], 1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"],
+    print("%-12s %9d %6s %5.2f %4d %5d %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %7.0f %7.0f %9.2e %9.2e %6.1f" % (
+        r["model"], r["n"], r["method"], r["theta"], r["leaf_size"], r["group_size"], 1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"],
         1e3 * r["t_moments"], 1e3 * r["t_walk"], r["particles_per_s"] / 1e6, r["pp_per_particle"],
         r["pc_per_particle"], r.get("err_p50", float("nan")), r.get("err_p99", float("nan")),
         r["device_bytes_per_particle"]))
