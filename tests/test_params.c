@@ -99,6 +99,9 @@ static void test_override(void **state)
     TU_OK(bn_run_params_override(p, "Gravity:theta:0.25"));
     TU_OK(bn_run_params_override(p, "Snapshots:basename:run:a")); /* ':' in the value */
     TU_OK(bn_run_params_override(p, "Snapshots:times:[2, 0.5,1]"));
+    TU_OK(bn_run_params_override(p, "InitialConditions:n:1e5"));
+    assert_int_equal(p->ic.n, 100000);
+    TU_FAILS(bn_run_params_override(p, "InitialConditions:n:1.5e0"), BN_ERR_PARAMETER, "InitialConditions:n");
     TU_OK(bn_run_params_override(p, "InitialConditions:n:2^10"));
     TU_OK(bn_run_params_override(p, "Gravity:quadrupole:no"));
     assert_true(p->gravity.theta == 0.25);

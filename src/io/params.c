@@ -51,7 +51,8 @@ static int parse_double_text(const char *s, double *out)
     return 1;
 }
 
-/* Whole-string unsigned integer; also 2^k. */
+/* Whole-string unsigned integer; also 2^k, and 1e6-style numbers when
+ * they are exact integers (up to 2^53, where doubles are exact). */
 static int parse_u64_text(const char *s, uint64_t *out)
 {
     while (isspace((unsigned char)*s)) s++;
@@ -67,7 +68,11 @@ static int parse_u64_text(const char *s, uint64_t *out)
     unsigned long long v = strtoull(s, &end, 10);
     if (errno == ERANGE) return 0;
     while (isspace((unsigned char)*end)) end++;
-    if (*end) return 0;
+    if (*end) {
+        double d;
+        if (!parse_double_text(s, &d) || d != floor(d) || d > 9007199254740992.0) return 0;
+        v = (unsigned long long)d;
+    }
     *out = (uint64_t)v;
     return 1;
 }
