@@ -142,7 +142,8 @@ const bn_param_desc bn_param_table[] = {
     {"TimeIntegration", "dt", BN_PT_DOUBLE, OFF(integ.dt), "0.0078125", POSITIVE, NULL, NULL,
      "Shared time step (the largest one when eta > 0). Steps are shortened to land on output times."},
     {"TimeIntegration", "eta", BN_PT_DOUBLE, OFF(integ.eta), "0", NONNEGATIVE, NULL, NULL,
-     "Adaptive shared step dt = min(dt, eta sqrt(eps / max|a|)); 0: fixed step dt."},
+     "Adaptive shared step dt = min(dt, eta sqrt(eps / max|a|)), eps = Gravity:softening (0.001 when "
+     "that is 0); 0: fixed step dt."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},
