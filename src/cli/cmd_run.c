@@ -48,7 +48,8 @@ static void run_help(void)
            "  -P, --param S:key:value  override one parameter (repeatable), e.g. -P Gravity:theta:0.7\n"
            "  -o, --output-dir DIR     where outputs go (default: the current directory)\n"
            "  -q, --quiet              no progress line and no summary\n"
-           "      --print-defaults     print every parameter with its default and meaning, and exit\n"
+           "      --print-defaults     print every parameter with its meaning and default (with\n"
+           "                           PARAMS.yml or -P: their values, checked), and exit\n"
            "  -h, --help               this help\n");
 }
 
