@@ -29,7 +29,7 @@ static bn_error_stats run(bn_particles *p, const bn_gravity_params *g, bn_force_
 static void test_small_theta_is_direct(void **state)
 {
     (void)state;
-    bn_particles *p = tu_random_particles(6000, 21, 2);
+    bn_particles *p = tu_random_particles(3000, 21, 2);
     bn_gravity_params g = tree_params(BN_MAC_BONSAI, 0.05);
     bn_error_stats e = run(p, &g, NULL);
     assert_true(e.acc_max < 1e-6);
@@ -45,11 +45,11 @@ static void test_small_theta_is_direct(void **state)
 static void test_macs(void **state)
 {
     (void)state;
-    bn_particles *p = tu_random_particles(20000, 22, 2);
+    bn_particles *p = tu_random_particles(12000, 22, 2);
     bn_force_stats s5, s75;
     bn_gravity_params g = tree_params(BN_MAC_BONSAI, 0.5);
     bn_error_stats e = run(p, &g, &s5);
-    print_message("bonsai 0.5: p50 %.2e p99 %.2e pp %.0f pc %.0f\n", e.acc_p50, e.acc_p99, s5.n_pp / 2e4, s5.n_pc / 2e4);
+    print_message("bonsai 0.5: p50 %.2e p99 %.2e pp %.0f pc %.0f\n", e.acc_p50, e.acc_p99, s5.n_pp / 12e3, s5.n_pc / 12e3);
     assert_true(e.acc_p50 < 2e-4 && e.acc_p99 < 2e-3);
     g.theta = 0.75;
     e = run(p, &g, &s75);
