@@ -137,10 +137,22 @@ static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r
     return s;
 }
 
+/* The force time, and the time of the interactions: the walk, or for a
+ * method without stage times (direct summation) the whole call. */
+static double force_seconds(const bench_result *r)
+{
+    return r->best.t_total > 0 ? r->best.t_total : r->t_call;
+}
+
+static double interaction_seconds(const bench_result *r)
+{
+    return r->best.t_walk > 0 ? r->best.t_walk : force_seconds(r);
+}
+
 static void print_table(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
 {
     const bn_force_stats *s = &r->best;
-    const double nd = (double)n, walk = s->t_walk > 0 ? s->t_walk : s->t_total;
+    const double nd = (double)n, walk = interaction_seconds(r);
     printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d\n",
            bn_ic_model_name(o->ic.model), n, backend, bn_method_name(o->g.method), bn_mac_name(o->g.mac),
            o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size);
@@ -152,7 +164,7 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
     printf("interactions per particle: pp %.1f pc %.1f\n", s->n_pp / nd, s->n_pc / nd);
     printf("rates: %.3e interactions/s, %.1f Gflop/s (%d per pp, %d per pc), %.3e particles/s\n",
            (s->n_pp + s->n_pc) / walk, (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, BN_FLOPS_PP,
-           BN_FLOPS_PC, nd / s->t_total);
+           BN_FLOPS_PC, nd / force_seconds(r));
     if (s->device_bytes_peak) printf("peak device memory: %.1f bytes per particle\n", (double)s->device_bytes_peak / nd);
     if (o->check)
         printf("relative acceleration error (%zu particles): p50 %.3e p90 %.3e p99 %.3e p99.9 %.3e max %.3e\n",
@@ -162,7 +174,7 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
 static void print_json(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
 {
     const bn_force_stats *s = &r->best;
-    const double nd = (double)n, walk = s->t_walk > 0 ? s->t_walk : s->t_total;
+    const double nd = (double)n, walk = interaction_seconds(r);
     printf("{\"model\": \"%s\", \"n\": %zu, \"seed\": %llu, \"backend\": \"%s\", \"method\": \"%s\", "
            "\"mac\": \"%s\", \"theta\": %g, \"eps\": %g, \"leaf_size\": %d, \"group_size\": %d, "
            "\"repeat\": %ld,\n",
@@ -175,7 +187,7 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
            "\"pc_per_particle\": %.2f, \"interactions_per_s\": %.6g, \"gflops\": %.4g, \"particles_per_s\": %.6g, "
            "\"device_bytes_per_particle\": %.2f",
            s->n_nodes, s->n_leaves, s->n_groups, s->depth, s->n_pp / nd, s->n_pc / nd, (s->n_pp + s->n_pc) / walk,
-           (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, nd / s->t_total,
+           (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, nd / force_seconds(r),
            (double)s->device_bytes_peak / nd);
     if (o->check)
         printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "
