@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# banyan bench: help, usage errors (exit 2), library errors (exit 1), the
+# table and the JSON object (parsed by python3 when present), with --check
+# errors that a tree code at theta 0.5 must meet.
+set -u
+banyan="$1"
+[ -x "$banyan" ] || { echo "FAIL: no banyan program at $1"; exit 1; }
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+out="$(mktemp)"
+trap 'rm -f "$out"' EXIT
+
+"$banyan" bench --help >"$out" 2>&1 || fail "bench --help exited non-zero"
+grep -q -- "--check" "$out" || fail "bench --help does not describe --check"
+
+for bad in "--n 0" "--model nope" "--repeat 0" "--theta x" "extra"; do
+  # shellcheck disable=SC2086
+  "$banyan" bench $bad >"$out" 2>&1
+  rc=$?
+  [ $rc -eq 2 ] || fail "bench $bad exited $rc, expected 2: $(cat "$out")"
+done
+"$banyan" bench --n 1000 --leaf-size 0 >"$out" 2>&1
+[ $? -eq 1 ] && grep -q "leaf_size" "$out" || fail "bench --leaf-size 0: $(cat "$out")"
+
+"$banyan" bench --backend cpu --n 4096 --repeat 1 --check >"$out" 2>&1 || fail "bench table: $(cat "$out")"
+for word in "stage times" "interactions per particle" "rates" "relative acceleration error"; do
+  grep -q "$word" "$out" || fail "bench table lacks '$word': $(cat "$out")"
+done
+
+"$banyan" bench --backend cpu --model hernquist --n 4096 --repeat 2 --check --json >"$out" 2>&1 || fail "bench --json: $(cat "$out")"
+if command -v python3 >/dev/null; then
+  python3 - "$out" <<'PY' || fail "bench --json: $(cat "$out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["n"] == 4096 and d["backend"] == "cpu" and d["model"] == "hernquist", d
+assert d["t_walk"] > 0 and d["t_total"] >= d["t_walk"], d
+assert 100 < d["pp_per_particle"] < 4096 and 100 < d["pc_per_particle"] < 4096, d
+assert 0 < d["err_p50"] < 2e-4 and d["err_p99"] < 2e-3, d
+PY
+fi
+
+[ $failures -eq 0 ] && echo "cli_bench: all passed"
+exit $((failures > 0))
