@@ -114,6 +114,24 @@ static void test_accel_mac(void **state)
     bn_particles_free(p);
 }
 
+/* A body 1e6 system sizes away makes the key cube huge; float coordinates
+ * relative to the centre of mass keep the rest accurate (relative to the
+ * cube's centre they would be quantised at 0.03: errors of order 1).
+ * Bound: p99 <= 5e-3 on the other bodies (1e6 / N = 50 from the com, float
+ * spacing 4e-6 against separations of 1e-2 and more). */
+static void test_far_outlier(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(20000, 49, 2);
+    p->pos[0][0] = 1e6;
+    bn_gravity_params g = gpu_params(0.5);
+    forces(p, &g, NULL);
+    bn_error_stats e = tu_errors_vs_direct(p, g.G, g.softening, 1000, 9);
+    printf("far outlier: p50 %.3g p99 %.3g\n", e.acc_p50, e.acc_p99);
+    assert_true(e.acc_p50 <= 1e-3 && e.acc_p99 <= 5e-3);
+    bn_particles_free(p);
+}
+
 /* Upload/download keeps the uploaded order and every value bit for bit;
  * forces come back in the uploaded order; reruns are bit-identical. */
 static void test_order_and_determinism(void **state)
@@ -270,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_direct_method),    cmocka_unit_test(test_accel_mac),
         cmocka_unit_test(test_order_and_determinism), cmocka_unit_test(test_integrator_stages),
         cmocka_unit_test(test_energy_run),       cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_far_outlier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -243,8 +243,8 @@ bn_status cuda_download(void *p, bn_particles *out)
 
 /* ---- the force evaluation, stage by stage ---- */
 
-/* Bounding cube, keys, sort, and every particle array put in key order;
- * then the float bodies the walk reads. Leaves the sorted keys in *keys. */
+/* Bounding cube, keys, sort, and every particle array put in key order.
+ * Leaves the sorted keys in *keys. */
 bn_status sort_particles(cuda_state *st, uint64_t **keys_out)
 {
     bn_gpu_tree_store *ts = &st->tree;
@@ -276,7 +276,6 @@ bn_status sort_particles(cuda_state *st, uint64_t **keys_out)
     bn_cuda_free(keys_alt, s);
     bn_cuda_free(vals, s);
     bn_cuda_free(vals_alt, s);
-    if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->t.ref, n, st->body, s);
     if (r != BN_OK) {
         bn_cuda_free(keys, s);
         return r;
@@ -285,7 +284,8 @@ bn_status sort_particles(cuda_state *st, uint64_t **keys_out)
     return BN_OK;
 }
 
-/* The cube around the particles; ref = its centre. */
+/* The cube around the particles; ref = its centre (until the moments
+ * move it to the centre of mass). */
 bn_status bounding_cube(cuda_state *st)
 {
     bn_gpu_tree_store *ts = &st->tree;
@@ -320,7 +320,8 @@ bn_status build_tree(cuda_state *st, const bn_gravity_params *g)
     ts->t.order = st->orig;
     bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, s);
     cudaEventRecord(st->ev[EV_BUILD], s);
-    if (r == BN_OK) r = bn_gpu_moments(ts, st->pos, st->mass, keys, g, s);
+    if (r == BN_OK) r = bn_gpu_moments(ts, st->pos, st->mass, keys, g, s); /* sets ref */
+    if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->t.ref, st->n, st->body, s);
     cudaEventRecord(st->ev[EV_MOMENTS], s);
     bn_cuda_free(keys, s);
     const int accel = g->mac == BN_MAC_ACCEL;

@@ -99,7 +99,8 @@ bn_status grow_array(T **p, int old_n, int keep, int new_n, const char *what, cu
 bn_status ensure_nodes(bn_gpu_tree_store *st, int need, int keep, int keep_scan, cudaStream_t s)
 {
     if (need <= st->node_capacity) return BN_OK;
-    int cap = need + need / 4 + 1024;
+    /* the first guess exactly, a grown one with room to spare */
+    const int cap = keep == 0 ? need + 1024 : need + need / 4 + 1024;
     bn_gpu_tree *t = &st->t;
     BN_TRY(grow_array(&t->node_body, st->node_capacity, keep, cap, "tree nodes (bodies)", s));
     BN_TRY(grow_array(&t->node_child, st->node_capacity, keep, cap, "tree nodes (children)", s));

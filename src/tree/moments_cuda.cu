@@ -6,6 +6,9 @@
  * cells keep their precision), one thread per node in a fixed order:
  * deterministic, no atomics. Stored in float relative to the tree's ref,
  * with the opening radius from bn_mac_open_radius (the CPU's function).
+ * The centres of mass are stored last, relative to the root's centre of
+ * mass, which becomes the tree's ref: float coordinates are then finest
+ * where the mass is, even when a far outlier makes the key cube huge.
  */
 #include "gravity/interact.h"
 #include "tree/tree_cuda.h"
@@ -108,11 +111,31 @@ __global__ void level_kernel(level_args a)
     const double rad = bn_mac_open_radius(a.mac, l, delta, a.theta);
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
-    a.com[node] = make_float4((float)r.c[0], (float)r.c[1], (float)r.c[2], (float)r.m);
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),
                                 (float)(q * r.s[3]));
     a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
                                 (float)(a.G * r.m * l * l));
+}
+/* com relative to the new ref (old ref + shift), after every level. */
+__global__ void store_com(const moments *mom, int n_nodes, double sx, double sy, double sz, float4 *com)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n_nodes) return;
+    const moments &r = mom[i];
+    com[i] = make_float4((float)(r.c[0] - sx), (float)(r.c[1] - sy), (float)(r.c[2] - sz), (float)r.m);
+}
+
+/* Move ref to the root's centre of mass and store the coms against it. */
+bn_status store_coms(bn_gpu_tree *t, const moments *mom, cudaStream_t s)
+{
+    moments root;
+    BN_CUDA_CHECK(cudaMemcpyAsync(&root, mom, sizeof root, cudaMemcpyDeviceToHost, s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (int k = 0; k < 3; k++) t->ref[k] += root.c[k];
+    store_com<<<(t->n_nodes + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, t->n_nodes, root.c[0], root.c[1],
+                                                                          root.c[2], t->node_com);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }
 } // namespace
 
@@ -153,6 +176,7 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
     }
+    if (st_out == BN_OK) st_out = store_coms(t, mom, s);
     bn_cuda_free(mom, s);
     return st_out;
 }

@@ -66,8 +66,10 @@ bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int l
 
 /* ---- moments_cuda.cu ---- */
 /* Mass, centre of mass and traceless quadrupole of every node, bottom-up
- * in double, stored in float relative to st->t.ref; opening radius^2 and
- * G M l^2 for the walk (mac/theta/quadrupole/G of g). */
+ * in double; opening radius^2 and G M l^2 for the walk (mac/theta/
+ * quadrupole/G of g). Moves st->t.ref (on entry: positions are relative
+ * to it) to the root's centre of mass and stores the coms in float
+ * relative to it: make the float bodies after this stage. */
 bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, const uint64_t *keys,
                          const bn_gravity_params *g, cudaStream_t s);
 

@@ -8,8 +8,8 @@
  *
  * Precision: positions are kept in double on the device for the
  * integration; the walk reads float copies relative to `ref` (the centre
- * of the key cube), so that single-precision forces stay accurate however
- * far the system sits from the origin. Moments are accumulated in double
+ * of mass), so that single-precision forces stay accurate however far
+ * the system sits from the origin. Moments are accumulated in double
  * and stored in float.
  *
  * Only CUDA sources include this header.
@@ -22,10 +22,12 @@
 
 typedef struct bn_gpu_tree {
     int n;                  /* bodies                                   */
-    double ref[3];          /* float coordinates are relative to this   */
+    double ref[3];          /* float coordinates are relative to this
+                               (the root's centre of mass)              */
     float4 *body;           /* x, y, z (relative to ref), mass; key order */
-    int *order;             /* order[i] = index of sorted body i in the
-                               backend's particle arrays                */
+    int *order;             /* order[i] = index in the uploaded particle
+                               set of body i (the backend keeps its
+                               arrays in key order: body i = particle i) */
 
     int n_nodes, n_leaves, n_levels;
     int level_start[BN_KEY_MAX_LEVEL + 2]; /* host copy                  */
