@@ -21,35 +21,10 @@ extern "C" {
 #include "core/backend.h" /* a C header: C linkage for its declarations */
 }
 #include "core/backend_cuda.h"
-#include "core/cuda_check.h"
-#include "gravity/walk_gpu.h"
+#include "core/backend_cuda_state.h"
 #include "integrate/integrate_cuda.h"
-#include "tree/tree_cuda.h"
 
 namespace {
-enum { EV_START, EV_BBOX, EV_KEYS, EV_SORT, EV_BUILD, EV_MOMENTS, EV_GROUPS, EV_WALK, EV_COUNT };
-
-struct cuda_state {
-    bn_gravity_params g;
-    cudaStream_t s;
-    int n;
-    double *pos[3], *vel[3];
-    float *mass;
-    int *orig;        /* uploaded index of each (key-ordered) particle */
-    float4 *acc, *body;
-    double *host_mass; /* masses and ids stay on the host, uploaded order */
-    uint64_t *host_id;
-    int have_forces;
-    bn_gpu_tree_store tree;
-    bn_gpu_walk_scratch *walk;
-    cudaEvent_t ev[EV_COUNT];
-};
-
-template <typename T>
-bn_status dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
-{
-    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
-}
 
 /* Swap two equally sized buffers (a gathered copy becomes the array). */
 template <typename A, typename B>
@@ -60,36 +35,14 @@ void swap_ptr(A *&a, B *&b)
     b = (B *)t;
 }
 
-void free_particles(cuda_state *st)
-{
-    for (int k = 0; k < 3; k++) {
-        bn_cuda_free(st->pos[k], st->s);
-        bn_cuda_free(st->vel[k], st->s);
-        st->pos[k] = st->vel[k] = NULL;
-    }
-    bn_cuda_free(st->mass, st->s);
-    bn_cuda_free(st->orig, st->s);
-    bn_cuda_free(st->acc, st->s);
-    bn_cuda_free(st->body, st->s);
-    st->mass = NULL;
-    st->orig = NULL;
-    st->acc = st->body = NULL;
-    free(st->host_mass);
-    free(st->host_id);
-    st->host_mass = NULL;
-    st->host_id = NULL;
-    st->n = 0;
-    st->have_forces = 0;
-}
-
 void cuda_destroy(void *p)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     if (!st) return;
-    free_particles(st);
+    bn_cuda_particles_free(st);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
-    for (int e = 0; e < EV_COUNT; e++)
+    for (int e = 0; e < BN_EV_COUNT; e++)
         if (st->ev[e]) cudaEventDestroy(st->ev[e]);
     if (st->s) {
         cudaStreamSynchronize(st->s);
@@ -100,7 +53,7 @@ void cuda_destroy(void *p)
 
 bn_status cuda_create(void **out, const bn_gravity_params *g)
 {
-    cuda_state *st = (cuda_state *)bn_calloc(1, sizeof *st, "CUDA backend state");
+    bn_cuda_state *st = (bn_cuda_state *)bn_calloc(1, sizeof *st, "CUDA backend state");
     if (!st) return BN_ERR_NOMEM;
     st->g = *g;
     bn_status r = BN_OK;
@@ -110,10 +63,10 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     } while (0)
     cudaError_t err = cudaSetDevice(g->device);
     if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&st->s, cudaStreamNonBlocking);
-    for (int e = 0; e < EV_COUNT && err == cudaSuccess; e++) err = cudaEventCreate(&st->ev[e]);
+    for (int e = 0; e < BN_EV_COUNT && err == cudaSuccess; e++) err = cudaEventCreate(&st->ev[e]);
     if (err != cudaSuccess) r = bn_cuda_fail(err, "creating the CUDA stream and events", __FILE__, __LINE__);
-    TRY_CREATE(dev_alloc(&st->tree.minmax, 6, "bounding box", st->s));
-    TRY_CREATE(dev_alloc(&st->tree.counter, 1, "counter", st->s));
+    TRY_CREATE(bn_cuda_dev_alloc(&st->tree.minmax, 6, "bounding box", st->s));
+    TRY_CREATE(bn_cuda_dev_alloc(&st->tree.counter, 1, "counter", st->s));
     TRY_CREATE(bn_gpu_walk_scratch_create(&st->walk));
 #undef TRY_CREATE
     if (r != BN_OK) {
@@ -124,141 +77,24 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     return BN_OK;
 }
 
-bn_status alloc_particles(cuda_state *st, int n)
-{
-    for (int k = 0; k < 3; k++) {
-        BN_TRY(dev_alloc(&st->pos[k], n, "positions", st->s));
-        BN_TRY(dev_alloc(&st->vel[k], n, "velocities", st->s));
-    }
-    BN_TRY(dev_alloc(&st->mass, n, "masses", st->s));
-    BN_TRY(dev_alloc(&st->orig, n, "particle order", st->s));
-    BN_TRY(dev_alloc(&st->acc, n, "accelerations", st->s));
-    BN_TRY(dev_alloc(&st->body, n, "tree bodies", st->s));
-    st->host_mass = (double *)bn_alloc((size_t)n * sizeof(double), "host copy of masses");
-    st->host_id = (uint64_t *)bn_alloc((size_t)n * sizeof(uint64_t), "host copy of ids");
-    return st->host_mass && st->host_id ? BN_OK : BN_ERR_NOMEM;
-}
-
-__global__ void iota_kernel(int *a, int n)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] = i;
-}
-
-bn_status cuda_upload(void *p, const bn_particles *in)
-{
-    cuda_state *st = (cuda_state *)p;
-    free_particles(st);
-    if (in->n > (size_t)INT_MAX / 2)
-        return bn_fail(BN_ERR_ARGUMENT, "GPU backend: %zu particles is more than the %d it indexes", in->n,
-                       INT_MAX / 2);
-    const int n = (int)in->n;
-    bn_status r = alloc_particles(st, n);
-    float *m = r == BN_OK ? (float *)bn_alloc((size_t)n * sizeof(float) + 1, "float masses") : NULL;
-    if (r != BN_OK || !m) {
-        free(m);
-        free_particles(st);
-        return r != BN_OK ? r : BN_ERR_NOMEM;
-    }
-    st->n = n;
-    for (int i = 0; i < n; i++) m[i] = (float)in->mass[i];
-    memcpy(st->host_mass, in->mass, (size_t)n * sizeof(double));
-    memcpy(st->host_id, in->id, (size_t)n * sizeof(uint64_t));
-    cudaError_t err = cudaSuccess;
-    for (int k = 0; k < 3 && err == cudaSuccess; k++) {
-        err = cudaMemcpyAsync(st->pos[k], in->pos[k], (size_t)n * sizeof(double), cudaMemcpyHostToDevice, st->s);
-        if (err == cudaSuccess)
-            err = cudaMemcpyAsync(st->vel[k], in->vel[k], (size_t)n * sizeof(double), cudaMemcpyHostToDevice,
-                                  st->s);
-    }
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(st->mass, m, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st->s);
-    if (err == cudaSuccess) err = cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s);
-    if (err == cudaSuccess && n > 0) {
-        iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
-        err = cudaGetLastError();
-    }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(st->s); /* m is freed next */
-    free(m);
-    if (err != cudaSuccess) {
-        free_particles(st);
-        return bn_cuda_fail(err, "uploading particles", __FILE__, __LINE__);
-    }
-    return BN_OK;
-}
-
-/* dst[orig[i]] = src[i]: back to the uploaded order. */
-bn_status download_doubles(cuda_state *st, const double *dev, const int *orig, double *tmp, double *dst)
-{
-    BN_CUDA_CHECK(cudaMemcpyAsync(tmp, dev, (size_t)st->n * sizeof(double), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    for (int i = 0; i < st->n; i++) dst[orig[i]] = tmp[i];
-    return BN_OK;
-}
-
-bn_status download_into(cuda_state *st, bn_particles *out, int *orig, double *tmp, float4 *acc)
-{
-    BN_CUDA_CHECK(cudaMemcpyAsync(orig, st->orig, (size_t)st->n * sizeof(int), cudaMemcpyDeviceToHost, st->s));
-    for (int k = 0; k < 3; k++) {
-        BN_TRY(download_doubles(st, st->pos[k], orig, tmp, out->pos[k]));
-        BN_TRY(download_doubles(st, st->vel[k], orig, tmp, out->vel[k]));
-    }
-    memcpy(out->mass, st->host_mass, (size_t)st->n * sizeof(double));
-    memcpy(out->id, st->host_id, (size_t)st->n * sizeof(uint64_t));
-    if (!st->have_forces) {
-        for (int k = 0; k < 3; k++) {
-            free(out->acc[k]);
-            out->acc[k] = NULL;
-        }
-        free(out->pot);
-        out->pot = NULL;
-        return BN_OK;
-    }
-    BN_TRY(bn_particles_ensure_forces(out));
-    BN_CUDA_CHECK(cudaMemcpyAsync(acc, st->acc, (size_t)st->n * sizeof(float4), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    for (int i = 0; i < st->n; i++) {
-        const int j = orig[i];
-        out->acc[0][j] = acc[i].x;
-        out->acc[1][j] = acc[i].y;
-        out->acc[2][j] = acc[i].z;
-        out->pot[j] = acc[i].w;
-    }
-    return BN_OK;
-}
-
-bn_status cuda_download(void *p, bn_particles *out)
-{
-    cuda_state *st = (cuda_state *)p;
-    BN_TRY(bn_particles_resize(out, (size_t)st->n));
-    int *orig = (int *)bn_alloc((size_t)st->n * sizeof(int) + 1, "download scratch");
-    double *tmp = (double *)bn_alloc((size_t)st->n * sizeof(double) + 1, "download scratch");
-    float4 *acc = (float4 *)bn_alloc((size_t)st->n * sizeof(float4) + 1, "download scratch");
-    bn_status r = orig && tmp && acc ? download_into(st, out, orig, tmp, acc) : BN_ERR_NOMEM;
-    free(orig);
-    free(tmp);
-    free(acc);
-    return r;
-}
-
 /* ---- the force evaluation, stage by stage ---- */
 
 /* Bounding cube, keys, sort, and every particle array put in key order.
  * Leaves the sorted keys in *keys. */
-bn_status sort_particles(cuda_state *st, uint64_t **keys_out)
+bn_status sort_particles(bn_cuda_state *st, uint64_t **keys_out)
 {
     bn_gpu_tree_store *ts = &st->tree;
     const int n = st->n;
     cudaStream_t s = st->s;
     uint64_t *keys = NULL, *keys_alt = NULL;
     int *vals = NULL, *vals_alt = NULL;
-    bn_status r = dev_alloc(&keys, n, "sort keys", s);
-    if (r == BN_OK) r = dev_alloc(&keys_alt, n, "sort keys (alternate)", s);
-    if (r == BN_OK) r = dev_alloc(&vals, n, "sort permutation", s);
-    if (r == BN_OK) r = dev_alloc(&vals_alt, n, "sort permutation (alternate)", s);
+    bn_status r = bn_cuda_dev_alloc(&keys, n, "sort keys", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&keys_alt, n, "sort keys (alternate)", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&vals, n, "sort permutation", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&vals_alt, n, "sort permutation (alternate)", s);
     if (r == BN_OK)
         r = bn_gpu_keys(st->pos, n, ts->box_lo, ts->box_size, st->g.curve == BN_CURVE_HILBERT, keys, vals, s);
-    if (r == BN_OK) cudaEventRecord(st->ev[EV_KEYS], s);
+    if (r == BN_OK) cudaEventRecord(st->ev[BN_EV_KEYS], s);
     if (r == BN_OK) r = bn_gpu_sort_pairs(&keys, &keys_alt, &vals, &vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
     /* reorder: gather into the spare buffer of the same width, swap */
     for (int k = 0; k < 3 && r == BN_OK; k++) {
@@ -286,7 +122,7 @@ bn_status sort_particles(cuda_state *st, uint64_t **keys_out)
 
 /* The cube around the particles; ref = its centre (until the moments
  * move it to the centre of mass). */
-bn_status bounding_cube(cuda_state *st)
+bn_status bounding_cube(bn_cuda_state *st)
 {
     bn_gpu_tree_store *ts = &st->tree;
     double lo[3], hi[3];
@@ -298,7 +134,7 @@ bn_status bounding_cube(cuda_state *st)
 
 /* The parameters this evaluation runs with: the accel criterion needs old
  * accelerations and falls back to bonsai without them. */
-bn_gravity_params effective_params(const cuda_state *st)
+bn_gravity_params effective_params(const bn_cuda_state *st)
 {
     bn_gravity_params g = st->g;
     if (g.mac == BN_MAC_ACCEL && !st->have_forces) g.mac = BN_MAC_BONSAI;
@@ -306,31 +142,31 @@ bn_gravity_params effective_params(const cuda_state *st)
 }
 
 /* Keys to groups: the device tree the walk reads. */
-bn_status build_tree(cuda_state *st, const bn_gravity_params *g)
+bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
     uint64_t *keys = NULL;
     BN_TRY(bounding_cube(st));
-    cudaEventRecord(st->ev[EV_BBOX], s);
+    cudaEventRecord(st->ev[BN_EV_BBOX], s);
     BN_TRY(sort_particles(st, &keys));
-    cudaEventRecord(st->ev[EV_SORT], s);
+    cudaEventRecord(st->ev[BN_EV_SORT], s);
     ts->t.n = st->n;
     ts->t.body = st->body;
     ts->t.order = st->orig;
     bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, s);
-    cudaEventRecord(st->ev[EV_BUILD], s);
+    cudaEventRecord(st->ev[BN_EV_BUILD], s);
     if (r == BN_OK) r = bn_gpu_moments(ts, st->pos, st->mass, keys, g, s); /* sets ref */
     if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->t.ref, st->n, st->body, s);
-    cudaEventRecord(st->ev[EV_MOMENTS], s);
+    cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     bn_cuda_free(keys, s);
     const int accel = g->mac == BN_MAC_ACCEL;
     if (r == BN_OK) r = bn_gpu_groups(ts, g->group_size, accel ? st->acc : NULL, g->accel_alpha, s);
-    cudaEventRecord(st->ev[EV_GROUPS], s);
+    cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return r;
 }
 
-double elapsed(const cuda_state *st, int a, int b)
+double elapsed(const bn_cuda_state *st, int a, int b)
 {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, st->ev[a], st->ev[b]) != cudaSuccess) {
@@ -340,10 +176,10 @@ double elapsed(const cuda_state *st, int a, int b)
     return 1e-3 * ms;
 }
 
-void fill_stats(cuda_state *st, bn_force_stats *stats, int tree)
+void fill_stats(bn_cuda_state *st, bn_force_stats *stats, int tree)
 {
     stats->backend = "gpu";
-    stats->t_total = elapsed(st, EV_START, EV_WALK);
+    stats->t_total = elapsed(st, BN_EV_START, BN_EV_WALK);
     stats->device_bytes_peak = bn_cuda_bytes_peak();
     if (st->n >= 65536) bn_cuda_set_bytes_per_particle((double)stats->device_bytes_peak / st->n);
     if (!tree) {
@@ -351,20 +187,20 @@ void fill_stats(cuda_state *st, bn_force_stats *stats, int tree)
         return;
     }
     const bn_gpu_tree *t = &st->tree.t;
-    stats->t_bbox = elapsed(st, EV_START, EV_BBOX);
-    stats->t_keys = elapsed(st, EV_BBOX, EV_KEYS);
-    stats->t_sort = elapsed(st, EV_KEYS, EV_SORT);
-    stats->t_build = elapsed(st, EV_SORT, EV_BUILD);
-    stats->t_moments = elapsed(st, EV_BUILD, EV_MOMENTS);
-    stats->t_groups = elapsed(st, EV_MOMENTS, EV_GROUPS);
-    stats->t_walk = elapsed(st, EV_GROUPS, EV_WALK);
+    stats->t_bbox = elapsed(st, BN_EV_START, BN_EV_BBOX);
+    stats->t_keys = elapsed(st, BN_EV_BBOX, BN_EV_KEYS);
+    stats->t_sort = elapsed(st, BN_EV_KEYS, BN_EV_SORT);
+    stats->t_build = elapsed(st, BN_EV_SORT, BN_EV_BUILD);
+    stats->t_moments = elapsed(st, BN_EV_BUILD, BN_EV_MOMENTS);
+    stats->t_groups = elapsed(st, BN_EV_MOMENTS, BN_EV_GROUPS);
+    stats->t_walk = elapsed(st, BN_EV_GROUPS, BN_EV_WALK);
     stats->n_nodes = t->n_nodes;
     stats->n_leaves = t->n_leaves;
     stats->n_groups = t->n_groups;
     stats->depth = t->n_levels - 1;
 }
 
-bn_status direct_forces(cuda_state *st, bn_force_stats *stats)
+bn_status direct_forces(bn_cuda_state *st, bn_force_stats *stats)
 {
     BN_TRY(bounding_cube(st));
     BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, st->tree.t.ref, st->n, st->body, st->s));
@@ -375,13 +211,13 @@ bn_status direct_forces(cuda_state *st, bn_force_stats *stats)
 
 bn_status cuda_forces(void *p, bn_force_stats *stats)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     bn_force_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
-    cudaEventRecord(st->ev[EV_START], st->s);
+    cudaEventRecord(st->ev[BN_EV_START], st->s);
     const int tree = st->g.method == BN_METHOD_TREE;
     if (tree) {
         const bn_gravity_params g = effective_params(st);
@@ -390,8 +226,8 @@ bn_status cuda_forces(void *p, bn_force_stats *stats)
     } else {
         BN_TRY(direct_forces(st, stats));
     }
-    cudaEventRecord(st->ev[EV_WALK], st->s);
-    BN_CUDA_CHECK(cudaEventSynchronize(st->ev[EV_WALK]));
+    cudaEventRecord(st->ev[BN_EV_WALK], st->s);
+    BN_CUDA_CHECK(cudaEventSynchronize(st->ev[BN_EV_WALK]));
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;
     fill_stats(st, stats, tree);
@@ -400,30 +236,30 @@ bn_status cuda_forces(void *p, bn_force_stats *stats)
 
 bn_status cuda_kick(void *p, double dt)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     return bn_gpu_kick(st->vel, st->acc, st->n, dt, st->s);
 }
 
 bn_status cuda_drift(void *p, double dt)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     return bn_gpu_drift(st->pos, st->vel, st->n, dt, st->s);
 }
 
 bn_status cuda_max_accel(void *p, double *amax)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     return bn_gpu_max_accel(st->acc, st->n, amax, st->s);
 }
 
 bn_status cuda_energies(void *p, bn_energies *e)
 {
-    cuda_state *st = (cuda_state *)p;
+    bn_cuda_state *st = (bn_cuda_state *)p;
     return bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s);
 }
 
 const bn_backend_ops cuda_ops = {
-    "gpu", cuda_create, cuda_destroy, cuda_upload, cuda_download, cuda_forces,
+    "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_kick, cuda_drift, cuda_max_accel, cuda_energies,
 };
 } // namespace
@@ -465,9 +301,9 @@ extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
 extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, double *pos[3], float **mass,
                                         int **orig)
 {
-    cuda_state *st = (cuda_state *)state;
+    bn_cuda_state *st = (bn_cuda_state *)state;
     const bn_gravity_params g = effective_params(st);
-    cudaEventRecord(st->ev[EV_START], st->s);
+    cudaEventRecord(st->ev[BN_EV_START], st->s);
     BN_TRY(build_tree(st, &g));
     BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
     *tree = &st->tree;

@@ -1,0 +1,46 @@
+/*
+ * Internal (CUDA sources only): the CUDA backend's state, shared by its
+ * force and integration side (backend_cuda.cu) and its particle transfers
+ * (particles_cuda.cu).
+ */
+#ifndef BN_BACKEND_CUDA_STATE_H
+#define BN_BACKEND_CUDA_STATE_H
+#include "banyan.h"
+#include "core/cuda_check.h"
+#include "gravity/walk_gpu.h"
+#include "tree/tree_cuda.h"
+
+/* CUDA events between the stages of a force evaluation (stage times). */
+enum { BN_EV_START, BN_EV_BBOX, BN_EV_KEYS, BN_EV_SORT, BN_EV_BUILD, BN_EV_MOMENTS, BN_EV_GROUPS, BN_EV_WALK, BN_EV_COUNT };
+
+/* Particles in key order (reordered by every evaluation); positions and
+ * velocities in double, accelerations and potentials as float4. */
+struct bn_cuda_state {
+    bn_gravity_params g;
+    cudaStream_t s;
+    int n;
+    double *pos[3], *vel[3];
+    float *mass;
+    int *orig;        /* uploaded index of each (key-ordered) particle */
+    float4 *acc, *body;
+    double *host_mass; /* masses and ids stay on the host, uploaded order */
+    uint64_t *host_id;
+    int have_forces;
+    bn_gpu_tree_store tree;
+    bn_gpu_walk_scratch *walk;
+    cudaEvent_t ev[BN_EV_COUNT];
+};
+
+template <typename T>
+bn_status bn_cuda_dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
+{
+    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
+}
+
+/* particles_cuda.cu: device particle arrays and the host copies of
+ * masses and ids; upload (in the given order, orig = identity) and
+ * download (scattered back to the uploaded order). */
+void bn_cuda_particles_free(bn_cuda_state *st);
+bn_status bn_cuda_particles_upload(void *state, const bn_particles *in);
+bn_status bn_cuda_particles_download(void *state, bn_particles *out);
+#endif

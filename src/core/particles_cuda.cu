@@ -1,0 +1,155 @@
+/*
+ * The CUDA backend's particle transfers: upload into device arrays (the
+ * uploaded order, with orig = identity), download scattered back into the
+ * uploaded order through orig (the evaluations keep the arrays in key
+ * order). Masses and ids never change, so the host keeps them.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/backend_cuda_state.h"
+
+void bn_cuda_particles_free(bn_cuda_state *st)
+{
+    for (int k = 0; k < 3; k++) {
+        bn_cuda_free(st->pos[k], st->s);
+        bn_cuda_free(st->vel[k], st->s);
+        st->pos[k] = st->vel[k] = NULL;
+    }
+    bn_cuda_free(st->mass, st->s);
+    bn_cuda_free(st->orig, st->s);
+    bn_cuda_free(st->acc, st->s);
+    bn_cuda_free(st->body, st->s);
+    st->mass = NULL;
+    st->orig = NULL;
+    st->acc = st->body = NULL;
+    free(st->host_mass);
+    free(st->host_id);
+    st->host_mass = NULL;
+    st->host_id = NULL;
+    st->n = 0;
+    st->have_forces = 0;
+}
+
+namespace {
+bn_status alloc_particles(bn_cuda_state *st, int n)
+{
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(bn_cuda_dev_alloc(&st->pos[k], n, "positions", st->s));
+        BN_TRY(bn_cuda_dev_alloc(&st->vel[k], n, "velocities", st->s));
+    }
+    BN_TRY(bn_cuda_dev_alloc(&st->mass, n, "masses", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->orig, n, "particle order", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->acc, n, "accelerations", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->body, n, "tree bodies", st->s));
+    st->host_mass = (double *)bn_alloc((size_t)n * sizeof(double), "host copy of masses");
+    st->host_id = (uint64_t *)bn_alloc((size_t)n * sizeof(uint64_t), "host copy of ids");
+    return st->host_mass && st->host_id ? BN_OK : BN_ERR_NOMEM;
+}
+
+__global__ void iota_kernel(int *a, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = i;
+}
+
+} // namespace
+
+bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    bn_cuda_particles_free(st);
+    if (in->n > (size_t)INT_MAX / 2)
+        return bn_fail(BN_ERR_ARGUMENT, "GPU backend: %zu particles is more than the %d it indexes", in->n,
+                       INT_MAX / 2);
+    const int n = (int)in->n;
+    bn_status r = alloc_particles(st, n);
+    float *m = r == BN_OK ? (float *)bn_alloc((size_t)n * sizeof(float) + 1, "float masses") : NULL;
+    if (r != BN_OK || !m) {
+        free(m);
+        bn_cuda_particles_free(st);
+        return r != BN_OK ? r : BN_ERR_NOMEM;
+    }
+    st->n = n;
+    for (int i = 0; i < n; i++) m[i] = (float)in->mass[i];
+    memcpy(st->host_mass, in->mass, (size_t)n * sizeof(double));
+    memcpy(st->host_id, in->id, (size_t)n * sizeof(uint64_t));
+    cudaError_t err = cudaSuccess;
+    for (int k = 0; k < 3 && err == cudaSuccess; k++) {
+        err = cudaMemcpyAsync(st->pos[k], in->pos[k], (size_t)n * sizeof(double), cudaMemcpyHostToDevice, st->s);
+        if (err == cudaSuccess)
+            err = cudaMemcpyAsync(st->vel[k], in->vel[k], (size_t)n * sizeof(double), cudaMemcpyHostToDevice,
+                                  st->s);
+    }
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(st->mass, m, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st->s);
+    if (err == cudaSuccess) err = cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s);
+    if (err == cudaSuccess && n > 0) {
+        iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
+        err = cudaGetLastError();
+    }
+    if (err == cudaSuccess) err = cudaStreamSynchronize(st->s); /* m is freed next */
+    free(m);
+    if (err != cudaSuccess) {
+        bn_cuda_particles_free(st);
+        return bn_cuda_fail(err, "uploading particles", __FILE__, __LINE__);
+    }
+    return BN_OK;
+}
+
+namespace {
+/* dst[orig[i]] = src[i]: back to the uploaded order. */
+bn_status download_doubles(bn_cuda_state *st, const double *dev, const int *orig, double *tmp, double *dst)
+{
+    BN_CUDA_CHECK(cudaMemcpyAsync(tmp, dev, (size_t)st->n * sizeof(double), cudaMemcpyDeviceToHost, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    for (int i = 0; i < st->n; i++) dst[orig[i]] = tmp[i];
+    return BN_OK;
+}
+
+bn_status download_into(bn_cuda_state *st, bn_particles *out, int *orig, double *tmp, float4 *acc)
+{
+    BN_CUDA_CHECK(cudaMemcpyAsync(orig, st->orig, (size_t)st->n * sizeof(int), cudaMemcpyDeviceToHost, st->s));
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(download_doubles(st, st->pos[k], orig, tmp, out->pos[k]));
+        BN_TRY(download_doubles(st, st->vel[k], orig, tmp, out->vel[k]));
+    }
+    memcpy(out->mass, st->host_mass, (size_t)st->n * sizeof(double));
+    memcpy(out->id, st->host_id, (size_t)st->n * sizeof(uint64_t));
+    if (!st->have_forces) {
+        for (int k = 0; k < 3; k++) {
+            free(out->acc[k]);
+            out->acc[k] = NULL;
+        }
+        free(out->pot);
+        out->pot = NULL;
+        return BN_OK;
+    }
+    BN_TRY(bn_particles_ensure_forces(out));
+    BN_CUDA_CHECK(cudaMemcpyAsync(acc, st->acc, (size_t)st->n * sizeof(float4), cudaMemcpyDeviceToHost, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    for (int i = 0; i < st->n; i++) {
+        const int j = orig[i];
+        out->acc[0][j] = acc[i].x;
+        out->acc[1][j] = acc[i].y;
+        out->acc[2][j] = acc[i].z;
+        out->pot[j] = acc[i].w;
+    }
+    return BN_OK;
+}
+
+} // namespace
+
+bn_status bn_cuda_particles_download(void *p, bn_particles *out)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_particles_resize(out, (size_t)st->n));
+    int *orig = (int *)bn_alloc((size_t)st->n * sizeof(int) + 1, "download scratch");
+    double *tmp = (double *)bn_alloc((size_t)st->n * sizeof(double) + 1, "download scratch");
+    float4 *acc = (float4 *)bn_alloc((size_t)st->n * sizeof(float4) + 1, "download scratch");
+    bn_status r = orig && tmp && acc ? download_into(st, out, orig, tmp, acc) : BN_ERR_NOMEM;
+    free(orig);
+    free(tmp);
+    free(acc);
+    return r;
+}
