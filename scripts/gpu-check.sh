@@ -9,6 +9,11 @@
 #     --prebuilt DIR  use DIR/banyan and DIR/tests/test_* (built elsewhere
 #                     for sm_90); DIR/lib is added to LD_LIBRARY_PATH for
 #                     libraries the machine lacks (libyaml, libcmocka)
+#     --deps DIR      build here with libraries the machine lacks, unpacked
+#                     from Debian packages into DIR (for f in *.deb; do
+#                     dpkg -x $f DIR; done: libyaml-0-2, libyaml-dev,
+#                     libcmocka0, libcmocka-dev); their .pc files are
+#                     pointed at DIR
 #     --quick         benchmarks at 2^20 only
 #     --bench-only    skip tests and sanitizer
 #     --sweep         only the tuning sweep: leaf and group sizes at 2^24
@@ -16,10 +21,11 @@ set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" QUICK=0 BENCH_ONLY=0 SWEEP=0
+PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
+    --deps) DEPS=$(cd "$2" && pwd); shift 2 ;;
     --quick) QUICK=1; shift ;;
     --bench-only) BENCH_ONLY=1; shift ;;
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
@@ -34,14 +40,29 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$LOGS/device.txt" 2>&1
 note "device: $(cat "$LOGS/device.txt")"
 
-# ---- build ------------------------------------------------------------
-if [ -n "$PREBUILT" ]; then
+# ---- build (or the prebuilt binaries; they are also the fallback) -------
+use_prebuilt() {
     BIN=$PREBUILT
     [ -d "$PREBUILT/lib" ] && export LD_LIBRARY_PATH=$(cd "$PREBUILT/lib" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+if [ -n "$PREBUILT" ] && [ -z "$DEPS" ]; then
+    use_prebuilt
 else
+    if [ -n "$DEPS" ]; then
+        mkdir -p "$LOGS/pc"
+        for f in $(find "$DEPS" -name '*.pc'); do sed "s|/usr|$DEPS/usr|g" "$f" >"$LOGS/pc/$(basename "$f")"; done
+        export PKG_CONFIG_PATH=$LOGS/pc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+        export LD_LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        export LIBRARY_PATH=$DEPS/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+    fi
     BIN=build-gpu-check
-    if ! { cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
-           cmake --build "$BIN" -j "$(nproc)"; } >"$LOGS/build.log" 2>&1; then
+    t0=$(date +%s)
+    if { cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
+         cmake --build "$BIN" -j "$(nproc)"; } >"$LOGS/build.log" 2>&1; then
+        note "built for sm_90 here in $(( $(date +%s) - t0 )) s"
+    elif [ -n "$PREBUILT" ]; then
+        note "BUILD FAILED (build.log): using the prebuilt binaries"; tail -5 "$LOGS/build.log"; use_prebuilt
+    else
         note "BUILD FAILED (see build.log)"; tail -30 "$LOGS/build.log"; exit 1
     fi
 fi
