@@ -1,6 +1,7 @@
 /* The CPU tree walk through the public solver, against double direct
  * summation on fresh random inputs (small N: the heavy accuracy test is
  * test_tree_accuracy). */
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -76,7 +77,8 @@ static void test_macs(void **state)
     bn_particles_free(p);
 }
 
-/* Same input: bit-identical output; order, ids and G handled; Morton
+/* Same input: bit-identical output (with 1 or 2 threads too); order, ids
+ * and G handled; Morton
  * gives the same accuracy. */
 static void test_determinism_and_g(void **state)
 {
@@ -90,6 +92,15 @@ static void test_determinism_and_g(void **state)
     for (size_t i = 0; i < p->n; i++) {
         for (int k = 0; k < 3; k++) assert_true(p->acc[k][i] == q->acc[k][i]);
         assert_true(p->pot[i] == q->pot[i] && q->id[i] == i + 1);
+    }
+    /* each group is one thread's work in a fixed order: the thread count
+     * changes nothing either */
+    omp_set_num_threads(1);
+    run(q, &g, NULL);
+    omp_set_num_threads(2);
+    for (size_t i = 0; i < p->n; i++) {
+        for (int k = 0; k < 3; k++) assert_true(p->acc[k][i] == q->acc[k][i]);
+        assert_true(p->pot[i] == q->pot[i]);
     }
     g.G = 3.0;
     run(q, &g, NULL);
