@@ -80,10 +80,11 @@ run_test() { # name, timeout
 if [ $BENCH_ONLY = 0 ]; then
     for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct; do run_test $t 240; done
     grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message" "$LOGS"/test_gpu_sim.log 2>/dev/null | tee -a "$SUMMARY"
-    # the CPU suite, quickly (the heavy accuracy tests included: 16 cores)
+    # the rest of the C suite, quickly (CI runs it all, heavy tests too)
     for t in "$BIN"/tests/test_*; do
-        n=$(basename "$t"); case $n in test_gpu_*) continue ;; esac
-        run_test "$n" 120 >/dev/null
+        n=$(basename "$t")
+        case $n in test_gpu_* | test_tree_accuracy | test_tree_energy | test_ic_models) continue ;; esac
+        run_test "$n" 60
     done
 
     # ---- compute-sanitizer on small runs ------------------------------
