@@ -98,21 +98,45 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
 }
 
 namespace {
-/* dst[orig[i]] = src[i]: back to the uploaded order. */
-bn_status download_doubles(bn_cuda_state *st, const double *dev, const int *orig, double *tmp, double *dst)
+const int kThreads = 256;
+
+/* dst[orig[i]] = src[i]: back to the uploaded order, on the device (a
+ * host loop of random writes took seconds at 2^24). */
+__global__ void unsort_f64(const double *src, const int *orig, int n, double *dst)
 {
-    BN_CUDA_CHECK(cudaMemcpyAsync(tmp, dev, (size_t)st->n * sizeof(double), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    for (int i = 0; i < st->n; i++) dst[orig[i]] = tmp[i];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[orig[i]] = src[i];
+}
+
+/* dst[orig[i]] = component c of acc[i] (0-2 acceleration, 3 potential). */
+__global__ void unsort_acc(const float4 *acc, const int *orig, int n, int c, double *dst)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float4 a = acc[i];
+    dst[orig[i]] = c == 0 ? a.x : c == 1 ? a.y : c == 2 ? a.z : a.w;
+}
+
+/* One array to the host through the device scratch `tmp`: src doubles
+ * (acc == NULL) or component c of acc. */
+bn_status download_array(bn_cuda_state *st, const double *src, int c, double *tmp, double *dst)
+{
+    const int n = st->n, blocks = (n + kThreads - 1) / kThreads;
+    if (src)
+        unsort_f64<<<blocks, kThreads, 0, st->s>>>(src, st->orig, n, tmp);
+    else
+        unsort_acc<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp);
+    BN_CUDA_LAUNCH_CHECK();
+    BN_CUDA_CHECK(cudaMemcpyAsync(dst, tmp, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s)); /* dst may be pageable: done before tmp is reused */
     return BN_OK;
 }
 
-bn_status download_into(bn_cuda_state *st, bn_particles *out, int *orig, double *tmp, float4 *acc)
+bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
 {
-    BN_CUDA_CHECK(cudaMemcpyAsync(orig, st->orig, (size_t)st->n * sizeof(int), cudaMemcpyDeviceToHost, st->s));
     for (int k = 0; k < 3; k++) {
-        BN_TRY(download_doubles(st, st->pos[k], orig, tmp, out->pos[k]));
-        BN_TRY(download_doubles(st, st->vel[k], orig, tmp, out->vel[k]));
+        BN_TRY(download_array(st, st->pos[k], 0, tmp, out->pos[k]));
+        BN_TRY(download_array(st, st->vel[k], 0, tmp, out->vel[k]));
     }
     memcpy(out->mass, st->host_mass, (size_t)st->n * sizeof(double));
     memcpy(out->id, st->host_id, (size_t)st->n * sizeof(uint64_t));
@@ -126,30 +150,18 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, int *orig, double 
         return BN_OK;
     }
     BN_TRY(bn_particles_ensure_forces(out));
-    BN_CUDA_CHECK(cudaMemcpyAsync(acc, st->acc, (size_t)st->n * sizeof(float4), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    for (int i = 0; i < st->n; i++) {
-        const int j = orig[i];
-        out->acc[0][j] = acc[i].x;
-        out->acc[1][j] = acc[i].y;
-        out->acc[2][j] = acc[i].z;
-        out->pot[j] = acc[i].w;
-    }
+    for (int c = 0; c < 4; c++) BN_TRY(download_array(st, NULL, c, tmp, c < 3 ? out->acc[c] : out->pot));
     return BN_OK;
 }
-
 } // namespace
 
 bn_status bn_cuda_particles_download(void *p, bn_particles *out)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     BN_TRY(bn_particles_resize(out, (size_t)st->n));
-    int *orig = (int *)bn_alloc((size_t)st->n * sizeof(int) + 1, "download scratch");
-    double *tmp = (double *)bn_alloc((size_t)st->n * sizeof(double) + 1, "download scratch");
-    float4 *acc = (float4 *)bn_alloc((size_t)st->n * sizeof(float4) + 1, "download scratch");
-    bn_status r = orig && tmp && acc ? download_into(st, out, orig, tmp, acc) : BN_ERR_NOMEM;
-    free(orig);
-    free(tmp);
-    free(acc);
+    double *tmp = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&tmp, (size_t)st->n, "download scratch", st->s));
+    const bn_status r = download_into(st, out, tmp);
+    bn_cuda_free(tmp, st->s);
     return r;
 }
