@@ -1,16 +1,49 @@
 /* Tallied device allocations and the CUDA error messages (cuda_check.h). */
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
-#include <unordered_map>
 #include "core/cuda_check.h"
 
 namespace {
 std::mutex g_lock;
-std::unordered_map<void *, size_t> g_sizes; /* live pointer -> bytes */
+/* Live allocations (a few dozen at most): a plain array, searched
+ * linearly. (No std containers: their template code would be exported
+ * from the shared library, which must export bn_ symbols only.) */
+struct live_alloc {
+    void *ptr;
+    size_t bytes;
+};
+live_alloc *g_live = NULL;
+size_t g_n_live = 0, g_cap_live = 0;
 size_t g_in_use = 0, g_peak = 0, g_limit = 0;
 double g_bytes_per_particle = 150.0;        /* the issue's budget until measured */
 bool g_pool_ready = false;
+
+bool remember(void *ptr, size_t bytes)
+{
+    if (g_n_live == g_cap_live) {
+        const size_t cap = g_cap_live ? 2 * g_cap_live : 64;
+        live_alloc *grown = (live_alloc *)realloc(g_live, cap * sizeof *grown);
+        if (!grown) return false;
+        g_live = grown;
+        g_cap_live = cap;
+    }
+    g_live[g_n_live++] = live_alloc{ptr, bytes};
+    return true;
+}
+
+/* Forget ptr; returns its size (0 if unknown). */
+size_t forget(void *ptr)
+{
+    for (size_t i = 0; i < g_n_live; i++)
+        if (g_live[i].ptr == ptr) {
+            const size_t bytes = g_live[i].bytes;
+            g_live[i] = g_live[--g_n_live];
+            return bytes;
+        }
+    return 0;
+}
 
 /* Keep freed memory in the pool: transient buffers of one evaluation are
  * reused by the next without going back to the driver. */
@@ -73,7 +106,11 @@ extern "C" bn_status bn_cuda_alloc(void **ptr, size_t bytes, const char *what, c
         return bn_fail(BN_ERR_DEVICE, "CUDA error '%s' allocating %s (%zu bytes)", cudaGetErrorString(err), what,
                        bytes);
     }
-    g_sizes[*ptr] = bytes;
+    if (!remember(*ptr, bytes)) {
+        cudaFreeAsync(*ptr, s);
+        *ptr = NULL;
+        return bn_fail(BN_ERR_NOMEM, "host memory for the device allocation table (%s)", what);
+    }
     g_in_use += bytes;
     if (g_in_use > g_peak) g_peak = g_in_use;
     return BN_OK;
@@ -83,11 +120,7 @@ extern "C" void bn_cuda_free(void *ptr, cudaStream_t s)
 {
     if (!ptr) return;
     std::lock_guard<std::mutex> hold(g_lock);
-    auto it = g_sizes.find(ptr);
-    if (it != g_sizes.end()) {
-        g_in_use -= it->second;
-        g_sizes.erase(it);
-    }
+    g_in_use -= forget(ptr);
     cudaFreeAsync(ptr, s);
 }
 
