@@ -122,12 +122,12 @@ bench --model hernquist --n 1048576 --theta 0.5 --check
 bench --model plummer --n 262144 --method direct --repeat 3
 }
 if [ $QUICK = 0 ]; then # the targets at 2^24, then size
-    bench --model plummer --n 16777216 --theta 0.5 --check
     bench --model plummer --n 16777216 --theta 0.65 --check
     bench --model plummer --n 16777216 --theta 0.65 --check --group-size 128
     bench --model plummer --n 16777216 --theta 0.75 --check
     bench --model uniform-cube --n 16777216 --theta 0.75 --check
-    bench --model hernquist --n 16777216 --theta 0.65 --check
+    [ "${MORE:-0}" = 1 ] && bench --model plummer --n 16777216 --theta 0.5 --check
+    [ "${MORE:-0}" = 1 ] && bench --model hernquist --n 16777216 --theta 0.65 --check
     bench --model plummer --n 67108864 --theta 0.65 --repeat 2
 fi
 
