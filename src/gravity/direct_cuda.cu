@@ -91,8 +91,9 @@ __global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const floa
         const int i = base + k * BN_DIRECT_THREADS;
         if (i >= n) continue;
         /* The self pair added -m/eps to phi (r^2 = eps^2 exactly, since
-         * d = 0): take the identical product back out. */
-        const float self = eps2 > 0.f ? tgt[k].w * (MODE == 2 ? bn_rsqrt_ftz(eps2) : rsqrtf(eps2)) : 0.f;
+         * d = 0): take the product back out (__fmul_rn: no FMA
+         * contraction; equal to float rounding of m/eps). */
+        const float self = eps2 > 0.f ? __fmul_rn(tgt[k].w, MODE == 2 ? bn_rsqrt_ftz(eps2) : rsqrtf(eps2)) : 0.f;
         out[i] = make_float4(G * acc[k].x, G * acc[k].y, G * acc[k].z, G * (acc[k].w + self));
     }
 }

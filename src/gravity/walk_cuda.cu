@@ -278,7 +278,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
         }
         if (sub == 0 && tid[k] < nt) {
             /* the self pair added -m/eps (d = 0 exactly): take it back */
-            const float self = a.eps2 > 0.f ? tg.pos[k].w * BN_RSQRT_F(a.eps2) : 0.f;
+            const float self = a.eps2 > 0.f ? __fmul_rn(tg.pos[k].w, BN_RSQRT_F(a.eps2)) : 0.f;
             a.out[first + tid[k]] = make_float4(a.G * v.x, a.G * v.y, a.G * v.z, a.G * (v.w + self));
         }
     }
