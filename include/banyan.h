@@ -132,6 +132,13 @@ typedef struct bn_gravity_params {
     double accel_alpha; /* tolerance of BN_MAC_ACCEL. Default 1e-3.      */
     int quadrupole;     /* 1: monopole + quadrupole, 0: monopole only.
                            Default 1.                                    */
+    double group_expansion; /* kappa: an accepted cell whose centre of mass
+                           lies farther than r_g / (kappa theta) from the
+                           centre of a group (r_g: half the diagonal of the
+                           group's box) acts on the whole group through one
+                           second-order Taylor expansion about that centre
+                           instead of on each body (the far field costs per
+                           group, not per body). 0: off. Default 0.2.    */
     int leaf_size;      /* most particles in a leaf. Default 16.         */
     int group_size;     /* most particles in a walk group. Default 64.   */
     bn_curve curve;     /* space-filling curve. Default BN_CURVE_HILBERT. */
@@ -163,6 +170,8 @@ typedef struct bn_force_stats {
     double t_total;           /* keys to walk, including reordering      */
     double n_pp;              /* particle-particle interactions          */
     double n_pc;              /* particle-cell interactions              */
+    double n_far;             /* cell-group interactions (far cells
+                                 through the group expansion)            */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

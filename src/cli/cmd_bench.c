@@ -153,18 +153,21 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
 {
     const bn_force_stats *s = &r->best;
     const double nd = (double)n, walk = interaction_seconds(r);
-    printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d\n",
+    printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d, "
+           "group expansion %g\n",
            bn_ic_model_name(o->ic.model), n, backend, bn_method_name(o->g.method), bn_mac_name(o->g.mac),
-           o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size);
+           o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size, o->g.group_expansion);
     printf("stage times (s, best of %ld): bbox %.4f keys %.4f sort %.4f build %.4f moments %.4f groups %.4f "
            "walk %.4f total %.4f (call %.4f)\n",
            o->repeat, s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk,
            s->t_total, r->t_call);
     printf("tree: %ld nodes, %ld leaves, %ld groups, depth %ld\n", s->n_nodes, s->n_leaves, s->n_groups, s->depth);
-    printf("interactions per particle: pp %.1f pc %.1f\n", s->n_pp / nd, s->n_pc / nd);
-    printf("rates: %.3e interactions/s, %.1f Gflop/s (%d per pp, %d per pc), %.3e particles/s\n",
-           (s->n_pp + s->n_pc) / walk, (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, BN_FLOPS_PP,
-           BN_FLOPS_PC, nd / force_seconds(r));
+    printf("interactions per particle: pp %.1f pc %.1f; far cells per group %.1f\n", s->n_pp / nd, s->n_pc / nd,
+           s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0);
+    printf("rates: %.3e interactions/s, %.1f Gflop/s (%d per pp, %d per pc, %d per far cell, %d per body for "
+           "the expansion), %.3e particles/s\n",
+           (s->n_pp + s->n_pc + s->n_far) / walk, bn_walk_flops(s->n_pp, s->n_pc, s->n_far, nd) / walk * 1e-9,
+           BN_FLOPS_PP, BN_FLOPS_PC, BN_FLOPS_FAR, BN_FLOPS_FAR_EVAL, nd / force_seconds(r));
     if (s->device_bytes_peak) printf("peak device memory: %.1f bytes per particle\n", (double)s->device_bytes_peak / nd);
     if (o->check)
         printf("relative acceleration error (%zu particles): p50 %.3e p90 %.3e p99 %.3e p99.9 %.3e max %.3e\n",
@@ -177,17 +180,19 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
     const double nd = (double)n, walk = interaction_seconds(r);
     printf("{\"model\": \"%s\", \"n\": %zu, \"seed\": %llu, \"backend\": \"%s\", \"method\": \"%s\", "
            "\"mac\": \"%s\", \"theta\": %g, \"eps\": %g, \"leaf_size\": %d, \"group_size\": %d, "
-           "\"repeat\": %ld,\n",
+           "\"group_expansion\": %g, \"repeat\": %ld,\n",
            bn_ic_model_name(o->ic.model), n, (unsigned long long)o->ic.seed, backend, bn_method_name(o->g.method),
-           bn_mac_name(o->g.mac), o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size, o->repeat);
+           bn_mac_name(o->g.mac), o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size,
+           o->g.group_expansion, o->repeat);
     printf(" \"t_bbox\": %.6g, \"t_keys\": %.6g, \"t_sort\": %.6g, \"t_build\": %.6g, \"t_moments\": %.6g, "
            "\"t_groups\": %.6g, \"t_walk\": %.6g, \"t_total\": %.6g, \"t_call\": %.6g,\n",
            s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk, s->t_total, r->t_call);
     printf(" \"nodes\": %ld, \"leaves\": %ld, \"groups\": %ld, \"depth\": %ld, \"pp_per_particle\": %.2f, "
-           "\"pc_per_particle\": %.2f, \"interactions_per_s\": %.6g, \"gflops\": %.4g, \"particles_per_s\": %.6g, "
-           "\"device_bytes_per_particle\": %.2f",
-           s->n_nodes, s->n_leaves, s->n_groups, s->depth, s->n_pp / nd, s->n_pc / nd, (s->n_pp + s->n_pc) / walk,
-           (BN_FLOPS_PP * s->n_pp + BN_FLOPS_PC * s->n_pc) / walk * 1e-9, nd / force_seconds(r),
+           "\"pc_per_particle\": %.2f, \"far_per_group\": %.2f, \"interactions_per_s\": %.6g, \"gflops\": %.4g, "
+           "\"particles_per_s\": %.6g, \"device_bytes_per_particle\": %.2f",
+           s->n_nodes, s->n_leaves, s->n_groups, s->depth, s->n_pp / nd, s->n_pc / nd,
+           s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0, (s->n_pp + s->n_pc + s->n_far) / walk,
+           bn_walk_flops(s->n_pp, s->n_pc, s->n_far, nd) / walk * 1e-9, nd / force_seconds(r),
            (double)s->device_bytes_peak / nd);
     if (o->check)
         printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "

@@ -57,9 +57,10 @@ static void print_parameters(const bn_snapshot_meta *m)
     }
     const bn_gravity_params *g = &m->gravity;
     printf("parameters       Method %s, Softening %.6g, OpeningAngle %.6g, OpeningCriterion %s,\n"
-           "                 AccelAlpha %.6g, Quadrupole %d, LeafSize %d, GroupSize %d, Curve %s, Backend %s\n",
+           "                 AccelAlpha %.6g, Quadrupole %d, GroupExpansion %.6g, LeafSize %d, GroupSize %d,\n"
+           "                 Curve %s, Backend %s\n",
            bn_method_name(g->method), g->softening, g->theta, bn_mac_name(g->mac), g->accel_alpha, g->quadrupole,
-           g->leaf_size, g->group_size, bn_curve_name(g->curve), bn_backend_name(g->backend));
+           g->group_expansion, g->leaf_size, g->group_size, bn_curve_name(g->curve), bn_backend_name(g->backend));
 }
 
 int bn_cmd_info(int argc, char **argv)

@@ -4,7 +4,7 @@
 
 enum {
     OPT_METHOD = 1000, OPT_EPS, OPT_THETA, OPT_MAC, OPT_BACKEND, OPT_LEAF, OPT_GROUP,
-    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE
+    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE, OPT_EXPANSION
 };
 
 int cli_gravity_options(struct option *o)
@@ -22,6 +22,7 @@ int cli_gravity_options(struct option *o)
     o[n++] = (struct option){"alpha", required_argument, 0, OPT_ALPHA};
     o[n++] = (struct option){"monopole", no_argument, 0, OPT_MONOPOLE};
     o[n++] = (struct option){"device", required_argument, 0, OPT_DEVICE};
+    o[n++] = (struct option){"group-expansion", required_argument, 0, OPT_EXPANSION};
     return n;
 }
 
@@ -38,6 +39,8 @@ void cli_gravity_options_help(void)
            "  --group-size N           most particles per walk group (default 64)\n"
            "  --curve hilbert|morton   space-filling curve (default hilbert)\n"
            "  --monopole               drop the quadrupole moments\n"
+           "  --group-expansion K      far cells (beyond r_group/(K theta)) act on a group through\n"
+           "                           one Taylor expansion about its centre; 0: off (default 0.2)\n"
            "  --G G                    gravitational constant (default 1)\n"
            "  --device K               CUDA device ordinal (default 0)\n");
 }
@@ -55,6 +58,7 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
     case OPT_THETA: return cli_parse_double(cmd, "--theta", arg, &g->theta) ? 0 : 2;
     case OPT_ALPHA: return cli_parse_double(cmd, "--alpha", arg, &g->accel_alpha) ? 0 : 2;
     case OPT_G: return cli_parse_double(cmd, "--G", arg, &g->G) ? 0 : 2;
+    case OPT_EXPANSION: return cli_parse_double(cmd, "--group-expansion", arg, &g->group_expansion) ? 0 : 2;
     case OPT_MONOPOLE: g->quadrupole = 0; return 0;
     case OPT_LEAF:
         if (!cli_parse_long(cmd, "--leaf-size", arg, &v)) return 2;

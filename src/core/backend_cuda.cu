@@ -228,7 +228,7 @@ bn_status cuda_forces(void *p, bn_force_stats *stats)
     if (tree) {
         const bn_gravity_params g = effective_params(st);
         BN_TRY(build_tree(st, &g));
-        BN_TRY(bn_gpu_walk(&st->tree.t, &g, st->acc, st->walk, &stats->n_pp, &stats->n_pc, st->s));
+        BN_TRY(bn_gpu_walk(&st->tree.t, &g, st->acc, st->walk, stats, st->s));
     } else {
         BN_TRY(direct_forces(st, stats));
     }

@@ -14,6 +14,7 @@ bn_gravity_params bn_gravity_params_default(void)
     g.theta = 0.5;
     g.accel_alpha = 1e-3;
     g.quadrupole = 1;
+    g.group_expansion = 0.2;
     g.leaf_size = 16;
     g.group_size = 64;
     g.curve = BN_CURVE_HILBERT;
@@ -33,6 +34,8 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "OpeningAngle (theta) must be in [0, 2], got %g", g->theta);
     if (!(isfinite(g->accel_alpha) && g->accel_alpha > 0))
         return bn_fail(BN_ERR_ARGUMENT, "accel_alpha must be > 0, got %g", g->accel_alpha);
+    if (!(isfinite(g->group_expansion) && g->group_expansion >= 0 && g->group_expansion <= 1))
+        return bn_fail(BN_ERR_ARGUMENT, "group_expansion must be in [0, 1], got %g", g->group_expansion);
     if (g->leaf_size < 1 || g->leaf_size > 1024)
         return bn_fail(BN_ERR_ARGUMENT, "leaf_size must be in [1, 1024], got %d", g->leaf_size);
     if (g->group_size < 1 || g->group_size > 4096)

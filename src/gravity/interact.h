@@ -17,6 +17,12 @@
  *   bn_pc:  3 sub + r^2 6 + rsqrt 4 + Q.d 15 + d.Qd 5 + 1/r^2, 1/r^5 4
  *           + phi 3 + radial coefficient 5 + acc 9 + misc 2 = 65 flop
  * (the peer code of REFERENCE-NUMBERS.md counts 23 and 65 likewise).
+ *   bn_local_set + accumulating it (per far cell and group):
+ *           3 sub + r^2 6 + rsqrt 4 + 1/r^2..15m/r^7 7 + Q.d 15 + d.Qd 5
+ *           + 1/r^5, 1/r^7 3 + phi, a 11 + H coefficients 7 + H 57
+ *           + T 35 + 20 adds                              = 180 flop
+ *   bn_local_eval (per body):  3 sub + H.y 15 + y y 9 + T[.,y,y] 33
+ *           + a 12 + phi 22                                = 95 flop
  */
 #ifndef BN_INTERACT_H
 #define BN_INTERACT_H
@@ -26,6 +32,20 @@
 
 #define BN_FLOPS_PP 23
 #define BN_FLOPS_PC 65
+#define BN_FLOPS_FAR 180
+#define BN_FLOPS_FAR_EVAL 95
+/* Flops of a walk with these interaction counts over n bodies (the
+ * expansion is evaluated at every body when any cell went through it). */
+static inline double bn_walk_flops(double n_pp, double n_pc, double n_far, double n)
+{
+    return BN_FLOPS_PP * n_pp + BN_FLOPS_PC * n_pc + BN_FLOPS_FAR * n_far + (n_far > 0 ? BN_FLOPS_FAR_EVAL * n : 0);
+}
+/* Terms of a group's far-field expansion (bn_local, interact_impl.h):
+ * potential and acceleration at the centre, Hessian H, third derivatives T. */
+#define BN_LOCAL_FIELDS(X)                                                                                        \
+    X(phi) X(ax) X(ay) X(az) X(hxx) X(hyy) X(hzz) X(hxy) X(hxz) X(hyz) X(txxx) X(tyyy) X(tzzz) X(txxy) X(txxz)      \
+        X(txyy) X(tyyz) X(txzz) X(tyzz) X(txyz)
+#define BN_LOCAL_TERMS 20
 
 /* Multipole moments of a cell as the walk sees them: mass, centre of
  * mass, and the traceless quadrupole Q_ij = sum m (3 x_i x_j - r^2 d_ij)

@@ -104,3 +104,98 @@ BN_HD void BN_FN(bn_pc)(BN_T dx, BN_T dy, BN_T dz, BN_T m, const BN_T *q, BN_T e
     BN_FN(bn_pc6)(dx, dy, dz, m, q[BN_QXX], q[BN_QYY], q[BN_QZZ], q[BN_QXY], q[BN_QXZ], q[BN_QYZ], eps2, ax, ay,
                   az, phi);
 }
+
+/* Local (Taylor) expansion of the potential about a group's centre: the
+ * far field of many cells, made once per group and evaluated at each of
+ * its targets (y = x_target - centre):
+ *   phi(y) = phi + (-a).y + 1/2 y.H.y + 1/6 T[y,y,y]
+ *   a(y)   = a - H.y - 1/2 T[.,y,y]
+ * phi, a: potential and acceleration at the centre (monopole +
+ * quadrupole, exactly bn_pc6); H: the Hessian of phi (monopole +
+ * quadrupole); T: third derivatives (monopole). Dropped terms are of
+ * relative size (|y|/d)^3 and (l/d)^2 |y|/d for a cell of size l at
+ * distance d, the order of the quadrupole's own truncation error when
+ * |y| < l: a second-order expansion suits a quadrupole tree. Accumulated
+ * without G, like bn_pc6. */
+#define BN_LOCAL_DECLARE(f) BN_T f;
+typedef struct BN_FN(bn_local) {
+    BN_LOCAL_FIELDS(BN_LOCAL_DECLARE)
+} BN_FN(bn_local);
+#undef BN_LOCAL_DECLARE
+
+/* The expansion of one cell (mass m, traceless quadrupole q.., centre of
+ * mass at d = com - centre) about the centre: every term assigned. */
+BN_HD void BN_FN(bn_local_set)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy,
+                               BN_T qxz, BN_T qyz, BN_T eps2, BN_FN(bn_local) *L)
+{
+    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T rinv = BN_RSQRT_CELL(r2); /* one rsqrt: see bn_pc6 */
+    const BN_T rinv2 = rinv * rinv;
+    const BN_T a = m * rinv * rinv2;    /* m / r^3   */
+    const BN_T b = (BN_T)3 * a * rinv2; /* 3 m / r^5 */
+    const BN_T c = (BN_T)5 * b * rinv2; /* 15 m / r^7 */
+    const BN_T qdx = qxx * dx + qxy * dy + qxz * dz;
+    const BN_T qdy = qxy * dx + qyy * dy + qyz * dz;
+    const BN_T qdz = qxz * dx + qyz * dy + qzz * dz;
+    const BN_T dqd = dx * qdx + dy * qdy + dz * qdz;
+    const BN_T r5 = rinv2 * rinv2 * rinv, r7 = r5 * rinv2;
+    /* phi and a at the centre: bn_pc6's expressions */
+    const BN_T half_dqd_r5 = (BN_T)0.5 * dqd * r5;
+    const BN_T radial = a + (BN_T)5 * half_dqd_r5 * rinv2;
+    L->phi = -m * rinv - half_dqd_r5;
+    L->ax = radial * dx - r5 * qdx;
+    L->ay = radial * dy - r5 * qdy;
+    L->az = radial * dz - r5 * qdz;
+    /* H = a I - b d d + the quadrupole part -1/6 Q:d4(1/r) =
+     *   -35/2 (d.Q.d) d d / r^9 + 5/2 (2 d q + 2 q d + (d.Q.d) I) / r^7 - Q / r^5,  q = Q.d */
+    const BN_T u = b + (BN_T)17.5 * dqd * r7 * rinv2; /* monopole + quadrupole d d coefficient */
+    const BN_T v = (BN_T)5 * r7, w = a + (BN_T)2.5 * dqd * r7;
+    L->hxx = w - u * dx * dx + v * (dx * qdx + dx * qdx) - qxx * r5;
+    L->hyy = w - u * dy * dy + v * (dy * qdy + dy * qdy) - qyy * r5;
+    L->hzz = w - u * dz * dz + v * (dz * qdz + dz * qdz) - qzz * r5;
+    L->hxy = -u * dx * dy + v * (dx * qdy + dy * qdx) - qxy * r5;
+    L->hxz = -u * dx * dz + v * (dx * qdz + dz * qdx) - qxz * r5;
+    L->hyz = -u * dy * dz + v * (dy * qdz + dz * qdy) - qyz * r5;
+    /* T = -c d d d + b (d_i I_jk + d_j I_ik + d_k I_ij), monopole only */
+    const BN_T cx = c * dx, cy = c * dy, cz = c * dz;
+    L->txxx = ((BN_T)3 * b - cx * dx) * dx;
+    L->tyyy = ((BN_T)3 * b - cy * dy) * dy;
+    L->tzzz = ((BN_T)3 * b - cz * dz) * dz;
+    L->txxy = (b - cx * dx) * dy;
+    L->txxz = (b - cx * dx) * dz;
+    L->txyy = (b - cy * dy) * dx;
+    L->tyyz = (b - cy * dy) * dz;
+    L->txzz = (b - cz * dz) * dx;
+    L->tyzz = (b - cz * dz) * dy;
+    L->txyz = -cx * dy * dz;
+}
+
+/* L += the expansion of one cell (arguments as bn_local_set). */
+BN_HD void BN_FN(bn_local_add)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy,
+                               BN_T qxz, BN_T qyz, BN_T eps2, BN_FN(bn_local) *L)
+{
+    BN_FN(bn_local) t;
+    BN_FN(bn_local_set)(dx, dy, dz, m, qxx, qyy, qzz, qxy, qxz, qyz, eps2, &t);
+#define BN_LOCAL_SUM(f) L->f += t.f;
+    BN_LOCAL_FIELDS(BN_LOCAL_SUM)
+#undef BN_LOCAL_SUM
+}
+
+/* Add the expansion's field at y = x_target - centre. */
+BN_HD void BN_FN(bn_local_eval)(const BN_FN(bn_local) *L, BN_T yx, BN_T yy, BN_T yz, BN_T *ax, BN_T *ay,
+                                BN_T *az, BN_T *phi)
+{
+    const BN_T hx = L->hxx * yx + L->hxy * yy + L->hxz * yz;
+    const BN_T hy = L->hxy * yx + L->hyy * yy + L->hyz * yz;
+    const BN_T hz = L->hxz * yx + L->hyz * yy + L->hzz * yz;
+    const BN_T xx = yx * yx, yy2 = yy * yy, zz = yz * yz;
+    const BN_T xy = (BN_T)2 * yx * yy, xz = (BN_T)2 * yx * yz, yz2 = (BN_T)2 * yy * yz;
+    const BN_T tx = L->txxx * xx + L->txyy * yy2 + L->txzz * zz + L->txxy * xy + L->txxz * xz + L->txyz * yz2;
+    const BN_T ty = L->txxy * xx + L->tyyy * yy2 + L->tyzz * zz + L->txyy * xy + L->txyz * xz + L->tyyz * yz2;
+    const BN_T tz = L->txxz * xx + L->tyyz * yy2 + L->tzzz * zz + L->txyz * xy + L->txzz * xz + L->tyzz * yz2;
+    *ax += L->ax - hx - (BN_T)0.5 * tx;
+    *ay += L->ay - hy - (BN_T)0.5 * ty;
+    *az += L->az - hz - (BN_T)0.5 * tz;
+    *phi += L->phi - (L->ax * yx + L->ay * yy + L->az * yz) +
+            (BN_T)0.5 * (yx * hx + yy * hy + yz * hz) + (yx * tx + yy * ty + yz * tz) / (BN_T)6;
+}

@@ -41,8 +41,12 @@ typedef struct walk_scratch {
     double *pp[4];                 /* x, y, z, m of particle sources       */
     double *pc[10];                /* x, y, z, m, Qxx..Qyz of cell sources */
     double *acc[4];                /* ax, ay, az, phi of the group targets */
-    int npp, npc;
-    double count_pp, count_pc;
+    double *fc[10];                /* x, y, z, m, Qxx..Qyz of far cells    */
+    double *ft[BN_LOCAL_TERMS];    /* their expansion terms, per cell      */
+    int npp, npc, nfc;
+    double count_pp, count_pc, count_far;
+    double local[BN_LOCAL_TERMS];  /* the group's far-field expansion, in
+                                      BN_LOCAL_FIELDS order               */
 } walk_scratch;
 
 static void scratch_free(walk_scratch *s)
@@ -51,6 +55,8 @@ static void scratch_free(walk_scratch *s)
     free(s->next);
     for (int k = 0; k < 4; k++) free(s->pp[k]);
     for (int k = 0; k < 10; k++) free(s->pc[k]);
+    for (int k = 0; k < 10; k++) free(s->fc[k]);
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) free(s->ft[k]);
     for (int k = 0; k < 4; k++) free(s->acc[k]);
 }
 
@@ -60,6 +66,8 @@ static int scratch_alloc(walk_scratch *s, int n_nodes, int max_group)
     ok &= (s->next = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
     for (int k = 0; k < 4; k++) ok &= (s->pp[k] = malloc(TILE * sizeof(double))) != NULL;
     for (int k = 0; k < 10; k++) ok &= (s->pc[k] = malloc(TILE * sizeof(double))) != NULL;
+    for (int k = 0; k < 10; k++) ok &= (s->fc[k] = malloc(TILE * sizeof(double))) != NULL;
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) ok &= (s->ft[k] = malloc(TILE * sizeof(double))) != NULL;
     for (int k = 0; k < 4; k++) ok &= (s->acc[k] = malloc((size_t)max_group * sizeof(double))) != NULL;
     return ok;
 }
@@ -68,6 +76,9 @@ static int scratch_alloc(walk_scratch *s, int n_nodes, int max_group)
 typedef struct walk_group {
     int first, count;
     double lo[3], hi[3];
+    double centre[3];  /* of the box: the far-field expansion centre   */
+    double far_r2;     /* cells with com farther than this (squared)
+                          from the centre act through the expansion    */
     double alpha_amin; /* accel MAC: alpha * min |a_old| of the group */
 } walk_group;
 
@@ -90,6 +101,31 @@ static void flush_pc(const bn_tree *t, const walk_group *g, double eps2, walk_sc
                     s->pc[3], q, eps2, s->acc[0], s->acc[1], s->acc[2], s->acc[3]);
     s->count_pc += (double)g->count * s->npc;
     s->npc = 0;
+}
+
+/* Far cells: their field joins the group's expansion (walk_kernels_cpu.c). */
+static void flush_far(const walk_group *g, double eps2, walk_scratch *s)
+{
+    if (s->nfc == 0) return;
+    bn_walk_far_tile(s->nfc, (const double *const *)s->fc, g->centre, eps2, s->ft, s->local);
+    s->count_far += s->nfc;
+    s->nfc = 0;
+}
+
+static void push_far(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
+                     walk_scratch *s)
+{
+    const int j = s->nfc;
+    for (int k = 0; k < 3; k++) s->fc[k][j] = cell->com[k];
+    s->fc[3][j] = cell->mass;
+    for (int k = 0; k < 6; k++) s->fc[4 + k][j] = t->quad[6 * c + k];
+    if (++s->nfc == TILE) flush_far(g, eps2, s);
+}
+
+static int is_far(const walk_cell *cell, const walk_group *g)
+{
+    const double dx = cell->com[0] - g->centre[0], dy = cell->com[1] - g->centre[1], dz = cell->com[2] - g->centre[2];
+    return dx * dx + dy * dy + dz * dz > g->far_r2;
 }
 
 static void push_cell(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
@@ -136,7 +172,10 @@ static void walk_group_cells(const bn_tree *t, const walk_cell *cells, const wal
         for (int i = 0; i < ncur; i++) {
             const int c = s->cur[i];
             const walk_cell *cell = cells + c;
-            if (!opens(cell, g, mac)) push_cell(t, cell, c, g, eps2, s);
+            if (!opens(cell, g, mac)) {
+                if (is_far(cell, g)) push_far(t, cell, c, g, eps2, s);
+                else push_cell(t, cell, c, g, eps2, s);
+            }
             else if (cell->n_children == 0) push_bodies(t, cell, g, eps2, s);
             else
                 for (int j = 0; j < cell->n_children; j++) s->next[nnext++] = cell->first_child + j;
@@ -148,6 +187,7 @@ static void walk_group_cells(const bn_tree *t, const walk_cell *cells, const wal
     }
     flush_pp(t, g, eps2, s);
     flush_pc(t, g, eps2, s);
+    flush_far(g, eps2, s);
 }
 
 static void setup_group(const bn_tree *t, int gi, const bn_gravity_params *gp, bn_mac mac, const double *acc_old,
@@ -159,11 +199,33 @@ static void setup_group(const bn_tree *t, int gi, const bn_gravity_params *gp, b
         g->lo[k] = t->group_lo[3 * gi + k];
         g->hi[k] = t->group_hi[3 * gi + k];
     }
+    double r2 = 0;
+    for (int k = 0; k < 3; k++) {
+        g->centre[k] = 0.5 * (g->lo[k] + g->hi[k]);
+        r2 += 0.25 * (g->hi[k] - g->lo[k]) * (g->hi[k] - g->lo[k]);
+    }
+    const double kt = gp->group_expansion * gp->theta;
+    g->far_r2 = kt > 0 ? r2 / (kt * kt) : INFINITY;
     g->alpha_amin = 0;
     if (mac == BN_MAC_ACCEL) {
         double amin = INFINITY;
         for (int b = g->first; b < g->first + g->count; b++) amin = fmin(amin, acc_old[t->order[b]]);
         g->alpha_amin = gp->accel_alpha * amin;
+    }
+}
+
+/* The group's far-field expansion at each of its targets. */
+static void add_far_field(const bn_tree *t, const walk_group *g, walk_scratch *s)
+{
+    bn_local_d L;
+    int k = 0;
+#define LOAD_TERM(f) L.f = s->local[k++];
+    BN_LOCAL_FIELDS(LOAD_TERM)
+#undef LOAD_TERM
+    for (int i = 0; i < g->count; i++) {
+        const int b = g->first + i;
+        bn_local_eval_d(&L, t->pos[0][b] - g->centre[0], t->pos[1][b] - g->centre[1], t->pos[2][b] - g->centre[2],
+                        &s->acc[0][i], &s->acc[1][i], &s->acc[2][i], &s->acc[3][i]);
     }
 }
 
@@ -176,7 +238,9 @@ static void walk_one(const bn_tree *t, const walk_cell *cells, int gi, const bn_
     const double eps2 = gp->softening * gp->softening;
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < g.count; i++) s->acc[k][i] = 0;
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) s->local[k] = 0;
     walk_group_cells(t, cells, &g, mac, eps2, s);
+    add_far_field(t, &g, s);
     const double self = eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
     for (int i = 0; i < g.count; i++) {
         double *o = out + 4 * (size_t)(g.first + i);
@@ -203,7 +267,7 @@ static void pack_cells(const bn_tree *t, double G, walk_cell *cells)
 }
 
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           double *out, double *n_pp, double *n_pc)
+                           double *out, bn_force_stats *stats)
 {
     if (mac == BN_MAC_ACCEL && !acc_old)
         return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
@@ -213,8 +277,8 @@ bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac 
     if (!cells) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate %d cells", t->n_nodes);
     pack_cells(t, g->G, cells);
     int failed = 0;
-    double cpp = 0, cpc = 0;
-#pragma omp parallel reduction(+ : cpp, cpc) reduction(| : failed)
+    double cpp = 0, cpc = 0, cfar = 0;
+#pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
     {
         walk_scratch s = {0};
         if (!scratch_alloc(&s, t->n_nodes, max_group)) failed = 1;
@@ -223,11 +287,15 @@ bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac 
             if (!failed) walk_one(t, cells, gi, g, mac, acc_old, out, &s);
         cpp += s.count_pp;
         cpc += s.count_pc;
+        cfar += s.count_far;
         scratch_free(&s);
     }
     free(cells);
     if (failed) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the interaction lists");
-    if (n_pp) *n_pp = cpp;
-    if (n_pc) *n_pc = cpc;
+    if (stats) {
+        stats->n_pp = cpp;
+        stats->n_pc = cpc;
+        stats->n_far = cfar;
+    }
     return BN_OK;
 }

@@ -12,11 +12,13 @@
  * phi WITHOUT G (the caller applies it once), self term removed.
  * mac: the criterion the tree's opening radii were made for (BN_MAC_ACCEL
  * needs acc_old: |a| of the previous evaluation in the ORIGINAL particle
- * order, G included; t->order maps). Interaction counts to *n_pp, *n_pc
- * (self interactions not counted). Deterministic: each group is one
+ * order, G included; t->order maps). Interaction counts to stats->n_pp,
+ * n_pc, n_far (self interactions not counted; stats may be NULL). Cells
+ * beyond the group-expansion distance (bn_gravity_params.group_expansion)
+ * act through one expansion per group (bn_local_*). Deterministic: each group is one
  * thread's work, in a fixed order, whatever the thread count. */
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           double *out, double *n_pp, double *n_pc);
+                           double *out, bn_force_stats *stats);
 
 /* Particle-particle tile: every target i < nt gets the softened force of
  * every source j < ns (bn_pp_d), added to ax/ay/az/phi[i]. A source at the
@@ -30,4 +32,12 @@ void bn_walk_pp_tile(int nt, const double *tx, const double *ty, const double *t
 void bn_walk_pc_tile(int nt, const double *tx, const double *ty, const double *tz, int ns, const double *sx,
                      const double *sy, const double *sz, const double *sm, const double *const q[6], double eps2,
                      double *ax, double *ay, double *az, double *phi);
+
+/* Far-cell tile: the field of ns cells (com x, y, z, mass, quadrupole
+ * xx..yz in src[0..9]) joins the expansion about centre, whose
+ * BN_LOCAL_TERMS terms are local[] in the order of BN_LOCAL_FIELDS
+ * (bn_local_set_d per cell, summed in a fixed order). terms:
+ * BN_LOCAL_TERMS scratch arrays of at least ns doubles. */
+void bn_walk_far_tile(int ns, const double *const src[10], const double centre[3], double eps2,
+                      double *const terms[], double *local);
 #endif

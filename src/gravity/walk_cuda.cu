@@ -40,7 +40,7 @@
 #define BN_FULL 0xffffffffu
 
 struct bn_gpu_walk_scratch {
-    unsigned long long *counts; /* device: particle-particle, particle-cell */
+    unsigned long long *counts; /* device: particle-particle, particle-cell, far cells */
 };
 
 /* What a warp keeps in shared memory. */
@@ -50,11 +50,16 @@ struct bn_walk_smem {
     float4 pc_com[BN_WALK_RING]; /* cell com (relative), M              */
     float4 pc_q0[BN_WALK_RING];  /* Qxx, Qyy, Qzz, Qxy                 */
     float2 pc_q1[BN_WALK_RING];  /* Qxz, Qyz                           */
+    int far[BN_WALK_RING];       /* far cells (node indices)           */
+    float local[BN_LOCAL_TERMS][32]; /* each lane's part of the group's
+                                        far-field expansion (registers
+                                        would cost occupancy)          */
 };
 
 struct bn_walk_args {
     bn_gpu_tree t;
     float eps2, G;
+    float far_kt2;            /* (kappa theta)^2 of the group expansion, 0: off */
     int accel_mac, quadrupole;
     float4 *out;
     unsigned long long *counts;
@@ -137,8 +142,51 @@ __device__ __forceinline__ int bn_warp_inclusive_scan(int v, int lane)
 /* State of one warp's walk of one target chunk. */
 struct bn_walk_state {
     int pp_head, pp_n, pc_head, pc_n; /* ring buffers                     */
-    long long n_pp, n_pc;             /* sources evaluated (per target)   */
+    int far_head, far_n;
+    float far_r2;                     /* far cells: |com - centre|^2 above */
+    long long n_pp, n_pc, n_far;      /* sources evaluated (per target),
+                                         far cells (per chunk)            */
 };
+
+/* Far cells [head, head + n) of the ring join this lane's part of the
+ * group's expansion, one cell per lane. */
+__device__ void bn_walk_flush_far(const bn_walk_args &a, bn_walk_smem *sm, int head, int n, float4 gc, int lane)
+{
+    if (lane < n) {
+        const int cell = sm->far[(head + lane) & (BN_WALK_RING - 1)];
+        const float4 c = a.t.node_com[cell];
+        float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
+        if (a.quadrupole) {
+            q0 = a.t.node_quad0[cell];
+            q1 = a.t.node_quad1[cell];
+        }
+        bn_local_f t;
+        bn_local_set_f(c.x - gc.x, c.y - gc.y, c.z - gc.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, &t);
+        int k = 0;
+#define BN_WALK_ADD_TERM(f) sm->local[k++][lane] += t.f;
+        BN_LOCAL_FIELDS(BN_WALK_ADD_TERM)
+#undef BN_WALK_ADD_TERM
+    }
+    __syncwarp();
+}
+
+/* The group's expansion: the lanes' parts summed in a fixed order (lane
+ * k < BN_LOCAL_TERMS sums term k), then read by every lane. */
+__device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane)
+{
+    if (lane < BN_LOCAL_TERMS) {
+        float s = 0.f;
+        for (int j = 0; j < 32; j++) s += sm->local[lane][j];
+        sm->local[lane][0] = s;
+    }
+    __syncwarp();
+    bn_local_f L;
+    int k = 0;
+#define BN_WALK_LOAD_TERM(f) L.f = sm->local[k++][0];
+    BN_LOCAL_FIELDS(BN_WALK_LOAD_TERM)
+#undef BN_WALK_LOAD_TERM
+    return L;
+}
 
 /* Append the bodies [first, first + count) to the pp ring, evaluating a
  * tile of 32 whenever one is complete. */
@@ -198,8 +246,21 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
         for (int c = 0; c < nc; c++) sm->stack[base + incl - nc + c] = child.x + c;
     *size = base + __reduce_max_sync(BN_FULL, push ? incl : 0);
 
-    /* accepted cells: the pc ring */
-    const bool acc = valid && !open;
+    /* accepted cells far from the group: the far ring */
+    const bool far = valid && !open && com.x * com.x + com.y * com.y + com.z * com.z > st->far_r2;
+    const unsigned far_mask = __ballot_sync(BN_FULL, far);
+    if (far) sm->far[(st->far_head + st->far_n + __popc(far_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1)] = cell;
+    st->far_n += __popc(far_mask);
+    __syncwarp();
+    if (st->far_n >= 32) {
+        bn_walk_flush_far(a, sm, st->far_head, 32, gc, lane);
+        st->far_head = (st->far_head + 32) & (BN_WALK_RING - 1);
+        st->far_n -= 32;
+        st->n_far += 32;
+    }
+
+    /* the other accepted cells: the pc ring */
+    const bool acc = valid && !open && !far;
     const unsigned acc_mask = __ballot_sync(BN_FULL, acc);
     if (acc) {
         const int e = (st->pc_head + st->pc_n + __popc(acc_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1);
@@ -242,7 +303,7 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
 /* Walk the tree for targets [first, first + nt) of a group and write
  * their forces. */
 __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
-                              int lane, unsigned long long cnt[2])
+                              int lane, unsigned long long cnt[3])
 {
     const int L = bn_walk_lanes_per_pair(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -255,7 +316,10 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
         tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
 
-    bn_walk_state st = {0, 0, 0, 0, 0, 0};
+    bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, 0, 0, 0};
+    if (a.far_kt2 > 0.f) st.far_r2 = (gh.x * gh.x + gh.y * gh.y + gh.z * gh.z) / a.far_kt2;
+#pragma unroll
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) sm->local[k][lane] = 0.f;
     int size = 1;
     if (lane == 0) sm->stack[0] = 0;
     __syncwarp();
@@ -263,9 +327,12 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     /* what is left in the lists */
     bn_walk_flush_pp(sm, st.pp_head, st.pp_n, L, sub, a.eps2, &tg);
     bn_walk_flush_pc(sm, st.pc_head, st.pc_n, L, sub, a.eps2, &tg);
+    bn_walk_flush_far(a, sm, st.far_head, st.far_n, gc, lane);
     st.n_pp += st.pp_n;
     st.n_pc += st.pc_n;
+    st.n_far += st.far_n;
     __syncwarp();
+    const bn_local_f far = bn_walk_local_total(sm, lane);
 
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -277,6 +344,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
             v.w += __shfl_xor_sync(BN_FULL, v.w, off);
         }
         if (sub == 0 && tid[k] < nt) {
+            bn_local_eval_f(&far, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
             /* the self pair added -m/eps (d = 0 exactly): take it back */
             const float self = a.eps2 > 0.f ? __fmul_rn(tg.pos[k].w, BN_RSQRT_F(a.eps2)) : 0.f;
             a.out[first + tid[k]] = make_float4(a.G * v.x, a.G * v.y, a.G * v.z, a.G * (v.w + self));
@@ -284,27 +352,26 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     }
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
+    cnt[2] += (unsigned long long)st.n_far;
 }
 
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
-    __shared__ unsigned long long block_cnt[BN_WALK_WARPS][2];
+    __shared__ unsigned long long block_cnt[BN_WALK_WARPS][3];
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int group = blockIdx.x * BN_WALK_WARPS + w;
-    unsigned long long cnt[2] = {0, 0};
+    unsigned long long cnt[3] = {0, 0, 0};
     if (group < a.t.n_groups) {
         const int2 gb = a.t.group_body[group];
         const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
         for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
             bn_walk_chunk(a, &smem[w], gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, cnt);
     }
-    if (lane == 0) {
-        block_cnt[w][0] = cnt[0];
-        block_cnt[w][1] = cnt[1];
-    }
+    if (lane == 0)
+        for (int k = 0; k < 3; k++) block_cnt[w][k] = cnt[k];
     __syncthreads();
-    if (threadIdx.x < 2) { /* integer atomics: exact, order-independent */
+    if (threadIdx.x < 3) { /* integer atomics: exact, order-independent */
         unsigned long long s = 0;
         for (int i = 0; i < BN_WALK_WARPS; i++) s += block_cnt[i][threadIdx.x];
         if (s) atomicAdd(&a.counts[threadIdx.x], s);
@@ -328,29 +395,31 @@ extern "C" void bn_gpu_walk_scratch_free(bn_gpu_walk_scratch *s)
 }
 
 /* The walk keeps its lists in shared memory; the device only holds the
- * two interaction counters. */
+ * three interaction counters. */
 extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
 {
     (void)n_bodies;
     (void)n_groups;
     (void)n_nodes;
-    return 2 * sizeof(unsigned long long);
+    return 3 * sizeof(unsigned long long);
 }
 
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
-                                 bn_gpu_walk_scratch *s, double *n_pp, double *n_pc, cudaStream_t stream)
+                                 bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
-    if (n_pp) *n_pp = 0;
-    if (n_pc) *n_pc = 0;
+    if (stats) stats->n_pp = stats->n_pc = stats->n_far = 0;
     if (t->n_groups <= 0 || t->n <= 0) return BN_OK;
-    if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, 2 * sizeof(unsigned long long), "walk counters", stream));
-    BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, 2 * sizeof(unsigned long long), stream));
+    const size_t count_bytes = 3 * sizeof(unsigned long long);
+    if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
+    BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
 
     bn_walk_args a;
     a.t = *t;
     a.eps2 = (float)(g->softening * g->softening);
     a.G = (float)g->G;
+    const double kt = g->group_expansion * g->theta;
+    a.far_kt2 = (float)(kt * kt);
     a.accel_mac = g->mac == BN_MAC_ACCEL;
     a.quadrupole = g->quadrupole != 0;
     a.out = out;
@@ -359,12 +428,13 @@ extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
 
-    if (n_pp || n_pc) {
-        unsigned long long h[2];
+    if (stats) {
+        unsigned long long h[3];
         BN_CUDA_CHECK(cudaMemcpyAsync(h, s->counts, sizeof h, cudaMemcpyDeviceToHost, stream));
         BN_CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (n_pp) *n_pp = (double)h[0];
-        if (n_pc) *n_pc = (double)h[1];
+        stats->n_pp = (double)h[0];
+        stats->n_pc = (double)h[1];
+        stats->n_far = (double)h[2];
     }
     return BN_OK;
 }

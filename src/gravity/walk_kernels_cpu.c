@@ -51,3 +51,32 @@ void bn_walk_pc_tile(int nt, const double *tx, const double *ty, const double *t
         phi[i] += p;
     }
 }
+
+/* Two loops that vectorise (one accumulating a struct of terms does not):
+ * each cell's terms to a column, then the columns summed in order. */
+BN_SIMD_CLONES
+void bn_walk_far_tile(int ns, const double *const src[10], const double centre[3], double eps2,
+                      double *const terms[], double *local)
+{
+    const double cx = centre[0], cy = centre[1], cz = centre[2];
+    const double *x = src[0], *y = src[1], *z = src[2], *m = src[3];
+    const double *q0 = src[4], *q1 = src[5], *q2 = src[6], *q3 = src[7], *q4 = src[8], *q5 = src[9];
+    double *tp[BN_LOCAL_TERMS];
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) tp[k] = terms[k];
+#pragma omp simd
+    for (int j = 0; j < ns; j++) {
+        bn_local_d t;
+        bn_local_set_d(x[j] - cx, y[j] - cy, z[j] - cz, m[j], q0[j], q1[j], q2[j], q3[j], q4[j], q5[j], eps2, &t);
+        int k = 0;
+#define STORE_TERM(f) tp[k++][j] = t.f;
+        BN_LOCAL_FIELDS(STORE_TERM)
+#undef STORE_TERM
+    }
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) {
+        const double *tk = tp[k];
+        double sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int j = 0; j < ns; j++) sum += tk[j];
+        local[k] += sum;
+    }
+}

@@ -38,6 +38,7 @@ static bn_status write_gravity(hid_t g, const bn_gravity_params *gp)
     BN_TRY(bn_h5_attr_write_int(g, "LeafSize", gp->leaf_size));
     BN_TRY(bn_h5_attr_write_int(g, "GroupSize", gp->group_size));
     BN_TRY(bn_h5_attr_write_string(g, "Curve", bn_curve_name(gp->curve)));
+    BN_TRY(bn_h5_attr_write_double(g, "GroupExpansion", gp->group_expansion));
     return bn_h5_attr_write_int(g, "Quadrupole", gp->quadrupole);
 }
 
@@ -120,6 +121,7 @@ static bn_status read_gravity(hid_t g, const char *where, bn_gravity_params *gp,
     BN_TRY(opt_int(g, where, "LeafSize", &gp->leaf_size, found));
     BN_TRY(opt_int(g, where, "GroupSize", &gp->group_size, found));
     BN_TRY(opt_name(g, where, "Curve", found, parse_curve, &gp->curve));
+    BN_TRY(opt_double(g, where, "GroupExpansion", &gp->group_expansion, found));
     return opt_int(g, where, "Quadrupole", &gp->quadrupole, found);
 }
 

@@ -74,7 +74,7 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
     const double t3 = bn_wall_seconds();
     BN_TRY(bn_tree_groups(t, g->group_size));
     const double t4 = bn_wall_seconds();
-    BN_TRY(bn_tree_walk_cpu(t, g, mac, acc_old, ws->out, &stats->n_pp, &stats->n_pc));
+    BN_TRY(bn_tree_walk_cpu(t, g, mac, acc_old, ws->out, stats));
     scatter(t, ws->out, g->G, acc, pot);
     const double t5 = bn_wall_seconds();
     stats->t_build = t2 - t1;
