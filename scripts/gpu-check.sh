@@ -17,11 +17,13 @@
 #     --quick         benchmarks at 2^20 only
 #     --bench-only    skip tests and sanitizer
 #     --sweep         only the tuning sweep: leaf and group sizes at 2^24
+#     --benches FILE  instead of the standard benchmarks, one `banyan bench`
+#                     argument list per line of FILE (# comments)
 set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0
+PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
@@ -29,7 +31,9 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1; shift ;;
     --bench-only) BENCH_ONLY=1; shift ;;
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
-    *) echo "usage: $0 [--prebuilt DIR] [--quick] [--bench-only]" >&2; exit 2 ;;
+    --benches) BENCHES=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" >&2
+       exit 2 ;;
     esac
 done
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}
@@ -113,6 +117,14 @@ bench() { # args...
         note "bench FAILED: $*"; tail -3 "$LOGS/bench.log"
     fi
 }
+if [ -n "$BENCHES" ]; then
+    while read -r line; do
+        case "$line" in "" | "#"*) continue ;; esac
+        # shellcheck disable=SC2086
+        bench $line
+    done <"$BENCHES"
+    QUICK=2 SKIP_HUGE=1
+fi
 if [ $SWEEP = 1 ]; then # best time at equal accuracy: leaf and group sizes
     for lg in "16 64" "16 128" "32 128" "8 64" "32 64" "16 32"; do
         set -- $lg
@@ -142,7 +154,7 @@ step_run() { # steps
         -P Gravity:backend:gpu -P TimeIntegration:t_end:$(python3 -c "print($1/128)") \
         -P Snapshots:final:no -P Snapshots:render:no >>"$LOGS/steps.log" 2>&1
 }
-if [ $QUICK = 0 ]; then
+if [ $QUICK = 0 ] && [ "${RUN_STEPS:-0}" = 1 ]; then
     t0=$(date +%s.%N); step_run 4; t1=$(date +%s.%N); step_run 24; t2=$(date +%s.%N)
     note "full KDK step, plummer 2^24, theta 0.5 (wall of 24 steps - 4 steps)/20: $(python3 -c \
         "print('%.1f ms' % (1e3 * (($t2 - $t1) - ($t1 - $t0)) / 20))")"
@@ -164,13 +176,14 @@ while True:
     if j < 0: break
     r, i = dec.raw_decode(text, j)
     rows.append(r)
-print("%-12s %9s %6s %5s %4s %5s %8s %8s %8s %8s %8s %8s %7s %7s %9s %9s %6s" % (
-    "model", "N", "method", "theta", "leaf", "group", "total_ms", "sort_ms", "build_ms", "mom_ms", "walk_ms", "Mpart/s",
-    "pp/p", "pc/p", "p50", "p99", "B/part"))
+print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s" % (
+    "model", "N", "method", "theta", "kap", "leaf", "group", "total_ms", "sort", "build", "moment", "walk_ms", "Mpart/s",
+    "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms"))
 for r in rows:
-    print("%-12s %9d %6s %5.2f %4d %5d %8.2f %8.2f %8.2f %8.2f %8.2f %8.1f %7.0f %7.0f %9.2e %9.2e %6.1f" % (
-        r["model"], r["n"], r["method"], r["theta"], r["leaf_size"], r["group_size"], 1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"],
-        1e3 * r["t_moments"], 1e3 * r["t_walk"], r["particles_per_s"] / 1e6, r["pp_per_particle"],
-        r["pc_per_particle"], r.get("err_p50", float("nan")), r.get("err_p99", float("nan")),
-        r["device_bytes_per_particle"]))
+    print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f" % (
+        r["model"], r["n"], r["method"], r["theta"], r.get("group_expansion", 0), r["leaf_size"], r["group_size"],
+        1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"], 1e3 * r["t_moments"], 1e3 * r["t_walk"],
+        r["particles_per_s"] / 1e6, r["pp_per_particle"], r["pc_per_particle"], r.get("far_per_group", 0),
+        r.get("err_p50", float("nan")), r.get("err_p99", float("nan")), r["device_bytes_per_particle"],
+        1e3 * r.get("step_best", float("nan")), 1e3 * r.get("step_t_total", float("nan"))))
 PY

@@ -71,12 +71,12 @@ typedef struct walk_ctx {
     bn_gravity_params g;
     float4 *out;
     bn_gpu_walk_scratch *s;
-    double n_pp, n_pc;
+    bn_force_stats st;
 } walk_ctx;
 static bn_status run_walk(void *c)
 {
     walk_ctx *w = c;
-    return bn_gpu_walk(&w->t, &w->g, w->out, w->s, NULL, NULL, 0);
+    return bn_gpu_walk(&w->t, &w->g, w->out, w->s, NULL, 0);
 }
 
 static double direct_rate = 0; /* best interactions/s of the direct kernel */
@@ -120,14 +120,14 @@ static void bench_walk(bn_particles *p, bn_gravity_params g, const char *model, 
     CK(bn_gpu_tree_from_host(p, &g, NULL, &w.t, &order));
     CK(cudaMalloc((void **)&w.out, p->n * sizeof(float4)));
     CK(bn_gpu_walk_scratch_create(&w.s));
-    CK(bn_gpu_walk(&w.t, &g, w.out, w.s, &w.n_pp, &w.n_pc, 0));
+    CK(bn_gpu_walk(&w.t, &g, w.out, w.s, &w.st, 0));
     float ms = time_ms(run_walk, &w, reps);
-    const double n = (double)p->n, flop = BN_FLOPS_PP * w.n_pp + BN_FLOPS_PC * w.n_pc;
+    const double n = (double)p->n, flop = bn_walk_flops(w.st.n_pp, w.st.n_pc, w.st.n_far, n);
     const double flops = flop / (ms * 1e-3);
     printf("walk %s n=%zu theta=%.2f leaf=%d group=%d: nodes %d groups %d (%.1f/group): %.3f ms, pp %.0f pc %.0f "
            "per particle, %.1f TFLOP/s = %.1f%% of direct (%.2e pp-equivalent/s)\n",
            model, p->n, g.theta, g.leaf_size, g.group_size, w.t.n_nodes, w.t.n_groups, n / w.t.n_groups, ms,
-           w.n_pp / n, w.n_pc / n, flops * 1e-12, direct_rate > 0 ? 100 * flops / (BN_FLOPS_PP * direct_rate) : 0,
+           w.st.n_pp / n, w.st.n_pc / n, flops * 1e-12, direct_rate > 0 ? 100 * flops / (BN_FLOPS_PP * direct_rate) : 0,
            flops / BN_FLOPS_PP);
     if (check > 0) {
         float4 *h = malloc(p->n * sizeof *h);

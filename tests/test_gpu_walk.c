@@ -14,7 +14,7 @@
 
 typedef struct walk_result {
     float4 *out; /* key order, as the kernel wrote it */
-    double n_pp, n_pc;
+    double n_pp, n_pc, n_far;
 } walk_result;
 
 static bn_gravity_params params(double theta, double eps)
@@ -32,14 +32,18 @@ static walk_result gpu_walk(bn_particles *p, const bn_gravity_params *g, const d
     int *order = NULL;
     TU_OK(bn_gpu_tree_from_host(p, g, amag, &t, &order));
     const size_t n = p->n;
-    walk_result r = {malloc(n * sizeof(float4)), 0, 0};
+    walk_result r = {malloc(n * sizeof(float4)), 0, 0, 0};
     assert_non_null(r.out);
     float4 *d_out = NULL;
     bn_gpu_walk_scratch *s = NULL;
     assert_int_equal(cudaMalloc((void **)&d_out, n * sizeof(float4)), cudaSuccess);
     assert_int_equal(cudaMemset(d_out, 0xff, n * sizeof(float4)), cudaSuccess); /* NaN: unwritten shows */
     TU_OK(bn_gpu_walk_scratch_create(&s));
-    TU_OK(bn_gpu_walk(&t, g, d_out, s, &r.n_pp, &r.n_pc, 0));
+    bn_force_stats st;
+    TU_OK(bn_gpu_walk(&t, g, d_out, s, &st, 0));
+    r.n_pp = st.n_pp;
+    r.n_pc = st.n_pc;
+    r.n_far = st.n_far;
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_int_equal(cudaMemcpy(r.out, d_out, n * sizeof(float4), cudaMemcpyDeviceToHost), cudaSuccess);
     bn_gpu_walk_scratch_free(s);
@@ -61,9 +65,10 @@ static bn_error_stats walk_errors(bn_particles *p, const bn_gravity_params *g, c
 {
     walk_result r = gpu_walk(p, g, NULL);
     bn_error_stats st = tu_errors_vs_direct(p, g->G, g->softening, 1000, 99);
-    printf("%s: n=%zu theta=%.2f: acc p50 %.2e p99 %.2e max %.2e pot p50 %.2e; pp/particle %.0f pc/particle %.0f\n",
+    printf("%s: n=%zu theta=%.2f: acc p50 %.2e p99 %.2e max %.2e pot p50 %.2e; pp/particle %.0f pc/particle %.0f "
+           "far cells %.0f\n",
            what, p->n, g->theta, st.acc_p50, st.acc_p99, st.acc_max, st.pot_p50, r.n_pp / (double)p->n,
-           r.n_pc / (double)p->n);
+           r.n_pc / (double)p->n, r.n_far);
     if (keep)
         *keep = r;
     else
@@ -82,6 +87,26 @@ static void test_plummer_bars(void **state)
     g.theta = 0.75;
     st = walk_errors(p, &g, "plummer", NULL);
     assert_true(st.acc_p50 <= 1e-3 && st.acc_p99 <= 1e-2);
+    bn_particles_free(p);
+}
+
+/* The group expansion (default on) against the plain walk on the same
+ * tree: the same particle-particle work, far fewer particle-cell
+ * interactions, errors against direct summation within a few percent. */
+static void test_group_expansion(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(1 << 16, 27, 2);
+    bn_gravity_params g = params(0.65, 1e-3);
+    walk_result a, b;
+    const bn_error_stats e = walk_errors(p, &g, "expansion 0.2", &a);
+    g.group_expansion = 0;
+    const bn_error_stats e0 = walk_errors(p, &g, "plain", &b);
+    assert_true(a.n_far > 0 && b.n_far == 0);
+    assert_true(a.n_pp == b.n_pp && a.n_pc < 0.6 * b.n_pc);
+    assert_true(e.acc_p50 <= 1.1 * e0.acc_p50 && e.acc_p99 <= 1.2 * e0.acc_p99);
+    free(a.out);
+    free(b.out);
     bn_particles_free(p);
 }
 
@@ -125,7 +150,7 @@ static void test_deterministic(void **state)
     bn_gravity_params g = params(0.6, 1e-3);
     walk_result a = gpu_walk(p, &g, NULL), b = gpu_walk(p, &g, NULL);
     assert_memory_equal(a.out, b.out, p->n * sizeof(float4));
-    assert_true(a.n_pp == b.n_pp && a.n_pc == b.n_pc);
+    assert_true(a.n_pp == b.n_pp && a.n_pc == b.n_pc && a.n_far == b.n_far && a.n_far > 0);
     free(a.out);
     free(b.out);
     bn_particles_free(p);
@@ -170,14 +195,15 @@ static void test_bad_arguments(void **state)
 {
     (void)state;
     bn_gravity_params g = params(0.5, 1e-3);
-    TU_FAILS(bn_gpu_walk(NULL, &g, NULL, NULL, NULL, NULL, 0), BN_ERR_ARGUMENT, "NULL");
+    TU_FAILS(bn_gpu_walk(NULL, &g, NULL, NULL, NULL, 0), BN_ERR_ARGUMENT, "NULL");
 }
 
 int main(void)
 {
     tu_require_gpu();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plummer_bars),   cmocka_unit_test(test_cube_unsoftened_chunks),
+        cmocka_unit_test(test_plummer_bars),   cmocka_unit_test(test_group_expansion),
+        cmocka_unit_test(test_cube_unsoftened_chunks),
         cmocka_unit_test(test_open_everything), cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_monopole),       cmocka_unit_test(test_accel_mac),
         cmocka_unit_test(test_bad_arguments),

@@ -15,6 +15,7 @@ typedef struct bench_opts {
     bn_gravity_params g;
     bn_ic_params ic;
     long repeat;
+    long steps; /* --steps: time-step timing */
     int check, json;
 } bench_opts;
 
@@ -22,6 +23,8 @@ typedef struct bench_result {
     bn_force_stats best; /* the repeat with the smallest total time */
     double t_call;       /* bn_gravity_compute wall time of that repeat (copies included) */
     bn_error_stats err;
+    double step_best, step_mean; /* wall seconds of a kick-drift-kick step */
+    bn_force_stats step_forces;  /* the force stages of the fastest step */
 } bench_result;
 
 static void bench_help(void)
@@ -36,11 +39,16 @@ static void bench_help(void)
            "  --repeat R    force evaluations, the fastest is reported (default 3)\n"
            "  --check       error percentiles against double direct summation on\n"
            "                1000 random particles\n"
+           "  --steps K     also time K kick-drift-kick steps (dt 1/128) of a simulation\n"
+           "                whose particles stay on the backend, in key order, as in a\n"
+           "                run: the fastest and mean step, and the force stages of the\n"
+           "                fastest (the force benchmark above uploads unsorted\n"
+           "                particles every time)\n"
            "  --json        one JSON object instead of the table\n\n");
     cli_gravity_options_help();
 }
 
-enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON };
+enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON, OPT_STEPS };
 
 /* 0: parsed, -1: --help printed, else the exit code. */
 static int parse(int argc, char **argv, bench_opts *o)
@@ -54,6 +62,7 @@ static int parse(int argc, char **argv, bench_opts *o)
     opts[n++] = (struct option){"repeat", required_argument, 0, OPT_REPEAT};
     opts[n++] = (struct option){"check", no_argument, 0, OPT_CHECK};
     opts[n++] = (struct option){"json", no_argument, 0, OPT_JSON};
+    opts[n++] = (struct option){"steps", required_argument, 0, OPT_STEPS};
     opts[n++] = (struct option){"help", no_argument, 0, 'h'};
     opts[n] = (struct option){0, 0, 0, 0};
     long v;
@@ -77,6 +86,10 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (o->repeat < 1) return cli_usage_error(cmd, "--repeat must be >= 1, got %ld", o->repeat);
             break;
         case OPT_CHECK: o->check = 1; break;
+        case OPT_STEPS:
+            if (!cli_parse_long(cmd, "--steps", optarg, &o->steps)) return 2;
+            if (o->steps < 0) return cli_usage_error(cmd, "--steps must be >= 0, got %ld", o->steps);
+            break;
         case OPT_JSON: o->json = 1; break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);
@@ -137,6 +150,40 @@ static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r
     return s;
 }
 
+static double seconds_since(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (double)(b.tv_sec - a->tv_sec) + 1e-9 * (double)(b.tv_nsec - a->tv_nsec);
+}
+
+/* --steps: K steps of a simulation of p; the first forces are outside
+ * the timing (the particles arrive unsorted, as in the force benchmark). */
+static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_result *r)
+{
+    bn_simulation *sim = NULL;
+    bn_status s = bn_simulation_create(&sim);
+    if (s == BN_OK) s = bn_simulation_set_gravity(sim, &o->g);
+    if (s == BN_OK) s = bn_simulation_set_particles(sim, p);
+    if (s == BN_OK) s = bn_simulation_compute_forces(sim);
+    r->step_best = -1;
+    r->step_mean = 0;
+    for (long k = 0; s == BN_OK && k < o->steps; k++) {
+        struct timespec a;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        s = bn_simulation_step(sim, NULL);
+        const double t = seconds_since(&a);
+        if (s != BN_OK) break;
+        r->step_mean += t / (double)o->steps;
+        if (r->step_best < 0 || t < r->step_best) {
+            r->step_best = t;
+            r->step_forces = *bn_simulation_force_stats(sim);
+        }
+    }
+    bn_simulation_free(sim);
+    return s;
+}
+
 /* The force time, and the time of the interactions: the walk, or for a
  * method without stage times (direct summation) the whole call. */
 static double force_seconds(const bench_result *r)
@@ -172,6 +219,12 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
     if (o->check)
         printf("relative acceleration error (%zu particles): p50 %.3e p90 %.3e p99 %.3e p99.9 %.3e max %.3e\n",
                r->err.n, r->err.acc_p50, r->err.acc_p90, r->err.acc_p99, r->err.acc_p999, r->err.acc_max);
+    if (o->steps > 0) {
+        const bn_force_stats *f = &r->step_forces;
+        printf("time steps (%ld, kick-drift-kick): fastest %.4f s, mean %.4f s; forces in the fastest: sort %.4f "
+               "walk %.4f total %.4f\n",
+               o->steps, r->step_best, r->step_mean, f->t_sort, f->t_walk, f->t_total);
+    }
 }
 
 static void print_json(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
@@ -198,6 +251,11 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
         printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "
                "\"err_p999\": %.4e, \"err_max\": %.4e",
                r->err.n, r->err.acc_p50, r->err.acc_p90, r->err.acc_p99, r->err.acc_p999, r->err.acc_max);
+    if (o->steps > 0)
+        printf(",\n \"steps\": %ld, \"step_best\": %.6g, \"step_mean\": %.6g, \"step_t_sort\": %.6g, "
+               "\"step_t_walk\": %.6g, \"step_t_total\": %.6g",
+               o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
+               r->step_forces.t_total);
     printf("}\n");
 }
 
@@ -217,6 +275,7 @@ int bn_cmd_bench(int argc, char **argv)
     const char *backend = "?";
     bn_status s = bn_ic_generate(&o.ic, &p);
     if (s == BN_OK) s = run_bench(&o, p, &r, &backend);
+    if (s == BN_OK && o.steps > 0) s = run_steps(&o, p, &r);
     if (s == BN_OK) {
         if (o.json) print_json(&o, &r, backend, p->n);
         else print_table(&o, &r, backend, p->n);

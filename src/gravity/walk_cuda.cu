@@ -17,6 +17,12 @@
  *     to the group centre), evaluated in tiles of 32 as soon as 32 are
  *     ready: every lane reads the same entry (a shared-memory broadcast)
  *     and applies it to its targets held in registers.
+ *   - a far-cell ring (node indices): accepted cells beyond the group
+ *     expansion distance (interact.h bn_local_*). Flushed 32 at a time,
+ *     one cell per lane, into each lane's part of the group's Taylor
+ *     expansion (20 terms per lane in shared memory, not registers:
+ *     occupancy); at the end the parts are summed in a fixed order and
+ *     the expansion is evaluated once per target.
  * Targets: a group chunk of nt <= 64 bodies. Every lane holds 2 targets;
  * when nt <= 32 the 2*32 target slots are shared out as L lanes per pair
  * of targets (L = 2, 4, 8, 16), each lane taking every L-th source, and the
@@ -185,6 +191,7 @@ __device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane)
 #define BN_WALK_LOAD_TERM(f) L.f = sm->local[k++][0];
     BN_LOCAL_FIELDS(BN_WALK_LOAD_TERM)
 #undef BN_WALK_LOAD_TERM
+    __syncwarp(); /* read before the next chunk clears the terms */
     return L;
 }
 
@@ -355,7 +362,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     cnt[2] += (unsigned long long)st.n_far;
 }
 
-__global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_kernel(bn_walk_args a)
+__global__ void __launch_bounds__(BN_WALK_WARPS * 32, 5) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ unsigned long long block_cnt[BN_WALK_WARPS][3];
