@@ -97,6 +97,7 @@ check_bad vel_nan.hdf5 "/PartType1/Velocities: particle 7 has a non-finite value
 check_bad pos_inf.hdf5 "/PartType1/Coordinates: particle 3 has a non-finite value (inf)"
 check_bad neg_mass.hdf5 "/PartType1/Masses: particle 11 has a negative mass"
 check_bad zero_mass.hdf5 "total mass is 0"
+check_bad inf_mass.hdf5 "total mass is inf (must be finite and > 0)"
 
 # nothing half-written anywhere: no temporary files left
 leftovers=$(ls -A | grep '\.tmp\.' || true)
