@@ -5,7 +5,7 @@
  *
  * Built with the project (build/examples_api_plummer); by hand, against
  * the shared library:
- *   cc -O2 examples/api_plummer.c -Iinclude -Lbuild -lbanyan -Wl,-rpath,$PWD/build -o api_plummer
+ *   cc -O2 examples/api_plummer.c -Iinclude -Lbuild -lbanyan -lm -Wl,-rpath,$PWD/build -o api_plummer
  *   ./api_plummer [final.hdf5]
  */
 #include <math.h>
