@@ -140,10 +140,13 @@ expect_fail "Gravity:theta = 'abc'" "$T/tiny.yml" -o "$T/bad3" -P Gravity:theta:
 expect_fail "TimeIntegration:dt = '-1': must be > 0" "$T/tiny.yml" -o "$T/bad4" -P TimeIntegration:dt:-1
 expect_fail "Snapshots:times entry 3 is outside the run" "$T/tiny.yml" -o "$T/bad5" -P Snapshots:times:[0.1,3]
 expect_fail "$T/missing.hdf5" "$T/tiny.yml" -o "$T/bad6" -P InitialConditions:file:"$T/missing.hdf5"
+printf 'not HDF5\n' >"$T/text.hdf5"
+expect_fail "InitialConditions:file: $T/text.hdf5 is not an HDF5 file" "$T/tiny.yml" -o "$T/bad9" \
+    -P InitialConditions:file:"$T/text.hdf5"
 expect_fail "cannot open parameter file" "$T/nothere.yml" -o "$T/bad7"
 expect_fail "t_end = 0.1 must be after the start time 0.125" "$T/tiny.yml" -o "$T/bad8" \
     -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" -P TimeIntegration:t_end:0.1 -P Snapshots:times:[]
-for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
+for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
 
 # --- the documented defaults cannot drift from the parameter table -----------
 "$BANYAN" run --print-defaults >"$T/default.yml" || fail "--print-defaults failed"
