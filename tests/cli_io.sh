@@ -31,6 +31,12 @@ done
 
 # --- the good path: forces, info, compare, render ----------------------
 expect_ok "$banyan" forces good.hdf5 -o out.hdf5 --method direct --eps 0.05
+# the summary line reports the time of the call (direct summation has no stage times)
+for m in direct tree; do
+  expect_ok "$banyan" forces good.hdf5 -o timed.hdf5 --method $m --eps 0.05
+  awk -v m=$m '$0 ~ "^banyan forces: 100 particles, method " m ", backend [a-z]+, " && $NF == "s" && $(NF-1) > 0 {ok = 1}
+               END {exit !ok}' stderr.txt || fail "forces --method $m: no positive time in '$(cat stderr.txt)'"
+done
 expect_ok "$banyan" info out.hdf5
 grep -q "^particles *100$" stdout.txt || fail "info: particle count: $(cat stdout.txt)"
 grep -q "Acceleration yes, Potential yes" stdout.txt || fail "info: forces not reported"
@@ -97,6 +103,7 @@ check_bad vel_nan.hdf5 "/PartType1/Velocities: particle 7 has a non-finite value
 check_bad pos_inf.hdf5 "/PartType1/Coordinates: particle 3 has a non-finite value (inf)"
 check_bad neg_mass.hdf5 "/PartType1/Masses: particle 11 has a negative mass"
 check_bad zero_mass.hdf5 "total mass is 0"
+check_bad inf_mass.hdf5 "total mass is inf (must be finite and > 0)"
 
 # nothing half-written anywhere: no temporary files left
 leftovers=$(ls -A | grep '\.tmp\.' || true)

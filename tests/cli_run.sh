@@ -103,6 +103,32 @@ grep -q 'virial_ratio: 0.5 .*only used by model uniform-sphere' "$T/c/unused_par
 grep -q 'model: plummer .*InitialConditions:file is set' "$T/e/unused_parameters.yml" \
     || fail "unused_parameters.yml does not list the model when a file is read"
 
+# --- no parameter file: the documented default (make run), shortened ---------
+# It renders final.png; off a terminal it prints no progress line, on one
+# (script(1), util-linux) a \r-updated line with elapsed and remaining time.
+short=(-P InitialConditions:n:2048 -P TimeIntegration:t_end:0.03125)
+"$BANYAN" run "${short[@]}" -o "$T/f" >"$T/out.txt" 2>"$T/err.txt" || fail "default run failed: $(cat "$T/err.txt")"
+[ "$(head -c 8 "$T/f/final.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] \
+    || fail "the default run did not render final.png"
+[ -f "$T/f/snapshot_0000.hdf5" ] || fail "the default run wrote no final snapshot: $(ls "$T/f")"
+grep -q "2048 particles, tree" "$T/out.txt" || fail "default run summary: $(cat "$T/out.txt")"
+[ -s "$T/err.txt" ] && fail "progress output off a terminal in a short run: $(cat "$T/err.txt")"
+if command -v script >/dev/null; then
+    script -qec "$(printf '%q ' "$BANYAN" run "${short[@]}" -o "$T/g")" /dev/null >"$T/tty.txt" 2>&1 \
+        || fail "default run on a terminal failed: $(cat "$T/tty.txt")"
+    tr '\r' '\n' <"$T/tty.txt" | grep -q '^t = 0.03125 *100.0%  step 4 .*elapsed .*left ~' \
+        || fail "no progress line on a terminal: $(cat -v "$T/tty.txt")"
+else
+    echo "note: script(1) not found, progress line on a terminal not checked"
+fi
+
+# --- the picture and the energy log may go to new subdirectories -------------
+# (created before the run: a missing one used to fail only after the run)
+"$BANYAN" run "$T/tiny.yml" -o "$T/h" -q -P Snapshots:render:yes -P Snapshots:render_file:pics/end.png \
+    -P Statistics:energy_file:logs/energy.txt 2>"$T/err.txt" || fail "run with nested outputs: $(cat "$T/err.txt")"
+[ -s "$T/h/pics/end.png" ] || fail "no pics/end.png"
+[ -s "$T/h/logs/energy.txt" ] || fail "no logs/energy.txt"
+
 # --- bad input: non-zero exit, message names the key, no output --------------
 printf 'Gravity:\n  softening: 0.05\n  thetaa: 0.7\n' >"$T/bad.yml"
 expect_fail "unknown key 'thetaa'" "$T/bad.yml" -o "$T/bad1"
@@ -114,10 +140,13 @@ expect_fail "Gravity:theta = 'abc'" "$T/tiny.yml" -o "$T/bad3" -P Gravity:theta:
 expect_fail "TimeIntegration:dt = '-1': must be > 0" "$T/tiny.yml" -o "$T/bad4" -P TimeIntegration:dt:-1
 expect_fail "Snapshots:times entry 3 is outside the run" "$T/tiny.yml" -o "$T/bad5" -P Snapshots:times:[0.1,3]
 expect_fail "$T/missing.hdf5" "$T/tiny.yml" -o "$T/bad6" -P InitialConditions:file:"$T/missing.hdf5"
+printf 'not HDF5\n' >"$T/text.hdf5"
+expect_fail "InitialConditions:file: $T/text.hdf5 is not an HDF5 file" "$T/tiny.yml" -o "$T/bad9" \
+    -P InitialConditions:file:"$T/text.hdf5"
 expect_fail "cannot open parameter file" "$T/nothere.yml" -o "$T/bad7"
 expect_fail "t_end = 0.1 must be after the start time 0.125" "$T/tiny.yml" -o "$T/bad8" \
     -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" -P TimeIntegration:t_end:0.1 -P Snapshots:times:[]
-for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
+for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
 
 # --- the documented defaults cannot drift from the parameter table -----------
 "$BANYAN" run --print-defaults >"$T/default.yml" || fail "--print-defaults failed"

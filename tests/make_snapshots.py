@@ -58,6 +58,8 @@ def make_all(d):
     m[11] = -1.0
     write(os.path.join(d, "neg_mass.hdf5"), pos, vel, ids, m)
     write(os.path.join(d, "zero_mass.hdf5"), pos, vel, ids, np.zeros(N))
+    # every mass finite, their sum overflows to inf
+    write(os.path.join(d, "inf_mass.hdf5"), pos, vel, ids, np.full(N, 1e308))
     with open(os.path.join(d, "not_hdf5.hdf5"), "w") as f:
         f.write("GADGET? no, just text\n")
 

@@ -17,6 +17,7 @@ enum defect {
     POSITION_INF,
     NEGATIVE_MASS,
     ZERO_TOTAL_MASS,
+    INFINITE_TOTAL_MASS,
     NO_MASSES_NO_TABLE,
     NEGATIVE_ID,
     FLOAT_IDS,
@@ -48,6 +49,8 @@ static void make_file(const char *path, enum defect d)
     if (d == NEGATIVE_MASS) mass[3] = -0.5;
     if (d == ZERO_TOTAL_MASS)
         for (int i = 0; i < N; i++) mass[i] = 0;
+    if (d == INFINITE_TOTAL_MASS) /* each finite, the sum overflows to inf */
+        for (int i = 0; i < N; i++) mass[i] = 1e308;
     if (d == NEGATIVE_ID) ids[4] = -7;
     int counts[6] = {0, d == HEADER_COUNT_WRONG ? N + 1 : N, 0, 0, 0, 0};
     double mt[6] = {0};
@@ -161,6 +164,7 @@ static void test_values(void **state)
     expect_refusal(POSITION_INF, BN_ERR_FORMAT, "/PartType1/Coordinates", "particle 6", "inf");
     expect_refusal(NEGATIVE_MASS, BN_ERR_FORMAT, "/PartType1/Masses", "particle 3", "negative mass");
     expect_refusal(ZERO_TOTAL_MASS, BN_ERR_FORMAT, "total mass is 0", NULL, NULL);
+    expect_refusal(INFINITE_TOTAL_MASS, BN_ERR_FORMAT, "total mass is inf", "finite", NULL);
     expect_refusal(NEGATIVE_ID, BN_ERR_FORMAT, "/PartType1/ParticleIDs", "particle 4", "negative id (-7)");
 }
 

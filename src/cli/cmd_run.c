@@ -101,12 +101,20 @@ static bn_status setup_simulation(run_ctx *c)
     return bn_simulation_compute_forces(c->sim);
 }
 
+/* Every directory first (the picture's too: a missing one would only show
+ * after the whole run), then the files. */
 static bn_status prepare_outputs(run_ctx *c)
 {
     char path[RUN_PATH_MAX];
     BN_TRY(run_make_dirs(c->outdir));
     BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
     if (c->sched.n > 0) BN_TRY(run_make_dirs(c->snapdir));
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
+    BN_TRY(run_make_parent_dirs(path));
+    if (c->prm->render) {
+        BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->render_file));
+        BN_TRY(run_make_parent_dirs(path));
+    }
     BN_TRY(run_path_join(path, sizeof path, c->outdir, "used_parameters.yml"));
     BN_TRY(bn_run_params_write(c->prm, path, BN_PARAMS_USED));
     BN_TRY(run_path_join(path, sizeof path, c->outdir, "unused_parameters.yml"));

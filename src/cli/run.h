@@ -53,4 +53,6 @@ void run_progress_end(run_progress *pr);
 bn_status run_path_join(char *out, size_t size, const char *dir, const char *name);
 /* mkdir -p; the message names the directory. */
 bn_status run_make_dirs(const char *path);
+/* mkdir -p of the directory part of a file path (nothing for a bare name). */
+bn_status run_make_parent_dirs(const char *path);
 #endif

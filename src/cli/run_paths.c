@@ -39,3 +39,13 @@ bn_status run_make_dirs(const char *path)
     }
     return make_one_dir(buf);
 }
+
+bn_status run_make_parent_dirs(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path) return BN_OK; /* the current directory or / */
+    char buf[4096];
+    int n = snprintf(buf, sizeof buf, "%.*s", (int)(slash - path), path);
+    if (n < 0 || (size_t)n >= sizeof buf) return bn_fail(BN_ERR_ARGUMENT, "path too long: '%s'", path);
+    return run_make_dirs(buf);
+}

@@ -163,11 +163,12 @@ const bn_param_desc bn_param_table[] = {
     {"Snapshots", "render", BN_PT_BOOL, OFF(render), "yes", ANY, 0, NULL, NULL,
      "Render the projected log density of the last state to a PNG picture."},
     {"Snapshots", "render_file", BN_PT_STRING, OFF(render_file), "final.png", ANY, BN_PF_NONEMPTY, NULL,
-     if_render, "Name of the picture, relative to --output-dir unless absolute."},
+     if_render, "Name of the picture, relative to --output-dir unless absolute (its directory is created if "
+     "missing)."},
     /* Statistics */
     {"Statistics", "energy_file", BN_PT_STRING, OFF(energy_file), "energy.txt", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Energy log (time, kinetic, potential, total, |E-E0|/|E0|, |P|, |L|, wall time), relative to "
-     "--output-dir unless absolute."},
+     "--output-dir unless absolute (its directory is created if missing)."},
     {"Statistics", "interval", BN_PT_DOUBLE, OFF(energy_interval), "0", NONNEGATIVE, NULL, NULL,
      "Time between rows of the energy log; 0: every step."},
 };

@@ -3,6 +3,7 @@
  * 8- to 64-bit signed or unsigned ids, masses per particle or from
  * Header/MassTable. Every failure names the file and the dataset. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "io/snapshot_h5.h"
@@ -227,7 +228,7 @@ static bn_status read_particles(const header_info *hi, const part_groups *pg, bn
         off += pg->g[i].n;
     }
     double m = bn_particles_total_mass(p);
-    if (!(m > 0)) return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be > 0)", m);
+    if (!(m > 0) || !isfinite(m)) return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be finite and > 0)", m);
     return BN_OK;
 }
 
