@@ -112,7 +112,13 @@ typedef enum bn_method { BN_METHOD_TREE = 0, BN_METHOD_DIRECT = 1 } bn_method;
 typedef enum bn_mac {
     BN_MAC_BONSAI = 0, /* accept when d > l/theta + delta (Bonsai eq. 4.1) */
     BN_MAC_BH = 1,     /* classic l/d < theta                              */
-    BN_MAC_ACCEL = 2   /* G M l^2 / d^4 <= alpha |a_old| (GADGET, GOTHIC)  */
+    BN_MAC_ACCEL = 2,  /* G M l^2 / d^4 <= alpha |a_old| (GADGET, GOTHIC)  */
+    BN_MAC_BONSAI_BOX = 3 /* bonsai with l the largest side of the bounding
+                             box of the cell's bodies and delta the distance
+                             from that box's centre to the centre of mass:
+                             the cell's real extent, not its octant (fewer
+                             cells opened where bodies are sparse, at the
+                             same accuracy)                                */
 } bn_mac;
 
 typedef enum bn_backend {

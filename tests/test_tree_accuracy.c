@@ -93,12 +93,41 @@ static void test_hernquist(void **state)
     check_model(BN_IC_HERNQUIST, pts, 2);
 }
 
+/* bonsai-box (the cells' real extent): the same bars, with far fewer
+ * particle-particle interactions than bonsai at the same theta. */
+static void test_box_criterion(void **state)
+{
+    (void)state;
+    bn_ic_params ic = bn_ic_params_default();
+    ic.n = N;
+    ic.seed = 2026;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&ic, &p));
+    const double theta[2] = {0.5, 0.75}, p50_max[2] = {2e-4, 1e-3}, p99_max[2] = {2e-3, 1e-2};
+    for (int i = 0; i < 2; i++) {
+        bn_gravity_params g = bn_gravity_params_default();
+        g.backend = BN_BACKEND_CPU;
+        g.theta = theta[i];
+        double pp0, pc0, pp, pc;
+        run(p, &g, &pp0, &pc0);
+        g.mac = BN_MAC_BONSAI_BOX;
+        const bn_error_stats e = run(p, &g, &pp, &pc);
+        print_message("plummer theta %.2f bonsai-box: p50 %.2e p90 %.2e p99 %.2e max %.2e | pp %.0f pc %.0f (bonsai: "
+                      "pp %.0f pc %.0f)\n",
+                      g.theta, e.acc_p50, e.acc_p90, e.acc_p99, e.acc_max, pp, pc, pp0, pc0);
+        assert_true(e.acc_p50 <= p50_max[i] && e.acc_p99 <= p99_max[i]);
+        assert_true(pp < 0.8 * pp0);
+    }
+    bn_particles_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plummer_small_theta),
         cmocka_unit_test(test_plummer),
         cmocka_unit_test(test_hernquist),
+        cmocka_unit_test(test_box_criterion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

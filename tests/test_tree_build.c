@@ -85,6 +85,58 @@ static void check_node(const bn_tree *t, int i)
     for (int k = 0; k < 3; k++) d2 += pow(t->com[3 * i + k] - t->center[3 * i + k], 2);
     TU_NEAR(t->delta[i], sqrt(d2), 1e-12);
     TU_NEAR(t->open_radius[i], t->size[i] / 0.5 + t->delta[i], 1e-14);
+    for (int k = 0; k < 3; k++) { /* the bodies' box, exactly */
+        double lo = INFINITY, hi = -INFINITY;
+        for (int b = f; b < e; b++) {
+            lo = fmin(lo, t->pos[k][b]);
+            hi = fmax(hi, t->pos[k][b]);
+        }
+        assert_true(t->body_lo[3 * i + k] == lo && t->body_hi[3 * i + k] == hi);
+    }
+}
+
+/* bonsai-box: the opening radius from the bodies' box, s/theta +
+ * |com - box centre| (s its largest side, at least 1/8 of the octant's
+ * side), and never below the guard
+ * that keeps every body of the cell out of reach: sqrt(3)/2 s + that
+ * distance bounds |x - com| for all of them. */
+static void test_box_criterion(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_random_particles(20000, 14, 2);
+    bn_tree t;
+    memset(&t, 0, sizeof t);
+    TU_OK(bn_tree_sort_bodies(&t, (const double *const *)p->pos, p->mass, p->n, BN_CURVE_HILBERT, NULL, NULL, NULL));
+    TU_OK(bn_tree_build(&t, 16));
+    const double theta = 0.7;
+    bn_tree_moments(&t, BN_MAC_BONSAI_BOX, theta, 1);
+    int tighter = 0;
+    for (int i = 0; i < t.n_nodes; i++) {
+        const int f = t.first_body[i], e = f + t.n_bodies[i];
+        double side = 0, b2 = 0, reach = 0;
+        for (int k = 0; k < 3; k++) {
+            double lo = INFINITY, hi = -INFINITY;
+            for (int b = f; b < e; b++) {
+                lo = fmin(lo, t.pos[k][b]);
+                hi = fmax(hi, t.pos[k][b]);
+            }
+            side = fmax(side, hi - lo);
+            b2 += pow(t.com[3 * i + k] - 0.5 * (lo + hi), 2);
+        }
+        for (int b = f; b < e; b++) {
+            double r2 = 0;
+            for (int k = 0; k < 3; k++) r2 += pow(t.pos[k][b] - t.com[3 * i + k], 2);
+            reach = fmax(reach, sqrt(r2));
+        }
+        side = fmax(side, t.size[i] / 8); /* the floor (cells of one body) */
+        const double want = fmax(side / theta + sqrt(b2), 0.8660254037844386 * side + sqrt(b2));
+        TU_NEAR(t.open_radius[i], want, 1e-12);
+        assert_true(t.open_radius[i] >= reach * (1 - 1e-12));
+        tighter += t.open_radius[i] < t.size[i] / theta + t.delta[i];
+    }
+    assert_true(tighter > t.n_nodes / 2); /* the point of it: most cells are smaller than their octant */
+    bn_tree_release(&t);
+    bn_particles_free(p);
 }
 
 /* Groups tile the bodies in order; each is a node's range (<= group
@@ -191,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_plummer_like),
         cmocka_unit_test(test_coincident),
         cmocka_unit_test(test_tiny),
+        cmocka_unit_test(test_box_criterion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

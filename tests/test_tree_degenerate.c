@@ -1,8 +1,19 @@
 /* Degenerate inputs for the CPU tree code: each works (forces checked
- * against double direct summation of every particle) or fails clearly. */
+ * against double direct summation of every particle) or fails clearly.
+ * Run with the bonsai criterion, then with bonsai-box, whose cells of one
+ * body (or of bodies at one point) have opening radius 0. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+
+static bn_mac mac_under_test = BN_MAC_BONSAI;
+
+static int use_box_criterion(void **state)
+{
+    (void)state;
+    mac_under_test = BN_MAC_BONSAI_BOX;
+    return 0;
+}
 
 /* Tree forces of p (theta, eps), then the largest relative acceleration
  * and potential errors against direct summation over all particles. */
@@ -10,6 +21,7 @@ static bn_error_stats tree_vs_direct(bn_particles *p, double theta, double eps)
 {
     bn_gravity_params g = bn_gravity_params_default();
     g.backend = BN_BACKEND_CPU;
+    g.mac = mac_under_test;
     g.theta = theta;
     g.softening = eps;
     bn_gravity *grav = NULL;
@@ -127,5 +139,6 @@ int main(void)
         cmocka_unit_test(test_all_at_one_point), cmocka_unit_test(test_far_particle),
         cmocka_unit_test(test_mass_ratios),   cmocka_unit_test(test_bad_input),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const int failed = cmocka_run_group_tests_name("bonsai", tests, NULL, NULL);
+    return failed + cmocka_run_group_tests_name("bonsai-box", tests, use_box_criterion, NULL);
 }

@@ -42,7 +42,7 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "group_size must be in [1, 4096], got %d", g->group_size);
     if ((int)g->method < 0 || g->method > BN_METHOD_DIRECT)
         return bn_fail(BN_ERR_ARGUMENT, "unknown method %d", (int)g->method);
-    if ((int)g->mac < 0 || g->mac > BN_MAC_ACCEL) return bn_fail(BN_ERR_ARGUMENT, "unknown MAC %d", (int)g->mac);
+    if ((int)g->mac < 0 || g->mac > BN_MAC_BONSAI_BOX) return bn_fail(BN_ERR_ARGUMENT, "unknown MAC %d", (int)g->mac);
     if ((int)g->backend < 0 || g->backend > BN_BACKEND_GPU)
         return bn_fail(BN_ERR_ARGUMENT, "unknown backend %d", (int)g->backend);
     if ((int)g->curve < 0 || g->curve > BN_CURVE_MORTON)
@@ -54,7 +54,8 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
 typedef struct { const char *name; int value; } name_entry;
 
 static const name_entry method_names[] = {{"tree", BN_METHOD_TREE}, {"direct", BN_METHOD_DIRECT}, {0, 0}};
-static const name_entry mac_names[] = {{"bonsai", BN_MAC_BONSAI}, {"bh", BN_MAC_BH}, {"accel", BN_MAC_ACCEL}, {0, 0}};
+static const name_entry mac_names[] = {
+    {"bonsai", BN_MAC_BONSAI}, {"bh", BN_MAC_BH}, {"accel", BN_MAC_ACCEL}, {"bonsai-box", BN_MAC_BONSAI_BOX}, {0, 0}};
 static const name_entry backend_names[] = {
     {"auto", BN_BACKEND_AUTO}, {"cpu", BN_BACKEND_CPU}, {"gpu", BN_BACKEND_GPU}, {0, 0}};
 static const name_entry curve_names[] = {{"hilbert", BN_CURVE_HILBERT}, {"morton", BN_CURVE_MORTON}, {0, 0}};

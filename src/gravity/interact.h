@@ -109,7 +109,9 @@ static inline double bn_rsqrt_newton_d(double x, int steps)
 /* Opening radius of a cell for the geometric criteria, computed once per
  * cell when the moments are made: the walk opens the cell when the
  * distance from the group's box to the cell's centre of mass is below it.
- *   bonsai: r = l/theta + delta   (Bonsai eq. 4.1; delta = |com - centre|)
+ *   bonsai: r = l/theta + delta   (Bonsai eq. 4.1; delta = |com - centre|;
+ *           bonsai-box: the same, l and the centre from the bounding box
+ *           of the cell's bodies: the caller passes those)
  *   bh:     r = l/theta           (classic l/d < theta, d from the group box)
  *   accel:  r = sqrt(3)/2 l + delta: a target inside the sphere around the
  *           com that holds the whole cell must always open it (GADGET's
@@ -120,6 +122,16 @@ static inline double bn_rsqrt_newton_d(double x, int steps)
  * multipole). It only binds for bh with theta > 0.58 when the com sits
  * near a corner, and for bonsai with theta > 1.15.
  * theta <= 0 opens everything (direct summation through the tree). */
+/* bonsai-box: the side of a cell's bodies' box, floored at 1/8 of its
+ * octant's side l. Cells of one body (or of bodies at one point) would
+ * have radius 0: a group holding the body must still open its cell when
+ * rounding (float coordinates on the GPU) moves the centre of mass off
+ * the body by far less than l/8. */
+BN_HD double bn_mac_box_side(double side, double l)
+{
+    return side > 0.125 * l ? side : 0.125 * l;
+}
+
 BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
 {
     const double guard = 0.8660254037844386 * l + delta;

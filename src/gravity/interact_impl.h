@@ -20,10 +20,12 @@ BN_HD BN_T BN_FN(bn_box_dist2)(BN_T cx, BN_T cy, BN_T cz, BN_T lox, BN_T loy, BN
 }
 
 /* Geometric criteria (bonsai, bh, and the guard of accel): open when the
- * group box is closer to the centre of mass than the opening radius. */
+ * group box is not farther from the centre of mass than the opening
+ * radius. "Not farther", so that a cell of radius 0 (bonsai-box: one body,
+ * or bodies at one point) is opened by a group that holds it. */
 BN_HD int BN_FN(bn_mac_geometric_open)(BN_T dist2, BN_T open_radius2)
 {
-    return dist2 < open_radius2;
+    return dist2 <= open_radius2;
 }
 
 /* Relative acceleration criterion (GADGET-2 eq. 18, GOTHIC eq. 5): accept
@@ -33,7 +35,7 @@ BN_HD int BN_FN(bn_mac_geometric_open)(BN_T dist2, BN_T open_radius2)
  * gml2 = G M l^2 per cell; alpha_amin = alpha * min |a_old|. */
 BN_HD int BN_FN(bn_mac_accel_open)(BN_T dist2, BN_T open_radius2, BN_T gml2, BN_T alpha_amin)
 {
-    return dist2 < open_radius2 || gml2 > alpha_amin * dist2 * dist2;
+    return dist2 <= open_radius2 || gml2 > alpha_amin * dist2 * dist2;
 }
 
 /* 1/sqrt(r2), and 0 for r2 = 0 (a source on the target without

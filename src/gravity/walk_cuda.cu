@@ -43,6 +43,11 @@
 #define BN_WALK_STACK 1024    /* cells on a warp's stack                  */
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
+#ifndef BN_WALK_MIN_BLOCKS
+#define BN_WALK_MIN_BLOCKS 5  /* blocks per SM the registers must allow:
+                                 5 x 4 warps (96 registers, a few spilled)
+                                 against 4 x 4 (118 registers)            */
+#endif
 #define BN_FULL 0xffffffffu
 
 struct bn_gpu_walk_scratch {
@@ -362,7 +367,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     cnt[2] += (unsigned long long)st.n_far;
 }
 
-__global__ void __launch_bounds__(BN_WALK_WARPS * 32, 5) bn_walk_kernel(bn_walk_args a)
+__global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ unsigned long long block_cnt[BN_WALK_WARPS][3];

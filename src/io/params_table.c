@@ -32,7 +32,7 @@ BN_CHOICE_WRAPPERS(backend, bn_backend, bn_backend_name, bn_backend_parse)
 
 static const bn_param_choices model_choices = {BN_IC_UNIFORM_CUBE + 1, model_name, model_parse};
 static const bn_param_choices method_choices = {BN_METHOD_DIRECT + 1, method_name, method_parse};
-static const bn_param_choices mac_choices = {BN_MAC_ACCEL + 1, mac_name, mac_parse};
+static const bn_param_choices mac_choices = {BN_MAC_BONSAI_BOX + 1, mac_name, mac_parse};
 static const bn_param_choices curve_choices = {BN_CURVE_MORTON + 1, curve_name, curve_parse};
 static const bn_param_choices backend_choices = {BN_BACKEND_GPU + 1, backend_name, backend_parse};
 
@@ -121,7 +121,8 @@ const bn_param_desc bn_param_table[] = {
      "Opening angle of the bonsai and bh criteria (smaller: more accurate, slower)."},
     {"Gravity", "mac", BN_PT_CHOICE, OFF(gravity.mac), "bonsai", ANY, 0, &mac_choices, if_tree,
      "Opening criterion: bonsai (d > l/theta + delta), bh (l/d < theta), accel (relative "
-     "acceleration, tolerance accel_alpha; the first evaluation uses bonsai)."},
+     "acceleration, tolerance accel_alpha; the first evaluation uses bonsai), bonsai-box (bonsai with "
+     "l and delta from the bounding box of the cell's bodies instead of its octant)."},
     {"Gravity", "accel_alpha", BN_PT_DOUBLE, OFF(gravity.accel_alpha), "0.001", POSITIVE, NULL, if_accel_mac,
      "Tolerance alpha of the accel criterion: G M l^2 / d^4 <= alpha |a_old|."},
     {"Gravity", "quadrupole", BN_PT_BOOL, OFF(gravity.quadrupole), "yes", ANY, 0, NULL, if_tree,

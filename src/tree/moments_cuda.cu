@@ -19,6 +19,8 @@ const int kThreads = 128;
 struct moments {
     double m, c[3];  /* mass, centre of mass (relative to ref)          */
     double s[6];     /* sum m (x-c)_i (x-c)_j: xx, yy, zz, xy, xz, yz    */
+    float lo[3], hi[3]; /* bounding box of the bodies (relative to ref):
+                           bonsai-box; float keeps the scratch small   */
 };
 
 struct level_args {
@@ -71,6 +73,15 @@ __device__ moments leaf_moments(const level_args &a, int2 b)
     for (int i = b.x; i < b.x + b.y; i++)
         add_second(r.s, a.mass[i], p[0][i] - a.ref[0] - r.c[0], p[1][i] - a.ref[1] - r.c[1],
                    p[2][i] - a.ref[2] - r.c[2]);
+    for (int k = 0; k < 3; k++) {
+        double lo = p[k][b.x], hi = lo;
+        for (int i = b.x + 1; i < b.x + b.y; i++) {
+            lo = fmin(lo, p[k][i]);
+            hi = fmax(hi, p[k][i]);
+        }
+        r.lo[k] = (float)(lo - a.ref[k]);
+        r.hi[k] = (float)(hi - a.ref[k]);
+    }
     return r;
 }
 
@@ -86,10 +97,18 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
         }
     }
     for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / ch.y;
+    for (int k = 0; k < 3; k++) {
+        r.lo[k] = a.mom[ch.x].lo[k];
+        r.hi[k] = a.mom[ch.x].hi[k];
+    }
     for (int c = ch.x; c < ch.x + ch.y; c++) {
         const moments &q = a.mom[c];
         for (int j = 0; j < 6; j++) r.s[j] += q.s[j];
         add_second(r.s, q.m, q.c[0] - r.c[0], q.c[1] - r.c[1], q.c[2] - r.c[2]);
+        for (int k = 0; k < 3; k++) {
+            r.lo[k] = fminf(r.lo[k], q.lo[k]);
+            r.hi[k] = fmaxf(r.hi[k], q.hi[k]);
+        }
     }
     return r;
 }
@@ -106,9 +125,19 @@ __global__ void level_kernel(level_args a)
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
-    const double dx = r.c[0] - centre[0], dy = r.c[1] - centre[1], dz = r.c[2] - centre[2];
-    const double delta = sqrt(dx * dx + dy * dy + dz * dz);
-    const double rad = bn_mac_open_radius(a.mac, l, delta, a.theta);
+    double rad;
+    if (a.mac == BN_MAC_BONSAI_BOX) { /* size and centre from the bodies' box */
+        double side = 0, b2 = 0;
+        for (int k = 0; k < 3; k++) {
+            const double b = r.c[k] - 0.5 * ((double)r.lo[k] + (double)r.hi[k]);
+            side = fmax(side, (double)r.hi[k] - (double)r.lo[k]);
+            b2 += b * b;
+        }
+        rad = bn_mac_open_radius(a.mac, bn_mac_box_side(side, l), sqrt(b2), a.theta);
+    } else {
+        const double dx = r.c[0] - centre[0], dy = r.c[1] - centre[1], dz = r.c[2] - centre[2];
+        rad = bn_mac_open_radius(a.mac, l, sqrt(dx * dx + dy * dy + dz * dz), a.theta);
+    }
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),

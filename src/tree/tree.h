@@ -41,6 +41,7 @@ typedef struct bn_tree {
     double *com;           /* centre of mass, 3 per node                 */
     double *quad;          /* traceless quadrupole about com, 6 per node  */
     double *delta;         /* |com - centre|                             */
+    double *body_lo, *body_hi; /* bounding box of the node's bodies, 3 each */
     double *open_radius;   /* bn_mac_open_radius for the chosen MAC      */
 
     /* ---- groups: the deepest nodes with at most group_size particles ---- */

@@ -26,6 +26,8 @@ void bn_tree_release(bn_tree *t)
     free(t->com);
     free(t->quad);
     free(t->delta);
+    free(t->body_lo);
+    free(t->body_hi);
     free(t->open_radius);
     free(t->group_first);
     free(t->group_count);
@@ -75,6 +77,8 @@ bn_status bn_tree_reserve_nodes(bn_tree *t, int nodes)
     BN_TRY(grow(&t->com, 3 * cap, sizeof(double), "node centres of mass"));
     BN_TRY(grow(&t->quad, 6 * cap, sizeof(double), "node quadrupoles"));
     BN_TRY(grow(&t->delta, cap, sizeof(double), "nodes"));
+    BN_TRY(grow(&t->body_lo, 3 * cap, sizeof(double), "node boxes"));
+    BN_TRY(grow(&t->body_hi, 3 * cap, sizeof(double), "node boxes"));
     BN_TRY(grow(&t->open_radius, cap, sizeof(double), "nodes"));
     BN_TRY(grow(&t->scan, cap, sizeof(int32_t), "scan entries"));
     t->capacity = (int)cap;

@@ -43,6 +43,15 @@ static void leaf_moments(bn_tree *t, int i)
     }
     for (int b = f; b < e; b++)
         add_point_quad(q, t->mass[b], t->pos[0][b] - c[0], t->pos[1][b] - c[1], t->pos[2][b] - c[2]);
+    for (int k = 0; k < 3; k++) {
+        double lo = t->pos[k][f], hi = lo;
+        for (int b = f + 1; b < e; b++) {
+            lo = fmin(lo, t->pos[k][b]);
+            hi = fmax(hi, t->pos[k][b]);
+        }
+        t->body_lo[3 * i + k] = lo;
+        t->body_hi[3 * i + k] = hi;
+    }
     t->mass_node[i] = m;
     for (int k = 0; k < 3; k++) t->com[3 * i + k] = c[k];
     for (int k = 0; k < 6; k++) t->quad[6 * i + k] = q[k];
@@ -69,6 +78,15 @@ static void node_moments(bn_tree *t, int i)
         for (int k = 0; k < 6; k++) q[k] += t->quad[6 * j + k];
         add_point_quad(q, t->mass_node[j], t->com[3 * j] - c[0], t->com[3 * j + 1] - c[1],
                        t->com[3 * j + 2] - c[2]);
+    }
+    for (int k = 0; k < 3; k++) {
+        double lo = t->body_lo[3 * f + k], hi = t->body_hi[3 * f + k];
+        for (int j = f + 1; j < e; j++) {
+            lo = fmin(lo, t->body_lo[3 * j + k]);
+            hi = fmax(hi, t->body_hi[3 * j + k]);
+        }
+        t->body_lo[3 * i + k] = lo;
+        t->body_hi[3 * i + k] = hi;
     }
     t->mass_node[i] = m;
     for (int k = 0; k < 3; k++) t->com[3 * i + k] = c[k];
@@ -105,13 +123,19 @@ void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < t->n_nodes; i++) {
         node_geometry(t, i, hilbert);
-        double d2 = 0;
+        double d2 = 0, b2 = 0, side = 0;
         for (int k = 0; k < 3; k++) {
-            const double d = t->com[3 * i + k] - t->center[3 * i + k];
+            const double lo = t->body_lo[3 * i + k], hi = t->body_hi[3 * i + k];
+            const double d = t->com[3 * i + k] - t->center[3 * i + k], b = t->com[3 * i + k] - 0.5 * (lo + hi);
             d2 += d * d;
+            b2 += b * b;
+            side = fmax(side, hi - lo);
         }
         t->delta[i] = sqrt(d2);
-        t->open_radius[i] = bn_mac_open_radius((int)mac, t->size[i], t->delta[i], theta);
+        /* bonsai-box: the cell's size and centre from its bodies' box */
+        t->open_radius[i] = mac == BN_MAC_BONSAI_BOX
+                                ? bn_mac_open_radius((int)mac, bn_mac_box_side(side, t->size[i]), sqrt(b2), theta)
+                                : bn_mac_open_radius((int)mac, t->size[i], t->delta[i], theta);
     }
     /* monopole only: the walk always evaluates Q, so zero it (after the
      * bottom-up pass, which needs the children's moments either way) */
