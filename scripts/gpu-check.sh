@@ -18,12 +18,16 @@
 #     --bench-only    skip tests and sanitizer
 #     --sweep         only the tuning sweep: leaf and group sizes at 2^24
 #     --benches FILE  instead of the standard benchmarks, one `banyan bench`
-#                     argument list per line of FILE (# comments)
+#                     argument list per line of FILE (# comments; a line
+#                     "@BINARY args" runs another banyan build, e.g. a
+#                     variant compiled with other -D flags)
+#     --profile "ARGS"  also Nsight Compute on the walk kernel of one
+#                     `banyan bench --repeat 1 ARGS` (ncu.txt in $OUT)
 set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES=""
+PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES="" PROFILE=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
     --bench-only) BENCH_ONLY=1; shift ;;
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
     --benches) BENCHES=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --profile) PROFILE=$2; shift 2 ;;
     *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" >&2
        exit 2 ;;
     esac
@@ -111,9 +116,11 @@ fi
 # ---- benchmarks ---------------------------------------------------------
 BENCH=$OUT/bench.jsonl
 : >"$BENCH"
-bench() { # args...
-    echo "+ banyan bench --backend gpu --json $*" >>"$LOGS/bench.log"
-    if ! timeout "${BENCH_TIMEOUT:-300}" $BANYAN bench --backend gpu --json "$@" >>"$BENCH" 2>>"$LOGS/bench.log"; then
+bench() { # [@BINARY] args...
+    local bin=$BANYAN
+    case "${1:-}" in @*) bin=${1#@}; shift ;; esac
+    echo "+ $bin bench --backend gpu --json $*" >>"$LOGS/bench.log"
+    if ! timeout "${BENCH_TIMEOUT:-300}" "$bin" bench --backend gpu --json "$@" >>"$BENCH" 2>>"$LOGS/bench.log"; then
         note "bench FAILED: $*"; tail -3 "$LOGS/bench.log"
     fi
 }
@@ -163,6 +170,16 @@ fi
 # ---- the largest N: 2^29 = 5.4e8 particles (about 72 GB of device memory)
 if [ $QUICK = 0 ] && [ "${SKIP_HUGE:-0}" = 0 ]; then
     BENCH_TIMEOUT=170 bench --model plummer --n 536870912 --theta 0.75 --repeat 1
+fi
+
+# ---- a profile of the walk kernel ---------------------------------------
+if [ -n "$PROFILE" ]; then
+    # shellcheck disable=SC2086
+    timeout 300 ncu --kernel-name bn_walk_kernel --launch-count 1 --section SpeedOfLight \
+        --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section InstructionStats \
+        $BANYAN bench --backend gpu --repeat 1 $PROFILE >"$OUT/ncu.txt" 2>&1
+    note "ncu on the walk ($PROFILE): rc $? ($(grep -c . "$OUT/ncu.txt") lines in ncu.txt)"
 fi
 
 # ---- the short table, last -------------------------------------------
