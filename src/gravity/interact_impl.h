@@ -54,7 +54,7 @@ BN_HD BN_T BN_FN(bn_rinv)(BN_T r2)
 BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, BN_T *ay,
                         BN_T *az, BN_T *phi)
 {
-    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three fma */
     const BN_T rinv = BN_FN(bn_rinv)(r2);
     const BN_T mrinv = m * rinv;
     const BN_T mrinv3 = mrinv * rinv * rinv;
@@ -77,7 +77,7 @@ BN_HD void BN_FN(bn_pc6)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, 
 {
     /* an accepted cell is never at r = 0 (d > opening radius > 0), so
      * no guard; see BN_RSQRT_CELL in interact.h */
-    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three fma */
     const BN_T rinv = BN_RSQRT_CELL(r2);
     const BN_T rinv2 = rinv * rinv;
     const BN_T mrinv = m * rinv;
@@ -130,7 +130,7 @@ typedef struct BN_FN(bn_local) {
 BN_HD void BN_FN(bn_local_set)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy,
                                BN_T qxz, BN_T qyz, BN_T eps2, BN_FN(bn_local) *L)
 {
-    const BN_T r2 = dx * dx + dy * dy + dz * dz + eps2;
+    const BN_T r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three fma */
     const BN_T rinv = BN_RSQRT_CELL(r2); /* one rsqrt: see bn_pc6 */
     const BN_T rinv2 = rinv * rinv;
     const BN_T a = m * rinv * rinv2;    /* m / r^3   */

@@ -40,7 +40,9 @@
 #include "gravity/walk_gpu.h"
 
 #define BN_WALK_WARPS 4       /* warps per block (independent)            */
+#ifndef BN_WALK_STACK
 #define BN_WALK_STACK 1024    /* cells on a warp's stack                  */
+#endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_MIN_BLOCKS
