@@ -128,6 +128,8 @@ static void test_bad_input(void **state)
     p->pos[2][5] = 0;
     p->mass[3] = -1;
     TU_FAILS(bn_gravity_compute(grav, p), BN_ERR_ARGUMENT, "mass");
+    p->mass[3] = p->mass[4] = 1e308; /* each finite, their sum not */
+    TU_FAILS(bn_gravity_compute(grav, p), BN_ERR_ARGUMENT, "total mass is inf");
     bn_gravity_free(grav);
     bn_particles_free(p);
 }

@@ -132,7 +132,8 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
                            what, i, (unsigned long long)p->id[i], p->mass[i]);
     }
     double m = bn_particles_total_mass(p);
-    if (!(m > 0.0)) return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be > 0)", what, m);
+    if (!(m > 0.0 && isfinite(m)))
+        return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be finite and > 0)", what, m);
     return BN_OK;
 }
 
