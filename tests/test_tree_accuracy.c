@@ -15,6 +15,18 @@ typedef struct ref_point {
     double pp, pc;                  /* REFERENCE-NUMBERS.md, per particle */
 } ref_point;
 
+/* N bodies of the model, the same sample every time. */
+static bn_particles *sample(bn_ic_model model)
+{
+    bn_ic_params ic = bn_ic_params_default();
+    ic.model = model;
+    ic.n = N;
+    ic.seed = 2026;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&ic, &p));
+    return p;
+}
+
 /* Forces of p with these parameters: errors against direct summation on
  * 1000 random particles, interaction counts per particle. */
 static bn_error_stats run(bn_particles *p, const bn_gravity_params *g, double *pp, double *pc)
@@ -36,12 +48,7 @@ static bn_error_stats run(bn_particles *p, const bn_gravity_params *g, double *p
  * and far fewer particle-cell interactions. */
 static void check_model(bn_ic_model model, const ref_point *pts, int npts)
 {
-    bn_ic_params ic = bn_ic_params_default();
-    ic.model = model;
-    ic.n = N;
-    ic.seed = 2026;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&ic, &p));
+    bn_particles *p = sample(model);
     for (int i = 0; i < npts; i++) {
         bn_gravity_params g = bn_gravity_params_default();
         g.backend = BN_BACKEND_CPU;
@@ -98,11 +105,7 @@ static void test_hernquist(void **state)
 static void test_box_criterion(void **state)
 {
     (void)state;
-    bn_ic_params ic = bn_ic_params_default();
-    ic.n = N;
-    ic.seed = 2026;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&ic, &p));
+    bn_particles *p = sample(BN_IC_PLUMMER);
     const double theta[2] = {0.5, 0.75}, p50_max[2] = {2e-4, 1e-3}, p99_max[2] = {2e-3, 1e-2};
     for (int i = 0; i < 2; i++) {
         bn_gravity_params g = bn_gravity_params_default();

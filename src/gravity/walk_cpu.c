@@ -112,13 +112,18 @@ static void flush_far(const walk_group *g, double eps2, walk_scratch *s)
     s->nfc = 0;
 }
 
+/* Column j of a cell tile: com, mass, quadrupole of cell c. */
+static void store_cell(double *const col[10], int j, const bn_tree *t, const walk_cell *cell, int c)
+{
+    for (int k = 0; k < 3; k++) col[k][j] = cell->com[k];
+    col[3][j] = cell->mass;
+    for (int k = 0; k < 6; k++) col[4 + k][j] = t->quad[6 * c + k];
+}
+
 static void push_far(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
                      walk_scratch *s)
 {
-    const int j = s->nfc;
-    for (int k = 0; k < 3; k++) s->fc[k][j] = cell->com[k];
-    s->fc[3][j] = cell->mass;
-    for (int k = 0; k < 6; k++) s->fc[4 + k][j] = t->quad[6 * c + k];
+    store_cell(s->fc, s->nfc, t, cell, c);
     if (++s->nfc == TILE) flush_far(g, eps2, s);
 }
 
@@ -131,10 +136,7 @@ static int is_far(const walk_cell *cell, const walk_group *g)
 static void push_cell(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
                       walk_scratch *s)
 {
-    const int j = s->npc;
-    for (int k = 0; k < 3; k++) s->pc[k][j] = cell->com[k];
-    s->pc[3][j] = cell->mass;
-    for (int k = 0; k < 6; k++) s->pc[4 + k][j] = t->quad[6 * c + k];
+    store_cell(s->pc, s->npc, t, cell, c);
     if (++s->npc == TILE) flush_pc(t, g, eps2, s);
 }
 
