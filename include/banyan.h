@@ -177,7 +177,9 @@ typedef struct bn_force_stats {
     double n_pp;              /* particle-particle interactions          */
     double n_pc;              /* particle-cell interactions              */
     double n_far;             /* cell-group interactions (far cells
-                                 through the group expansion)            */
+                                 through the group expansion; the GPU
+                                 counts them per walk chunk of 64 bodies,
+                                 the work it does)                       */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

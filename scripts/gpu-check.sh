@@ -37,7 +37,8 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
     --benches) BENCHES=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --profile) PROFILE=$2; shift 2 ;;
-    *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" >&2
+    *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" \
+            "[--profile ARGS]" >&2
        exit 2 ;;
     esac
 done
