@@ -114,9 +114,12 @@ static inline int fx_count_files(const char *dir, char *list, size_t len)
     while (d && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         n++;
-        if (list) {
-            strncat(list, e->d_name, len - strlen(list) - 1);
-            strncat(list, " ", len - strlen(list) - 1);
+        if (list) { /* "name " appended while it fits (gcc 13 flags strncat with a strlen bound) */
+            const size_t used = strlen(list), add = strlen(e->d_name);
+            if (used + add + 2 <= len) {
+                memcpy(list + used, e->d_name, add);
+                memcpy(list + used + add, " ", 2);
+            }
         }
     }
     if (d) closedir(d);
