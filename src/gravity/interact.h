@@ -140,4 +140,21 @@ BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
     const double r = mac == 1 ? l / theta : l / theta + delta;
     return r > guard ? r : guard;
 }
+
+/* Opening radius of one cell, the criterion choosing its geometry (the
+ * one place both backends take it from): the octant (side l, centre
+ * `centre`) for bonsai, bh and accel; the bounding box [lo, hi] of the
+ * cell's bodies for bonsai-box. com: the cell's centre of mass. */
+BN_HD double bn_mac_cell_radius(int mac, double theta, double l, const double centre[3], const double com[3],
+                                const double lo[3], const double hi[3])
+{
+    const int box = mac == 3; /* BN_MAC_BONSAI_BOX */
+    double side = 0, d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        const double c = box ? 0.5 * (lo[k] + hi[k]) : centre[k];
+        d2 += (com[k] - c) * (com[k] - c);
+        side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
+    }
+    return bn_mac_open_radius(mac, box ? bn_mac_box_side(side, l) : l, sqrt(d2), theta);
+}
 #endif

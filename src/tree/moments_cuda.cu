@@ -5,7 +5,7 @@
  * second moments, never raw moments about a far origin, so deep small
  * cells keep their precision), one thread per node in a fixed order:
  * deterministic, no atomics. Stored in float relative to the tree's ref,
- * with the opening radius from bn_mac_open_radius (the CPU's function).
+ * with the opening radius from bn_mac_cell_radius (the CPU's function).
  * The centres of mass are stored last, relative to the root's centre of
  * mass, which becomes the tree's ref: float coordinates are then finest
  * where the mass is, even when a far outlier makes the key cube huge.
@@ -125,19 +125,8 @@ __global__ void level_kernel(level_args a)
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
-    double rad;
-    if (a.mac == BN_MAC_BONSAI_BOX) { /* size and centre from the bodies' box */
-        double side = 0, b2 = 0;
-        for (int k = 0; k < 3; k++) {
-            const double b = r.c[k] - 0.5 * ((double)r.lo[k] + (double)r.hi[k]);
-            side = fmax(side, (double)r.hi[k] - (double)r.lo[k]);
-            b2 += b * b;
-        }
-        rad = bn_mac_open_radius(a.mac, bn_mac_box_side(side, l), sqrt(b2), a.theta);
-    } else {
-        const double dx = r.c[0] - centre[0], dy = r.c[1] - centre[1], dz = r.c[2] - centre[2];
-        rad = bn_mac_open_radius(a.mac, l, sqrt(dx * dx + dy * dy + dz * dz), a.theta);
-    }
+    const double lo[3] = {r.lo[0], r.lo[1], r.lo[2]}, hi[3] = {r.hi[0], r.hi[1], r.hi[2]};
+    const double rad = bn_mac_cell_radius(a.mac, a.theta, l, centre, r.c, lo, hi);
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),

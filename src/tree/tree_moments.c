@@ -123,19 +123,11 @@ void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < t->n_nodes; i++) {
         node_geometry(t, i, hilbert);
-        double d2 = 0, b2 = 0, side = 0;
-        for (int k = 0; k < 3; k++) {
-            const double lo = t->body_lo[3 * i + k], hi = t->body_hi[3 * i + k];
-            const double d = t->com[3 * i + k] - t->center[3 * i + k], b = t->com[3 * i + k] - 0.5 * (lo + hi);
-            d2 += d * d;
-            b2 += b * b;
-            side = fmax(side, hi - lo);
-        }
+        double d2 = 0;
+        for (int k = 0; k < 3; k++) d2 += pow(t->com[3 * i + k] - t->center[3 * i + k], 2);
         t->delta[i] = sqrt(d2);
-        /* bonsai-box: the cell's size and centre from its bodies' box */
-        t->open_radius[i] = mac == BN_MAC_BONSAI_BOX
-                                ? bn_mac_open_radius((int)mac, bn_mac_box_side(side, t->size[i]), sqrt(b2), theta)
-                                : bn_mac_open_radius((int)mac, t->size[i], t->delta[i], theta);
+        t->open_radius[i] = bn_mac_cell_radius((int)mac, theta, t->size[i], t->center + 3 * i, t->com + 3 * i,
+                                               t->body_lo + 3 * i, t->body_hi + 3 * i);
     }
     /* monopole only: the walk always evaluates Q, so zero it (after the
      * bottom-up pass, which needs the children's moments either way) */
