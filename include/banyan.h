@@ -350,7 +350,13 @@ BN_API bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, doubl
  * t_end); nothing happens when t_end <= time. */
 BN_API bn_status bn_simulation_integrate(bn_simulation *sim, double t_end);
 BN_API bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out);
-BN_API const bn_force_stats *bn_simulation_force_stats(const bn_simulation *sim);
+/* Stats of the last force evaluation. On the GPU a step queues its work
+ * and returns before the device is done; asking for the stats waits for
+ * that evaluation (zeros if it failed). */
+BN_API const bn_force_stats *bn_simulation_force_stats(bn_simulation *sim);
+/* Wait until the backend has finished the work queued so far (the GPU's
+ * steps return early); for timings. */
+BN_API bn_status bn_simulation_finish(bn_simulation *sim);
 BN_API bn_backend bn_simulation_backend(const bn_simulation *sim);
 
 /* Energies of a particle set whose pot is filled (kinetic + 1/2 sum m phi). */

@@ -124,6 +124,9 @@ static void test_random_sets(void **state)
         g.mac = s == 2 ? BN_MAC_BH : s == 0 ? BN_MAC_BONSAI_BOX : BN_MAC_BONSAI;
         g.quadrupole = s != 1;
         compare_trees(p, &g);
+        g.leaf_size = 40 + 8 * s; /* leaves bigger than groups: cut in chunks */
+        g.group_size = 16 + s;
+        compare_trees(p, &g);
         bn_particles_free(p);
     }
 }
@@ -143,6 +146,9 @@ static void test_degenerate_sets(void **state)
     }
     TU_OK(bn_particles_resize(p, 300));
     compare_trees(p, &g);
+    g.leaf_size = 400; /* the root is one leaf of 300, in groups of 64 */
+    compare_trees(p, &g);
+    g.leaf_size = 16;
     TU_OK(bn_particles_resize(p, 2));
     p->mass[0] = 1;
     p->pos[0][1] = -3;

@@ -9,7 +9,9 @@
  * order it was uploaded (the backend may reorder internally, e.g. by key,
  * and keeps the permutation). forces() computes acceleration and
  * potential of every particle (G included, self term removed) at the
- * current positions. kick/drift advance velocities/positions.
+ * current positions. kick/drift advance velocities/positions. Calls are
+ * ordered: each sees the results of the ones before, even when the
+ * device has not finished them yet.
  */
 #ifndef BN_BACKEND_H
 #define BN_BACKEND_H
@@ -23,7 +25,13 @@ typedef struct bn_backend_ops {
     /* Fill p (resized to n) with positions, velocities, masses, ids, and
      * acc/pot when forces were computed. */
     bn_status (*download)(void *state, bn_particles *p);
+    /* With stats NULL the GPU queues the work and returns (a step then
+     * waits for nothing); stats() fetches them later. */
     bn_status (*forces)(void *state, bn_force_stats *stats);
+    /* Stats of the last forces() (waits for it to finish). */
+    bn_status (*stats)(void *state, bn_force_stats *stats);
+    /* Wait until the queued work is done (timings). */
+    bn_status (*finish)(void *state);
     bn_status (*kick)(void *state, double dt);
     bn_status (*drift)(void *state, double dt);
     /* Largest |a| over all particles (adaptive shared time step). */

@@ -2,6 +2,7 @@
  * code or direct summation; kick and drift with OpenMP. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
 #include "gravity/gravity_cpu.h"
@@ -13,6 +14,7 @@ typedef struct cpu_state {
     bn_tree_workspace *ws;
     double *acc_old;  /* |a| of the last evaluation, for the accel MAC */
     int have_forces;
+    bn_force_stats last_stats;
 } cpu_state;
 
 static void cpu_destroy(void *st)
@@ -89,18 +91,31 @@ static bn_status remember_accel(cpu_state *s)
 static bn_status cpu_forces(void *st, bn_force_stats *stats)
 {
     cpu_state *s = st;
-    bn_force_stats local = {0};
-    if (!stats) stats = &local;
-    stats->backend = "cpu";
+    bn_force_stats *last = &s->last_stats;
+    memset(last, 0, sizeof *last);
+    last->backend = "cpu";
     if (s->g.method == BN_METHOD_DIRECT) {
         BN_TRY(bn_direct_forces_cpu(s->p, s->g.G, s->g.softening, s->p->acc, s->p->pot));
-        stats->n_pp = (double)s->p->n * (double)(s->p->n - 1);
+        last->n_pp = (double)s->p->n * (double)(s->p->n - 1);
     } else {
         const double *old = (s->g.mac == BN_MAC_ACCEL && s->have_forces) ? s->acc_old : NULL;
-        BN_TRY(bn_tree_forces_cpu(s->ws, &s->g, s->p, old, s->p->acc, s->p->pot, stats));
+        BN_TRY(bn_tree_forces_cpu(s->ws, &s->g, s->p, old, s->p->acc, s->p->pot, last));
     }
+    if (stats) *stats = *last;
     s->have_forces = 1;
     if (s->g.mac == BN_MAC_ACCEL) BN_TRY(remember_accel(s));
+    return BN_OK;
+}
+
+static bn_status cpu_stats(void *st, bn_force_stats *stats)
+{
+    *stats = ((cpu_state *)st)->last_stats;
+    return BN_OK;
+}
+
+static bn_status cpu_finish(void *st)
+{
+    (void)st;
     return BN_OK;
 }
 
@@ -132,6 +147,6 @@ static bn_status cpu_energies(void *st, bn_energies *e)
 }
 
 const bn_backend_ops bn_cpu_backend_ops = {
-    "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces,
+    "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_max_accel, cpu_energies,
 };

@@ -71,8 +71,7 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&st->s, cudaStreamNonBlocking);
     for (int e = 0; e < BN_EV_COUNT && err == cudaSuccess; e++) err = cudaEventCreate(&st->ev[e]);
     if (err != cudaSuccess) r = bn_cuda_fail(err, "creating the CUDA stream and events", __FILE__, __LINE__);
-    TRY_CREATE(bn_cuda_dev_alloc(&st->tree.minmax, 6, "bounding box", st->s));
-    TRY_CREATE(bn_cuda_dev_alloc(&st->tree.counter, 1, "counter", st->s));
+    TRY_CREATE(bn_gpu_tree_store_init(&st->tree, st->s));
     TRY_CREATE(bn_gpu_walk_scratch_create(&st->walk));
 #undef TRY_CREATE
     if (r != BN_OK) {
@@ -99,7 +98,7 @@ bn_status sort_particles(bn_cuda_state *st, uint64_t **keys_out)
     if (r == BN_OK) r = bn_cuda_dev_alloc(&vals, n, "sort permutation", s);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&vals_alt, n, "sort permutation (alternate)", s);
     if (r == BN_OK)
-        r = bn_gpu_keys(st->pos, n, ts->box_lo, ts->box_size, st->g.curve == BN_CURVE_HILBERT, keys, vals, s);
+        r = bn_gpu_keys(st->pos, n, ts->frame, st->g.curve == BN_CURVE_HILBERT, keys, vals, s);
     if (r == BN_OK) cudaEventRecord(st->ev[BN_EV_KEYS], s);
     if (r == BN_OK) r = bn_gpu_sort_pairs(&keys, &keys_alt, &vals, &vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
     /* reorder: gather into the spare buffer of the same width, swap */
@@ -127,16 +126,8 @@ bn_status sort_particles(bn_cuda_state *st, uint64_t **keys_out)
 }
 
 /* The cube around the particles; ref = its centre (until the moments
- * move it to the centre of mass). */
-bn_status bounding_cube(bn_cuda_state *st)
-{
-    bn_gpu_tree_store *ts = &st->tree;
-    double lo[3], hi[3];
-    BN_TRY(bn_gpu_bounding_box(st->pos, st->n, ts, lo, hi, st->s));
-    bn_gpu_key_cube(lo, hi, ts->box_lo, &ts->box_size);
-    for (int k = 0; k < 3; k++) ts->t.ref[k] = ts->box_lo[k] + 0.5 * ts->box_size;
-    return BN_OK;
-}
+ * move it to the centre of mass). On the device: nothing comes back. */
+bn_status bounding_cube(bn_cuda_state *st) { return bn_gpu_bounding_box(st->pos, st->n, &st->tree, st->s); }
 
 /* The parameters this evaluation runs with: the accel criterion needs old
  * accelerations and falls back to bonsai without them. */
@@ -160,14 +151,14 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     ts->t.n = st->n;
     ts->t.body = st->body;
     ts->t.order = st->orig;
-    bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, s);
+    bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, g->group_size, s);
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
     if (r == BN_OK) r = bn_gpu_moments(ts, st->pos, st->mass, keys, g, s); /* sets ref */
-    if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->t.ref, st->n, st->body, s);
+    if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->frame, st->n, st->body, s);
     cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     bn_cuda_free(keys, s);
     const int accel = g->mac == BN_MAC_ACCEL;
-    if (r == BN_OK) r = bn_gpu_groups(ts, g->group_size, accel ? st->acc : NULL, g->accel_alpha, s);
+    if (r == BN_OK) r = bn_gpu_groups(ts, accel ? st->acc : NULL, g->accel_alpha, s);
     cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return r;
 }
@@ -206,37 +197,55 @@ void fill_stats(bn_cuda_state *st, bn_force_stats *stats, int tree)
     stats->depth = t->n_levels - 1;
 }
 
-bn_status direct_forces(bn_cuda_state *st, bn_force_stats *stats)
+bn_status direct_forces(bn_cuda_state *st)
 {
     BN_TRY(bounding_cube(st));
-    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, st->tree.t.ref, st->n, st->body, st->s));
+    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, st->tree.frame, st->n, st->body, st->s));
     BN_TRY(bn_gpu_direct(st->body, st->n, st->g.G, st->g.softening, st->acc, st->s));
-    stats->n_pp = (double)st->n * (double)(st->n - 1);
     return BN_OK;
 }
 
+/* Waits for the last evaluation and reads its times and counts. */
+bn_status cuda_stats(void *p, bn_force_stats *stats)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    memset(stats, 0, sizeof *stats);
+    BN_CUDA_CHECK(cudaEventSynchronize(st->ev[BN_EV_WALK]));
+    BN_CUDA_LAUNCH_CHECK();
+    const int tree = st->g.method == BN_METHOD_TREE;
+    if (tree) {
+        BN_TRY(bn_gpu_walk_counts(st->walk, stats, st->s));
+    } else {
+        stats->n_pp = (double)st->n * (double)(st->n - 1);
+    }
+    fill_stats(st, stats, tree);
+    return BN_OK;
+}
+
+/* Queues an evaluation. The build reads the tree's shape back once;
+ * nothing else waits for the device unless stats are asked for. */
 bn_status cuda_forces(void *p, bn_force_stats *stats)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    bn_force_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
-    const int tree = st->g.method == BN_METHOD_TREE;
-    if (tree) {
+    if (st->g.method == BN_METHOD_TREE) {
         const bn_gravity_params g = effective_params(st);
         BN_TRY(build_tree(st, &g));
-        BN_TRY(bn_gpu_walk(&st->tree.t, &g, st->acc, st->walk, stats, st->s));
+        BN_TRY(bn_gpu_walk(&st->tree.t, &g, st->acc, st->walk, NULL, st->s));
     } else {
-        BN_TRY(direct_forces(st, stats));
+        BN_TRY(direct_forces(st));
     }
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
-    BN_CUDA_CHECK(cudaEventSynchronize(st->ev[BN_EV_WALK]));
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;
-    fill_stats(st, stats, tree);
+    return stats ? cuda_stats(p, stats) : BN_OK;
+}
+
+bn_status cuda_finish(void *p)
+{
+    BN_CUDA_CHECK(cudaStreamSynchronize(((bn_cuda_state *)p)->s));
     return BN_OK;
 }
 
@@ -266,7 +275,7 @@ bn_status cuda_energies(void *p, bn_energies *e)
 
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
-    cuda_kick, cuda_drift, cuda_max_accel, cuda_energies,
+    cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_max_accel, cuda_energies,
 };
 } // namespace
 
@@ -298,9 +307,9 @@ extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
 {
     bn_gpu_tree *t = &ts->t;
     void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_quad0, t->node_quad1, t->group_body,
-                    t->group_box, t->group_half, ts->level_count, ts->level_offset, ts->scan_tmp, ts->minmax,
-                    ts->counter};
+                    t->group_box, t->group_half, ts->scan_tmp, ts->minmax, ts->frame};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) bn_cuda_free(bufs[i], s);
+    if (ts->frame_host) cudaFreeHost(ts->frame_host);
     memset(ts, 0, sizeof *ts);
 }
 
@@ -311,7 +320,7 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
     const bn_gravity_params g = effective_params(st);
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     BN_TRY(build_tree(st, &g));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    BN_TRY(bn_gpu_frame_download(&st->tree, st->s)); /* host copies of the cube and ref */
     *tree = &st->tree;
     for (int k = 0; k < 3; k++) pos[k] = st->pos[k];
     *mass = st->mass;

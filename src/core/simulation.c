@@ -19,6 +19,7 @@ struct bn_simulation {
     double time;
     long steps;
     bn_force_stats stats;
+    int stats_current;        /* stats hold the last evaluation's        */
 };
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -149,7 +150,19 @@ bn_status bn_simulation_particles(bn_simulation *sim, const bn_particles **out)
 double bn_simulation_time(const bn_simulation *sim) { return sim->time; }
 void bn_simulation_set_time(bn_simulation *sim, double t) { sim->time = t; }
 long bn_simulation_steps(const bn_simulation *sim) { return sim->steps; }
-const bn_force_stats *bn_simulation_force_stats(const bn_simulation *sim) { return &sim->stats; }
+const bn_force_stats *bn_simulation_force_stats(bn_simulation *sim)
+{
+    if (!sim->stats_current && sim->ops && sim->have_forces) {
+        if (sim->ops->stats(sim->state, &sim->stats) != BN_OK) memset(&sim->stats, 0, sizeof sim->stats);
+        sim->stats_current = 1;
+    }
+    return &sim->stats;
+}
+
+bn_status bn_simulation_finish(bn_simulation *sim)
+{
+    return sim->ops ? sim->ops->finish(sim->state) : BN_OK;
+}
 
 bn_backend bn_simulation_backend(const bn_simulation *sim)
 {
@@ -161,7 +174,8 @@ bn_status bn_simulation_compute_forces(bn_simulation *sim)
 {
     BN_TRY(ensure_backend(sim));
     memset(&sim->stats, 0, sizeof sim->stats);
-    BN_TRY(sim->ops->forces(sim->state, &sim->stats));
+    sim->stats_current = 0;
+    BN_TRY(sim->ops->forces(sim->state, NULL)); /* the stats only when asked */
     sim->have_forces = 1;
     sim->host_current = 0;
     return BN_OK;

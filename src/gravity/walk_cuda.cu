@@ -418,15 +418,27 @@ extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
     return 3 * sizeof(unsigned long long);
 }
 
+extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
+{
+    stats->n_pp = stats->n_pc = stats->n_far = 0;
+    if (!s->counts) return BN_OK;
+    unsigned long long h[3];
+    BN_CUDA_CHECK(cudaMemcpyAsync(h, s->counts, sizeof h, cudaMemcpyDeviceToHost, stream));
+    BN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    stats->n_pp = (double)h[0];
+    stats->n_pc = (double)h[1];
+    stats->n_far = (double)h[2];
+    return BN_OK;
+}
+
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
                                  bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
-    if (stats) stats->n_pp = stats->n_pc = stats->n_far = 0;
-    if (t->n_groups <= 0 || t->n <= 0) return BN_OK;
     const size_t count_bytes = 3 * sizeof(unsigned long long);
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
     BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
+    if (t->n_groups <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
 
     bn_walk_args a;
     a.t = *t;
@@ -441,14 +453,5 @@ extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *
     const int blocks = (t->n_groups + BN_WALK_WARPS - 1) / BN_WALK_WARPS;
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
-
-    if (stats) {
-        unsigned long long h[3];
-        BN_CUDA_CHECK(cudaMemcpyAsync(h, s->counts, sizeof h, cudaMemcpyDeviceToHost, stream));
-        BN_CUDA_CHECK(cudaStreamSynchronize(stream));
-        stats->n_pp = (double)h[0];
-        stats->n_pc = (double)h[1];
-        stats->n_far = (double)h[2];
-    }
-    return BN_OK;
+    return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
 }

@@ -24,11 +24,14 @@ void bn_gpu_walk_scratch_free(bn_gpu_walk_scratch *s);
 size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes);
 
 /* Forces on every body of t, in key order: out[i] = (ax, ay, az, phi),
- * G included, self term removed. The interaction counts go to
- * stats->n_pp, n_pc, n_far (stats may be NULL). Deterministic: no
- * floating-point atomics. */
+ * G included, self term removed. With stats, waits for the walk and
+ * puts the interaction counts in stats->n_pp, n_pc, n_far; with NULL
+ * nothing comes back to the host. Deterministic: no floating-point
+ * atomics. */
 bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out, bn_gpu_walk_scratch *s,
                       bn_force_stats *stats, cudaStream_t stream);
+/* The counts of the last walk (waits for it). */
+bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream);
 
 /* All-pairs forces of n bodies (x, y, z, m), single precision:
  * out[i] = (ax, ay, az, phi), G included, self term removed. */

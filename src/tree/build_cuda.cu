@@ -1,18 +1,47 @@
 /*
- * Level-by-level octree build on the GPU (Bonsai, paper 003 sec. 4.2),
- * the mirror of the CPU builder: the root holds every body; a node with
- * more than leaf_size bodies (and above the deepest level) splits by the
- * next 3 key bits into its non-empty octants, found by binary search in
- * its sorted keys. Per level: count children per node, scan, write the
- * children contiguously after the level. Only the level's child total is
- * read back (it sizes the next launch).
+ * Octree and groups on the GPU from the sorted keys, in one pass over the
+ * bodies instead of a loop over levels (the tree is the CPU builder's,
+ * node for node: tree_build.c, tree_groups.c).
+ *
+ * Why it works: the top 3l bits of a key name the level-l cell of a body,
+ * so a cell is a run of equal prefixes in the sorted keys, and
+ * common_levels(a, b) (the deepest level on which keys a and b share a
+ * cell) answers every question about cell sizes:
+ *  - a cell holds more than L bodies iff it holds L+1 consecutive ones,
+ *    i.e. some window [j, j+L] inside it has common_levels >= its level.
+ *    The cells holding body i that have more than L bodies are therefore
+ *    those on levels <= C_i = max over the windows containing i; the leaf
+ *    holding i is on level D_i = min(C_i + 1, 21), and every cell above it
+ *    exists (its ancestors all split).
+ *  - body i is the first body of its cells on levels d_i < l <= D_i, where
+ *    d_i = common_levels(key[i-1], key[i]): it "starts" D_i - d_i nodes.
+ *  - a cell that starts at i holds more than G bodies iff
+ *    common_levels(key[i], key[i+G]) >= its level: one test.
+ * So: plan (per body: nodes and group it starts, level histogram), one
+ * exclusive scan for the write positions, one read-back of the tree's
+ * shape (the only copy to the host in a step: it sizes the launches
+ * and allocations), write (per body, its nodes as (level, body) pairs
+ * and its group), a stable 5-bit sort of the pairs into level order, and
+ * fill (per node: body range and children by binary search).
+ * Integer atomics only (histograms): deterministic.
  */
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include "tree/tree_cuda.h"
 
 namespace {
 const int kThreads = 256;
+const int kLevels = BN_KEY_MAX_LEVEL + 1;
 
+/* The deepest level on which keys a and b lie in the same cell. */
+__device__ int common_levels(uint64_t a, uint64_t b)
+{
+    return a == b ? BN_KEY_MAX_LEVEL : (__clzll((long long)(a ^ b)) - 1) / 3;
+}
+
+__device__ int shift_of(int level) { return 3 * (BN_KEY_MAX_LEVEL - level); }
+
+/* First index in [lo, hi) with keys[index] >= value. */
 __device__ int lower_bound_key(const uint64_t *keys, int lo, int hi, uint64_t value)
 {
     while (lo < hi) {
@@ -25,147 +54,321 @@ __device__ int lower_bound_key(const uint64_t *keys, int lo, int hi, uint64_t va
     return lo;
 }
 
-/* Bounds of the 8 octants of node (first, count) at `level`: bodies of
- * octant c are [bound[c], bound[c+1]). Returns the non-empty count. */
-__device__ int octant_bounds(const uint64_t *keys, int first, int count, int level, int bound[9])
+__device__ int lower_bound_int(const int *v, int lo, int hi, int value)
 {
-    const int shift = 3 * (BN_KEY_MAX_LEVEL - level - 1);
-    const uint64_t base = (keys[first] >> (shift + 3)) << (shift + 3);
-    bound[0] = first;
-    bound[8] = first + count;
-    int nonempty = 0;
-    for (int c = 1; c < 8; c++)
-        bound[c] = lower_bound_key(keys, bound[c - 1], first + count, base + ((uint64_t)c << shift));
-    for (int c = 0; c < 8; c++) nonempty += bound[c + 1] > bound[c];
-    return nonempty;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (v[mid] < value)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-__device__ bool splits(int2 body, int level, int leaf_size)
+/* End of the level-l cell holding body i (searched in [i + 1, hi)). */
+__device__ int cell_end(const uint64_t *keys, int i, int hi, int level)
 {
-    return body.y > leaf_size && level < BN_KEY_MAX_LEVEL;
+    if (level == 0) return hi;
+    const int sh = shift_of(level);
+    return lower_bound_key(keys, i + 1, hi, ((keys[i] >> sh) + 1) << sh);
 }
 
-__global__ void count_children(const int2 *node_body, int start, int m, int level, int leaf_size,
-                               const uint64_t *keys, int *count)
+/* First body of the level-l cell holding body i. */
+__device__ int cell_start(const uint64_t *keys, int i, int level)
+{
+    if (level == 0) return 0;
+    const int sh = shift_of(level);
+    return lower_bound_key(keys, 0, i, (keys[i] >> sh) << sh);
+}
+
+struct build_args {
+    const uint64_t *keys;
+    int n, leaf, group;
+};
+
+/* What plan learns about body i, packed for write. */
+enum { kNoGroup = 0, kCellGroup = 1, kChunkGroup = 2 };
+__device__ unsigned pack(int d, int D, int kind, int glevel)
+{
+    return (unsigned)(d + 1) | (unsigned)D << 5 | (unsigned)kind << 10 | (unsigned)glevel << 12;
+}
+__device__ void unpack(unsigned u, int *d, int *D, int *kind, int *glevel)
+{
+    *d = (int)(u & 31u) - 1;
+    *D = (int)(u >> 5 & 31u);
+    *kind = (int)(u >> 10 & 3u);
+    *glevel = (int)(u >> 12 & 31u);
+}
+
+/* Level of the leaf holding body i (see the file comment). */
+__device__ int leaf_level(const build_args &a, int i)
+{
+    int c = -1;
+    const int lo = max(0, i - a.leaf), hi = min(i, a.n - 1 - a.leaf);
+    for (int j = lo; j <= hi; j++) c = max(c, common_levels(a.keys[j], a.keys[j + a.leaf]));
+    return min(c + 1, BN_KEY_MAX_LEVEL);
+}
+
+/* The group body i starts, if any: *glevel = its level for a cell group.
+ * A cell is a group when it has at most G bodies and its parent more (or
+ * it is the root); a leaf with more than G bodies is cut in chunks of G
+ * from its first body. */
+__device__ int group_start(const build_args &a, int i, int d, int D, int *glevel)
+{
+    const uint64_t *k = a.keys;
+    *glevel = 0;
+    if (d < D) { /* i starts the cells of levels d+1..D */
+        const int big = i + a.group < a.n ? common_levels(k[i], k[i + a.group]) : -1;
+        if (big >= D) return kChunkGroup; /* its leaf is too big: chunk 0 */
+        if (big > d) {
+            *glevel = big + 1;
+            return kCellGroup;
+        }
+        *glevel = d + 1; /* small from its first level: a group iff its parent is big */
+        if (d < 0) return kCellGroup; /* the root */
+        const int s = cell_start(k, i, d);
+        return s + a.group < a.n && common_levels(k[s], k[s + a.group]) >= d ? kCellGroup : kNoGroup;
+    }
+    /* inside a leaf: only a leaf too big to be one group (leaves bigger
+     * than G, or level-21 runs of equal keys) starts chunks inside it */
+    if (a.leaf <= a.group && D < BN_KEY_MAX_LEVEL) return kNoGroup;
+    const int s = cell_start(k, i, D), e = cell_end(k, i, a.n, D);
+    return e - s > a.group && (i - s) % a.group == 0 ? kChunkGroup : kNoGroup;
+}
+
+/* Per body: nodes and group it starts (plan[i], scanned next), packed
+ * info for write, and the shape histograms in the frame. */
+__global__ void plan_kernel(build_args a, int2 *plan, unsigned *info, bn_gpu_frame *frame)
+{
+    __shared__ int hist[kLevels], groups, leaves;
+    if (threadIdx.x < kLevels) hist[threadIdx.x] = 0;
+    if (threadIdx.x == 0) groups = leaves = 0;
+    __syncthreads();
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < a.n) {
+        const int d = i > 0 ? common_levels(a.keys[i - 1], a.keys[i]) : -1;
+        const int D = leaf_level(a, i);
+        int glevel;
+        const int kind = group_start(a, i, d, D, &glevel);
+        for (int l = d + 1; l <= D; l++) atomicAdd(&hist[l], 1);
+        if (d < D) atomicAdd(&leaves, 1);
+        if (kind != kNoGroup) atomicAdd(&groups, 1);
+        plan[i] = make_int2(d < D ? D - d : 0, kind != kNoGroup);
+        info[i] = pack(d, D, kind, glevel);
+    }
+    __syncthreads();
+    if (threadIdx.x < kLevels && hist[threadIdx.x]) atomicAdd(&frame->per_level[threadIdx.x], hist[threadIdx.x]);
+    if (threadIdx.x == 0 && groups) atomicAdd(&frame->n_groups, groups);
+    if (threadIdx.x == 0 && leaves) atomicAdd(&frame->n_leaves, leaves);
+}
+
+struct add_int2 {
+    __device__ int2 operator()(int2 x, int2 y) const { return make_int2(x.x + y.x, x.y + y.y); }
+};
+
+/* Per body: its nodes as (level, body) pairs in body order, its group. */
+__global__ void write_kernel(build_args a, const int2 *offset, const unsigned *info, int *node_level,
+                             int *node_first, int2 *group_body)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const int2 b = node_body[start + i];
-    int bound[9];
-    count[i] = splits(b, level, leaf_size) ? octant_bounds(keys, b.x, b.y, level, bound) : 0;
+    if (i >= a.n) return;
+    int d, D, kind, glevel;
+    unpack(info[i], &d, &D, &kind, &glevel);
+    const int2 o = offset[i];
+    for (int l = d + 1; l <= D; l++) {
+        node_level[o.x + l - d - 1] = l;
+        node_first[o.x + l - d - 1] = i;
+    }
+    if (kind == kCellGroup) {
+        const int hi = glevel == 0 ? a.n : min(a.n, i + a.group + 1);
+        group_body[o.y] = make_int2(i, cell_end(a.keys, i, hi, glevel) - i);
+    } else if (kind == kChunkGroup) {
+        group_body[o.y] = make_int2(i, min(a.group, cell_end(a.keys, i, a.n, D) - i));
+    }
 }
 
-__global__ void write_children(int2 *node_body, int2 *node_child, int start, int m, int next_start, int level,
-                               int leaf_size, const uint64_t *keys, const int *offset_incl)
+struct fill_args {
+    build_args b;
+    const int *level, *first; /* the nodes, in level order, body order within */
+    int level_start[kLevels + 1];
+    int2 *node_body, *node_child;
+};
+
+/* Per node: its bodies, and its children (the next level's nodes that
+ * start inside it: one contiguous run, found by binary search). */
+__global__ void fill_kernel(fill_args a, int n_nodes)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= m) return;
-    const int2 b = node_body[start + i];
-    if (!splits(b, level, leaf_size)) {
-        node_child[start + i] = make_int2(-1, 0);
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= n_nodes) return;
+    const int l = a.level[p], i = a.first[p];
+    const uint64_t *k = a.b.keys;
+    const int L = a.b.leaf, n = a.b.n;
+    const bool splits = l < BN_KEY_MAX_LEVEL && i + L < n && common_levels(k[i], k[i + L]) >= l;
+    /* a leaf below level 21 has at most L bodies: a short search */
+    const int hi = splits || l == BN_KEY_MAX_LEVEL ? n : min(n, i + L + 1);
+    const int end = cell_end(k, i, hi, l);
+    a.node_body[p] = make_int2(i, end - i);
+    if (!splits) {
+        a.node_child[p] = make_int2(-1, 0);
         return;
     }
-    int bound[9];
-    const int nc = octant_bounds(keys, b.x, b.y, level, bound);
-    int child = next_start + offset_incl[i] - nc;
-    node_child[start + i] = make_int2(child, nc);
-    for (int c = 0; c < 8; c++)
-        if (bound[c + 1] > bound[c]) node_body[child++] = make_int2(bound[c], bound[c + 1] - bound[c]);
-}
-
-__global__ void count_leaves(const int2 *node_child, int n_nodes, int *leaves)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int leaf = i < n_nodes && node_child[i].y == 0;
-    leaf = __syncthreads_count(leaf);
-    if (threadIdx.x == 0 && leaf) atomicAdd(leaves, leaf); /* integer: order-free */
-}
-
-template <typename T>
-bn_status grow_array(T **p, int old_n, int keep, int new_n, const char *what, cudaStream_t s)
-{
-    T *fresh = NULL;
-    BN_TRY(bn_cuda_alloc((void **)&fresh, (size_t)new_n * sizeof(T), what, s));
-    if (*p && keep > 0) BN_CUDA_CHECK(cudaMemcpyAsync(fresh, *p, (size_t)keep * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    (void)old_n;
-    bn_cuda_free(*p, s);
-    *p = fresh;
-    return BN_OK;
-}
-
-/* Room for `need` nodes, keeping the first `keep` nodes and the first
- * `keep_scan` entries of the level scan (moments arrays are rewritten
- * later, so they are not copied). */
-bn_status ensure_nodes(bn_gpu_tree_store *st, int need, int keep, int keep_scan, cudaStream_t s)
-{
-    if (need <= st->node_capacity) return BN_OK;
-    /* the first guess exactly, a grown one with room to spare */
-    const int cap = keep == 0 ? need + 1024 : need + need / 4 + 1024;
-    bn_gpu_tree *t = &st->t;
-    BN_TRY(grow_array(&t->node_body, st->node_capacity, keep, cap, "tree nodes (bodies)", s));
-    BN_TRY(grow_array(&t->node_child, st->node_capacity, keep, cap, "tree nodes (children)", s));
-    BN_TRY(grow_array(&t->node_com, st->node_capacity, 0, cap, "tree nodes (centre of mass)", s));
-    BN_TRY(grow_array(&t->node_quad0, st->node_capacity, 0, cap, "tree nodes (quadrupole)", s));
-    BN_TRY(grow_array(&t->node_quad1, st->node_capacity, 0, cap, "tree nodes (quadrupole, MAC)", s));
-    BN_TRY(grow_array(&st->level_count, st->node_capacity, 0, cap, "tree build scratch", s));
-    BN_TRY(grow_array(&st->level_offset, st->node_capacity, keep_scan, cap, "tree build scratch", s));
-    size_t tmp = 0, tmp_excl = 0; /* scratch for both scans (the groups use the exclusive one) */
-    BN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(NULL, tmp, st->level_count, st->level_offset, cap, s));
-    BN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, tmp_excl, st->level_count, st->level_offset, cap, s));
-    if (tmp_excl > tmp) tmp = tmp_excl;
-    bn_cuda_free(st->scan_tmp, s);
-    st->scan_tmp = NULL;
-    BN_TRY(bn_cuda_alloc(&st->scan_tmp, tmp, "tree build scan scratch", s));
-    st->scan_tmp_bytes = tmp;
-    st->node_capacity = cap;
-    return BN_OK;
+    const int c0 = lower_bound_int(a.first, a.level_start[l + 1], a.level_start[l + 2], i);
+    const int c1 = lower_bound_int(a.first, c0, a.level_start[l + 2], end);
+    a.node_child[p] = make_int2(c0, c1 - c0);
 }
 
 int blocks_for(int m) { return (m + kThreads - 1) / kThreads; }
 
-/* Split the nodes [start, start + m) of `level`; returns the child total. */
-bn_status build_level(bn_gpu_tree_store *st, const uint64_t *keys, int start, int m, int level, int leaf_size,
-                      int *children, cudaStream_t s)
+template <typename T>
+bn_status realloc_array(T **p, size_t n, const char *what, cudaStream_t s)
+{
+    bn_cuda_free(*p, s);
+    *p = NULL;
+    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
+}
+
+/* Room for `need` nodes (contents are rewritten, never kept). */
+bn_status ensure_nodes(bn_gpu_tree_store *st, int need, cudaStream_t s)
+{
+    if (need <= st->node_capacity) return BN_OK;
+    const int cap = need + need / 8 + 1024; /* room for a run's growth */
+    bn_gpu_tree *t = &st->t;
+    st->node_capacity = 0;
+    BN_TRY(realloc_array(&t->node_body, cap, "tree nodes (bodies)", s));
+    BN_TRY(realloc_array(&t->node_child, cap, "tree nodes (children)", s));
+    BN_TRY(realloc_array(&t->node_com, cap, "tree nodes (centre of mass)", s));
+    BN_TRY(realloc_array(&t->node_quad0, cap, "tree nodes (quadrupole)", s));
+    BN_TRY(realloc_array(&t->node_quad1, cap, "tree nodes (quadrupole, MAC)", s));
+    st->node_capacity = cap;
+    return BN_OK;
+}
+
+bn_status ensure_groups(bn_gpu_tree_store *st, int need, cudaStream_t s)
+{
+    if (need <= st->group_capacity) return BN_OK;
+    const int cap = need + need / 8 + 64;
+    bn_gpu_tree *t = &st->t;
+    st->group_capacity = 0;
+    BN_TRY(realloc_array(&t->group_body, cap, "groups", s));
+    BN_TRY(realloc_array(&t->group_box, cap, "group boxes", s));
+    BN_TRY(realloc_array(&t->group_half, cap, "group boxes", s));
+    st->group_capacity = cap;
+    return BN_OK;
+}
+
+/* plan + scan; the write offsets stay in plan. */
+bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, unsigned *info, cudaStream_t s)
+{
+    plan_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, plan, info, st->frame);
+    BN_CUDA_LAUNCH_CHECK();
+    size_t bytes = 0;
+    BN_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(NULL, bytes, plan, plan, add_int2(), make_int2(0, 0), a.n, s));
+    if (bytes > st->scan_tmp_bytes) {
+        st->scan_tmp_bytes = 0;
+        BN_TRY(realloc_array((char **)&st->scan_tmp, bytes, "tree build scan scratch", s));
+        st->scan_tmp_bytes = bytes;
+    }
+    BN_CUDA_CHECK(
+        cub::DeviceScan::ExclusiveScan(st->scan_tmp, bytes, plan, plan, add_int2(), make_int2(0, 0), a.n, s));
+    return BN_OK;
+}
+
+/* The one read-back: the frame with the tree's shape. */
+bn_status read_shape(bn_gpu_tree_store *st, cudaStream_t s)
+{
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    const bn_gpu_frame *f = st->frame_host;
+    if (f->bad_box)
+        return bn_fail(BN_ERR_ARGUMENT, "GPU tree: a particle coordinate is not finite, or the particles span "
+                                        "too much for keys (bounding box %g..%g in x)",
+                       f->box_lo[0], f->box_lo[0] + f->box_size);
+    bn_gpu_tree *t = &st->t;
+    t->level_start[0] = 0;
+    t->n_levels = 0;
+    for (int l = 0; l < kLevels; l++) {
+        t->level_start[l + 1] = t->level_start[l] + f->per_level[l];
+        if (f->per_level[l] > 0) t->n_levels = l + 1;
+    }
+    t->n_nodes = t->level_start[t->n_levels];
+    t->n_leaves = f->n_leaves;
+    t->n_groups = f->n_groups;
+    return BN_OK;
+}
+
+/* Stable sort of the (level, body) pairs by level: level order, body
+ * (key) order within a level, as the CPU's breadth-first build. */
+bn_status sort_nodes(int **level, int **level_alt, int **first, int **first_alt, int m, cudaStream_t s)
+{
+    cub::DoubleBuffer<int> k(*level, *level_alt), v(*first, *first_alt);
+    size_t bytes = 0;
+    BN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, bytes, k, v, m, 0, 5, s));
+    void *tmp = NULL;
+    BN_TRY(bn_cuda_alloc(&tmp, bytes, "tree node sort scratch", s));
+    const cudaError_t err = cub::DeviceRadixSort::SortPairs(tmp, bytes, k, v, m, 0, 5, s);
+    bn_cuda_free(tmp, s);
+    BN_CUDA_CHECK(err);
+    *level = k.Current();
+    *level_alt = k.Alternate();
+    *first = v.Current();
+    *first_alt = v.Alternate();
+    return BN_OK;
+}
+
+/* write, sort and fill, once the shape is known. */
+bn_status make_nodes(bn_gpu_tree_store *st, const build_args &a, const int2 *offset, const unsigned *info,
+                     int *pairs[4], cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
-    count_children<<<blocks_for(m), kThreads, 0, s>>>(t->node_body, start, m, level, leaf_size, keys,
-                                                      st->level_count);
+    const int m = t->n_nodes;
+    for (int k = 0; k < 4; k++) BN_TRY(bn_cuda_alloc((void **)&pairs[k], (size_t)m * sizeof(int), "tree node list", s));
+    write_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, offset, info, pairs[0], pairs[1], t->group_body);
     BN_CUDA_LAUNCH_CHECK();
-    size_t tmp = st->scan_tmp_bytes;
-    BN_CUDA_CHECK(cub::DeviceScan::InclusiveSum(st->scan_tmp, tmp, st->level_count, st->level_offset, m, s));
-    BN_CUDA_CHECK(cudaMemcpyAsync(children, st->level_offset + m - 1, sizeof(int), cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    BN_TRY(ensure_nodes(st, start + m + *children, start + m, m, s));
-    write_children<<<blocks_for(m), kThreads, 0, s>>>(t->node_body, t->node_child, start, m, start + m, level,
-                                                      leaf_size, keys, st->level_offset);
+    BN_TRY(sort_nodes(&pairs[0], &pairs[2], &pairs[1], &pairs[3], m, s));
+    fill_args f;
+    f.b = a;
+    f.level = pairs[0];
+    f.first = pairs[1];
+    for (int l = 0; l <= kLevels; l++) f.level_start[l] = t->level_start[l];
+    f.node_body = t->node_body;
+    f.node_child = t->node_child;
+    fill_kernel<<<blocks_for(m), kThreads, 0, s>>>(f, m);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, cudaStream_t s)
+extern "C" bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t s)
 {
-    bn_gpu_tree *t = &st->t;
-    BN_TRY(ensure_nodes(st, n / 4 + 1, 0, 0, s));
-    const int2 root = make_int2(0, n);
-    BN_CUDA_CHECK(cudaMemcpyAsync(t->node_body, &root, sizeof root, cudaMemcpyHostToDevice, s));
-    int start = 0, m = 1, level = 0;
-    t->level_start[0] = 0;
-    for (;;) {
-        int children = 0;
-        BN_TRY(build_level(st, keys, start, m, level, leaf_size, &children, s));
-        t->level_start[level + 1] = start + m;
-        if (children == 0) break;
-        start += m;
-        m = children;
-        level++;
-    }
-    t->n_levels = level + 1;
-    t->n_nodes = start + m;
-    BN_CUDA_CHECK(cudaMemsetAsync(st->counter, 0, sizeof(int), s));
-    count_leaves<<<blocks_for(t->n_nodes), kThreads, 0, s>>>(t->node_child, t->n_nodes, st->counter);
-    BN_CUDA_LAUNCH_CHECK();
-    BN_CUDA_CHECK(cudaMemcpyAsync(&t->n_leaves, st->counter, sizeof(int), cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (st->frame) return BN_OK;
+    BN_TRY(bn_cuda_alloc((void **)&st->frame, sizeof *st->frame, "tree frame", s));
+    BN_TRY(bn_cuda_alloc((void **)&st->minmax, 6 * sizeof(unsigned long long), "bounding box", s));
+    BN_CUDA_CHECK(cudaMallocHost((void **)&st->frame_host, sizeof *st->frame_host));
     return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, int group_size,
+                                  cudaStream_t s)
+{
+    if (n <= 0 || leaf_size < 1 || group_size < 1)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_build: n = %d, leaf_size = %d, group_size = %d", n, leaf_size,
+                       group_size);
+    const size_t shape = offsetof(bn_gpu_frame, n_groups);
+    BN_CUDA_CHECK(cudaMemsetAsync((char *)st->frame + shape, 0, sizeof *st->frame - shape, s));
+    build_args a = {keys, n, leaf_size, group_size};
+    int2 *plan = NULL;
+    unsigned *info = NULL;
+    int *pairs[4] = {NULL, NULL, NULL, NULL};
+    bn_status r = bn_cuda_alloc((void **)&plan, (size_t)n * sizeof(int2), "tree build plan", s);
+    if (r == BN_OK) r = bn_cuda_alloc((void **)&info, (size_t)n * sizeof(unsigned), "tree build plan", s);
+    if (r == BN_OK) r = plan_bodies(st, a, plan, info, s);
+    if (r == BN_OK) r = read_shape(st, s);
+    if (r == BN_OK) r = ensure_nodes(st, st->t.n_nodes, s);
+    if (r == BN_OK) r = ensure_groups(st, st->t.n_groups, s);
+    if (r == BN_OK) r = make_nodes(st, a, plan, info, pairs, s);
+    bn_cuda_free(plan, s);
+    bn_cuda_free(info, s);
+    for (int k = 0; k < 4; k++) bn_cuda_free(pairs[k], s);
+    return r;
 }

@@ -135,4 +135,22 @@ BN_HD void bn_key_decode(int hilbert, uint64_t key, uint32_t *ix, uint32_t *iy, 
     else
         bn_key_morton_decode(key, ix, iy, iz);
 }
+/* The key cube [lo, lo + side)^3 around the bounding box [mn, mx] (both
+ * backends): enlarged by a relative 2^-20 so that the largest coordinate
+ * quantises below 2^21, widened again where the centre's rounding pushes
+ * the top out; a single point gets a unit cube (any positive side works).
+ * Returns the side, not finite when the particles span too much. */
+BN_HD double bn_key_cube(const double mn[3], const double mx[3], double lo[3])
+{
+    double extent = 0;
+    for (int k = 0; k < 3; k++)
+        if (mx[k] - mn[k] > extent) extent = mx[k] - mn[k];
+    double side = extent > 0 ? extent * (1.0 + 0x1p-20) : 1.0;
+    for (int k = 0; k < 3; k++) {
+        lo[k] = 0.5 * (mn[k] + mx[k]) - 0.5 * side;
+        if (lo[k] + side <= mx[k]) side = (mx[k] - lo[k]) * (1.0 + 0x1p-20);
+    }
+    return side;
+}
+
 #endif

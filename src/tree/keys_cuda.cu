@@ -3,7 +3,8 @@
  * CPU stage: exact min/max of the positions (an order-preserving integer
  * image of each double, so the reduction is exact and order-free), the
  * key cube around it, and 63-bit keys from keys.h (the same encoder the
- * CPU uses).
+ * CPU uses). Nothing comes back to the host: the cube lives in the
+ * device frame that the keys and moments kernels read.
  */
 #include <math.h>
 #include <string.h>
@@ -19,12 +20,10 @@ __device__ unsigned long long ordered(double x)
     return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
 }
 
-double unordered(unsigned long long u)
+__device__ double unordered(unsigned long long u)
 {
     u = (u >> 63) ? (u & 0x7fffffffffffffffull) : ~u;
-    double x;
-    memcpy(&x, &u, sizeof x);
-    return x;
+    return __longlong_as_double((long long)u);
 }
 
 /* minmax[k] = min of axis k, minmax[3 + k] = max (as ordered words). */
@@ -60,61 +59,71 @@ __global__ void bbox_kernel(const double *x, const double *y, const double *z, i
         }
 }
 
-__global__ void keys_kernel(const double *x, const double *y, const double *z, int n, double lo_x, double lo_y,
-                            double lo_z, double inv_size, int hilbert, uint64_t *keys, int *index)
+/* The key cube from the reduced box, on the device (the host never waits
+ * for it): the CPU's rule (bn_key_cube), ref = the cube's centre until
+ * the moments move it to the centre of mass. Non-finite coordinates or a
+ * span too wide for keys raise frame->bad_box, which the build reports. */
+__global__ void cube_kernel(const unsigned long long *minmax, bn_gpu_frame *f)
+{
+    double mn[3], mx[3];
+    for (int k = 0; k < 3; k++) {
+        mn[k] = unordered(minmax[k]);
+        mx[k] = unordered(minmax[3 + k]);
+    }
+    const double side = bn_key_cube(mn, mx, f->box_lo);
+    f->box_size = side;
+    int bad = !isfinite(side);
+    for (int k = 0; k < 3; k++) {
+        bad |= !isfinite(mn[k]) || !isfinite(mx[k]);
+        f->ref[k] = f->box_lo[k] + 0.5 * side;
+    }
+    f->bad_box = bad;
+}
+
+__global__ void keys_kernel(const double *x, const double *y, const double *z, int n, const bn_gpu_frame *f,
+                            int hilbert, uint64_t *keys, int *index)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const uint32_t ix = bn_key_quantize(x[i], lo_x, inv_size);
-    const uint32_t iy = bn_key_quantize(y[i], lo_y, inv_size);
-    const uint32_t iz = bn_key_quantize(z[i], lo_z, inv_size);
+    const double inv_size = 1.0 / f->box_size;
+    const uint32_t ix = bn_key_quantize(x[i], f->box_lo[0], inv_size);
+    const uint32_t iy = bn_key_quantize(y[i], f->box_lo[1], inv_size);
+    const uint32_t iz = bn_key_quantize(z[i], f->box_lo[2], inv_size);
     keys[i] = bn_key_encode(hilbert, ix, iy, iz);
     index[i] = i;
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st, double lo[3],
-                                         double hi[3], cudaStream_t s)
+extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st, cudaStream_t s)
 {
     const unsigned long long init[6] = {~0ull, ~0ull, ~0ull, 0, 0, 0};
-    unsigned long long out[6];
     BN_CUDA_CHECK(cudaMemcpyAsync(st->minmax, init, sizeof init, cudaMemcpyHostToDevice, s));
     int blocks = (n + kThreads - 1) / kThreads;
     if (blocks > 4096) blocks = 4096; /* grid-stride beyond: fewer atomics */
     bbox_kernel<<<blocks, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, st->minmax);
     BN_CUDA_LAUNCH_CHECK();
-    BN_CUDA_CHECK(cudaMemcpyAsync(out, st->minmax, sizeof out, cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (int k = 0; k < 3; k++) {
-        lo[k] = unordered(out[k]);
-        hi[k] = unordered(out[3 + k]);
-    }
+    cube_kernel<<<1, 1, 0, s>>>(st->minmax, st->frame);
+    BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 
-/* The CPU's cube (bn_tree_bbox, tree_keys.c), rule for rule: the
- * bounding cube enlarged by a relative 2^-20 so that the largest
- * coordinate quantises strictly inside, widened again if the centre's
- * rounding pushes the top out; side 1 when every particle sits at one
- * point. */
-extern "C" void bn_gpu_key_cube(const double lo[3], const double hi[3], double box_lo[3], double *box_size)
+extern "C" bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
+                                 int *index, cudaStream_t s)
 {
-    double extent = 0;
-    for (int k = 0; k < 3; k++)
-        if (hi[k] - lo[k] > extent) extent = hi[k] - lo[k];
-    double side = extent > 0 ? extent * (1.0 + 0x1p-20) : 1.0;
-    for (int k = 0; k < 3; k++) {
-        box_lo[k] = 0.5 * (lo[k] + hi[k]) - 0.5 * side;
-        if (box_lo[k] + side <= hi[k]) side = (hi[k] - box_lo[k]) * (1.0 + 0x1p-20);
-    }
-    *box_size = side;
+    keys_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, frame, hilbert, keys,
+                                                                    index);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_keys(double *const pos[3], int n, const double box_lo[3], double box_size, int hilbert,
-                                 uint64_t *keys, int *index, cudaStream_t s)
+extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s)
 {
-    keys_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, box_lo[0], box_lo[1],
-                                                                    box_lo[2], 1.0 / box_size, hilbert, keys, index);
-    BN_CUDA_LAUNCH_CHECK();
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (int k = 0; k < 3; k++) {
+        st->box_lo[k] = st->frame_host->box_lo[k];
+        st->t.ref[k] = st->frame_host->ref[k];
+    }
+    st->box_size = st->frame_host->box_size;
     return BN_OK;
 }

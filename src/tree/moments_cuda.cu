@@ -28,7 +28,8 @@ struct level_args {
     const double *x, *y, *z;
     const float *mass;
     const uint64_t *keys;
-    double ref[3], box_lo[3], box_size, theta, G;
+    const bn_gpu_frame *frame; /* key cube and ref (the cube's centre here) */
+    double theta, G;
     int hilbert, mac, quadrupole, level, start, count;
     moments *mom;
     float4 *com, *quad0, *quad1;
@@ -51,7 +52,7 @@ __device__ void cell_centre(const level_args &a, uint64_t key, double l, double 
     bn_key_decode(a.hilbert, key, &ix[0], &ix[1], &ix[2]);
     for (int k = 0; k < 3; k++) {
         const uint32_t cell = ix[k] >> (BN_KEY_MAX_LEVEL - a.level);
-        centre[k] = a.box_lo[k] + ((double)cell + 0.5) * l - a.ref[k];
+        centre[k] = a.frame->box_lo[k] + ((double)cell + 0.5) * l - a.frame->ref[k];
     }
 }
 
@@ -62,25 +63,26 @@ __device__ moments leaf_moments(const level_args &a, int2 b)
     moments r = {};
     double mean[3] = {0, 0, 0};
     const double *p[3] = {a.x, a.y, a.z};
+    const double ref[3] = {a.frame->ref[0], a.frame->ref[1], a.frame->ref[2]};
     for (int i = b.x; i < b.x + b.y; i++) {
         r.m += a.mass[i];
         for (int k = 0; k < 3; k++) {
-            r.c[k] += (double)a.mass[i] * (p[k][i] - a.ref[k]);
-            mean[k] += p[k][i] - a.ref[k];
+            r.c[k] += (double)a.mass[i] * (p[k][i] - ref[k]);
+            mean[k] += p[k][i] - ref[k];
         }
     }
     for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / b.y;
     for (int i = b.x; i < b.x + b.y; i++)
-        add_second(r.s, a.mass[i], p[0][i] - a.ref[0] - r.c[0], p[1][i] - a.ref[1] - r.c[1],
-                   p[2][i] - a.ref[2] - r.c[2]);
+        add_second(r.s, a.mass[i], p[0][i] - ref[0] - r.c[0], p[1][i] - ref[1] - r.c[1],
+                   p[2][i] - ref[2] - r.c[2]);
     for (int k = 0; k < 3; k++) {
         double lo = p[k][b.x], hi = lo;
         for (int i = b.x + 1; i < b.x + b.y; i++) {
             lo = fmin(lo, p[k][i]);
             hi = fmax(hi, p[k][i]);
         }
-        r.lo[k] = (float)(lo - a.ref[k]);
-        r.hi[k] = (float)(hi - a.ref[k]);
+        r.lo[k] = (float)(lo - ref[k]);
+        r.hi[k] = (float)(hi - ref[k]);
     }
     return r;
 }
@@ -119,7 +121,7 @@ __global__ void level_kernel(level_args a)
     if (i >= a.count) return;
     const int node = a.start + i;
     const int2 b = a.node_body[node], ch = a.node_child[node];
-    const double l = a.box_size / (double)(1u << a.level);
+    const double l = a.frame->box_size / (double)(1u << a.level);
     double centre[3];
     cell_centre(a, a.keys[b.x], l, centre);
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
@@ -134,27 +136,20 @@ __global__ void level_kernel(level_args a)
     a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
                                 (float)(a.G * r.m * l * l));
 }
-/* com relative to the new ref (old ref + shift), after every level. */
-__global__ void store_com(const moments *mom, int n_nodes, double sx, double sy, double sz, float4 *com)
+/* com relative to the new ref (old ref + the root's com), after every
+ * level; the frame's ref moves with it (read by make_bodies next). */
+__global__ void store_com(const moments *mom, int n_nodes, bn_gpu_frame *frame, float4 *com)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n_nodes) return;
+    const double *shift = mom[0].c;
     const moments &r = mom[i];
-    com[i] = make_float4((float)(r.c[0] - sx), (float)(r.c[1] - sy), (float)(r.c[2] - sz), (float)r.m);
+    com[i] = make_float4((float)(r.c[0] - shift[0]), (float)(r.c[1] - shift[1]), (float)(r.c[2] - shift[2]),
+                         (float)r.m);
+    if (i == 0)
+        for (int k = 0; k < 3; k++) frame->ref[k] += shift[k];
 }
 
-/* Move ref to the root's centre of mass and store the coms against it. */
-bn_status store_coms(bn_gpu_tree *t, const moments *mom, cudaStream_t s)
-{
-    moments root;
-    BN_CUDA_CHECK(cudaMemcpyAsync(&root, mom, sizeof root, cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (int k = 0; k < 3; k++) t->ref[k] += root.c[k];
-    store_com<<<(t->n_nodes + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, t->n_nodes, root.c[0], root.c[1],
-                                                                          root.c[2], t->node_com);
-    BN_CUDA_LAUNCH_CHECK();
-    return BN_OK;
-}
 } // namespace
 
 extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass,
@@ -171,11 +166,7 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
     a.z = pos[2];
     a.mass = mass;
     a.keys = keys;
-    for (int k = 0; k < 3; k++) {
-        a.ref[k] = t->ref[k];
-        a.box_lo[k] = st->box_lo[k];
-    }
-    a.box_size = st->box_size;
+    a.frame = st->frame;
     a.theta = g->theta;
     a.G = g->G;
     a.hilbert = g->curve == BN_CURVE_HILBERT;
@@ -194,7 +185,12 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
     }
-    if (st_out == BN_OK) st_out = store_coms(t, mom, s);
+    if (st_out == BN_OK && t->n_nodes > 0) {
+        store_com<<<(t->n_nodes + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, t->n_nodes, st->frame,
+                                                                              t->node_com);
+        const cudaError_t err = cudaGetLastError();
+        if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments store_com launch", __FILE__, __LINE__);
+    }
     bn_cuda_free(mom, s);
     return st_out;
 }

@@ -24,11 +24,13 @@ bn_status gather(const void *src, const int *perm, void *dst, int n, cudaStream_
     return BN_OK;
 }
 
-__global__ void bodies_kernel(const double *x, const double *y, const double *z, const float *m, double rx,
-                              double ry, double rz, int n, float4 *body)
+__global__ void bodies_kernel(const double *x, const double *y, const double *z, const float *m,
+                              const bn_gpu_frame *frame, int n, float4 *body)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) body[i] = make_float4((float)(x[i] - rx), (float)(y[i] - ry), (float)(z[i] - rz), m[i]);
+    if (i >= n) return;
+    const double *r = frame->ref;
+    body[i] = make_float4((float)(x[i] - r[0]), (float)(y[i] - r[1]), (float)(z[i] - r[2]), m[i]);
 }
 } // namespace
 
@@ -66,12 +68,11 @@ extern "C" bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst
     return gather<float4>(src, perm, dst, n, s);
 }
 
-extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const double ref[3], int n,
+extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, int n,
                                         float4 *body, cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
-    bodies_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], mass, ref[0], ref[1],
-                                                                      ref[2], n, body);
+    bodies_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], mass, frame, n, body);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -30,14 +30,7 @@ bn_status bn_tree_bbox(const double *const pos[3], size_t n, double lo[3], doubl
         mx[k] = b;
         if (b - a > extent) extent = b - a;
     }
-    /* Enlarged by 2^-20 so that the largest coordinate quantises below
-     * 2^21; a single point gets a unit cube (any positive side works). */
-    double side = extent > 0 ? extent * (1.0 + 0x1p-20) : 1.0;
-    for (int k = 0; k < 3; k++) {
-        lo[k] = 0.5 * (mn[k] + mx[k]) - 0.5 * side;
-        /* the centre rounding may push the top out again: widen for it */
-        if (lo[k] + side <= mx[k]) side = (mx[k] - lo[k]) * (1.0 + 0x1p-20);
-    }
+    const double side = bn_key_cube(mn, mx, lo);
     if (!isfinite(side)) return bn_fail(BN_ERR_ARGUMENT, "tree: the particles span %g: too wide for keys", extent);
     *size = side;
     return BN_OK;
