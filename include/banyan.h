@@ -177,9 +177,8 @@ typedef struct bn_force_stats {
     double n_pp;              /* particle-particle interactions          */
     double n_pc;              /* particle-cell interactions              */
     double n_far;             /* cell-group interactions (far cells
-                                 through the group expansion; the GPU
-                                 counts them per walk chunk of 64 bodies,
-                                 the work it does)                       */
+                                 through the group expansion), once per
+                                 group on both backends                  */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

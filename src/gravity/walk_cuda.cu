@@ -28,7 +28,8 @@
  * of targets (L = 2, 4, 8, 16), each lane taking every L-th source, and the
  * L partial sums are combined at the end by a fixed butterfly (the same
  * order every run: bit-identical results). Groups larger than 64 bodies
- * walk once per chunk of 64, with the MAC on the whole group's box.
+ * walk once per chunk of 64, with the MAC on the whole group's box; the
+ * chunks after the first reuse the first one's far-field expansion.
  *
  * Warp synchronisation is explicit (__syncwarp, *_sync intrinsics); warps
  * never wait on each other; no floating-point atomics (the interaction
@@ -63,7 +64,7 @@ struct bn_walk_smem {
     float4 pc_com[BN_WALK_RING]; /* cell com (relative), M              */
     float4 pc_q0[BN_WALK_RING];  /* Qxx, Qyy, Qzz, Qxy                 */
     float2 pc_q1[BN_WALK_RING];  /* Qxz, Qyz                           */
-    int far[BN_WALK_RING];       /* far cells (node indices)           */
+    int far[BN_WALK_RING];   /* far cells (node indices)           */
     float local[BN_LOCAL_TERMS][32]; /* each lane's part of the group's
                                         far-field expansion (registers
                                         would cost occupancy)          */
@@ -157,24 +158,33 @@ struct bn_walk_state {
     int pp_head, pp_n, pc_head, pc_n; /* ring buffers                     */
     int far_head, far_n;
     float far_r2;                     /* far cells: |com - centre|^2 above */
+    bool far_done;                    /* an earlier chunk of the group made
+                                         the expansion: far cells skipped */
     long long n_pp, n_pc, n_far;      /* sources evaluated (per target),
                                          far cells (per chunk)            */
 };
+
+/* The expansion of far cell number j of the ring about the group centre. */
+__device__ __forceinline__ void bn_walk_far_term(const bn_walk_args &a, const bn_walk_smem *sm, int j, float4 gc,
+                                                 bn_local_f *t)
+{
+    const int cell = sm->far[j & (BN_WALK_RING - 1)];
+    const float4 c = a.t.node_com[cell];
+    float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
+    if (a.quadrupole) {
+        q0 = a.t.node_quad0[cell];
+        q1 = a.t.node_quad1[cell];
+    }
+    bn_local_set_f(c.x - gc.x, c.y - gc.y, c.z - gc.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, t);
+}
 
 /* Far cells [head, head + n) of the ring join this lane's part of the
  * group's expansion, one cell per lane. */
 __device__ void bn_walk_flush_far(const bn_walk_args &a, bn_walk_smem *sm, int head, int n, float4 gc, int lane)
 {
     if (lane < n) {
-        const int cell = sm->far[(head + lane) & (BN_WALK_RING - 1)];
-        const float4 c = a.t.node_com[cell];
-        float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
-        if (a.quadrupole) {
-            q0 = a.t.node_quad0[cell];
-            q1 = a.t.node_quad1[cell];
-        }
         bn_local_f t;
-        bn_local_set_f(c.x - gc.x, c.y - gc.y, c.z - gc.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, &t);
+        bn_walk_far_term(a, sm, head + lane, gc, &t);
         int k = 0;
 #define BN_WALK_ADD_TERM(f) sm->local[k++][lane] += t.f;
         BN_LOCAL_FIELDS(BN_WALK_ADD_TERM)
@@ -184,10 +194,11 @@ __device__ void bn_walk_flush_far(const bn_walk_args &a, bn_walk_smem *sm, int h
 }
 
 /* The group's expansion: the lanes' parts summed in a fixed order (lane
- * k < BN_LOCAL_TERMS sums term k), then read by every lane. */
-__device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane)
+ * k < BN_LOCAL_TERMS sums term k into its slot 0), unless an earlier
+ * chunk of the group did so already; then read by every lane. */
+__device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane, bool summed)
 {
-    if (lane < BN_LOCAL_TERMS) {
+    if (!summed && lane < BN_LOCAL_TERMS) {
         float s = 0.f;
         for (int j = 0; j < 32; j++) s += sm->local[lane][j];
         sm->local[lane][0] = s;
@@ -198,7 +209,7 @@ __device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane)
 #define BN_WALK_LOAD_TERM(f) L.f = sm->local[k++][0];
     BN_LOCAL_FIELDS(BN_WALK_LOAD_TERM)
 #undef BN_WALK_LOAD_TERM
-    __syncwarp(); /* read before the next chunk clears the terms */
+    __syncwarp(); /* read before the next group clears the terms */
     return L;
 }
 
@@ -262,8 +273,10 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
 
     /* accepted cells far from the group: the far ring */
     const bool far = valid && !open && com.x * com.x + com.y * com.y + com.z * com.z > st->far_r2;
-    const unsigned far_mask = __ballot_sync(BN_FULL, far);
-    if (far) sm->far[(st->far_head + st->far_n + __popc(far_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1)] = cell;
+    const unsigned far_mask = st->far_done ? 0u : __ballot_sync(BN_FULL, far);
+    if (far && !st->far_done)
+        sm->far[(st->far_head + st->far_n + __popc(far_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1)] =
+            cell;
     st->far_n += __popc(far_mask);
     __syncwarp();
     if (st->far_n >= 32) {
@@ -315,9 +328,11 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
 }
 
 /* Walk the tree for targets [first, first + nt) of a group and write
- * their forces. */
+ * their forces. Every chunk of a group meets the same cells (the MAC
+ * tests the group's box), so the first chunk builds the far-field
+ * expansion and the later ones (far_done) reuse it. */
 __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
-                              int lane, unsigned long long cnt[3])
+                              int lane, bool far_done, unsigned long long cnt[3])
 {
     const int L = bn_walk_lanes_per_pair(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -330,10 +345,11 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
         tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
 
-    bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, 0, 0, 0};
+    bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, far_done, 0, 0, 0};
     if (a.far_kt2 > 0.f) st.far_r2 = (gh.x * gh.x + gh.y * gh.y + gh.z * gh.z) / a.far_kt2;
+    if (!far_done)
 #pragma unroll
-    for (int k = 0; k < BN_LOCAL_TERMS; k++) sm->local[k][lane] = 0.f;
+        for (int k = 0; k < BN_LOCAL_TERMS; k++) sm->local[k][lane] = 0.f;
     int size = 1;
     if (lane == 0) sm->stack[0] = 0;
     __syncwarp();
@@ -346,7 +362,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     st.n_pc += st.pc_n;
     st.n_far += st.far_n;
     __syncwarp();
-    const bn_local_f far = bn_walk_local_total(sm, lane);
+    const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
 
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -380,7 +396,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         const int2 gb = a.t.group_body[group];
         const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
         for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-            bn_walk_chunk(a, &smem[w], gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, cnt);
+            bn_walk_chunk(a, &smem[w], gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
     }
     if (lane == 0)
         for (int k = 0; k < 3; k++) block_cnt[w][k] = cnt[k];
