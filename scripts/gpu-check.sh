@@ -155,6 +155,7 @@ if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
     bench --model plummer --n 16777216 --theta 0.65 $TUNED --check --steps 8
     bench --model plummer --n 16777216 --theta 0.65 $TUNED --group-expansion 0 --check
     bench --model plummer --n 16777216 --theta 0.5 $TUNED --check
+    bench --model plummer --n 16777216 --theta 0.5 $TUNED --group-expansion 0.8 --check # the Ryoanji point
     bench --model plummer --n 16777216 --theta 0.75 $TUNED --check
     bench --model hernquist --n 16777216 --theta 0.65 $TUNED --check
     bench --model uniform-cube --n 16777216 --theta 0.75 $TUNED --check

@@ -264,6 +264,14 @@ static void test_energy_run(void **state)
 
 /* Out of device memory: a clear error that says how many particles fit;
  * the solver still works once memory is back. */
+/* A GPU step queues its work and returns; the stats read later are the
+ * last evaluation's. */
+static void test_step_stats(void **state)
+{
+    (void)state;
+    tu_check_step_stats(BN_BACKEND_GPU);
+}
+
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -284,7 +292,7 @@ int main(void)
 {
     tu_require_gpu();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree_accuracy),    cmocka_unit_test(test_same_as_cpu),
+        cmocka_unit_test(test_tree_accuracy),    cmocka_unit_test(test_same_as_cpu), cmocka_unit_test(test_step_stats),
         cmocka_unit_test(test_direct_method),    cmocka_unit_test(test_accel_mac),
         cmocka_unit_test(test_order_and_determinism), cmocka_unit_test(test_integrator_stages),
         cmocka_unit_test(test_energy_run),       cmocka_unit_test(test_out_of_memory),

@@ -122,6 +122,13 @@ static void test_adaptive_step(void **state)
     bn_simulation_free(sim);
 }
 
+/* Stats of a step: the last evaluation's (the GPU reads them lazily). */
+static void test_step_stats(void **state)
+{
+    (void)state;
+    tu_check_step_stats(BN_BACKEND_CPU);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -171,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_one_step_is_kdk),
         cmocka_unit_test(test_energies_two_bodies),
         cmocka_unit_test(test_adaptive_step),
+        cmocka_unit_test(test_step_stats),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

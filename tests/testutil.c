@@ -89,3 +89,35 @@ void tu_require_gpu(void)
         exit(77);
     }
 }
+
+void tu_check_step_stats(bn_backend backend)
+{
+    bn_particles *p = tu_random_particles(20000, 41, 2);
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = backend;
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    bn_integrator_params ip = {0.01, 0};
+    TU_OK(bn_simulation_set_integrator(sim, &ip));
+    TU_OK(bn_simulation_set_particles(sim, p));
+    TU_OK(bn_simulation_step(sim, NULL));
+    TU_OK(bn_simulation_step(sim, NULL));
+    TU_OK(bn_simulation_finish(sim));
+    const bn_force_stats s = *bn_simulation_force_stats(sim);
+    const bn_particles *now = NULL;
+    TU_OK(bn_simulation_particles(sim, &now));
+    bn_particles *copy = NULL;
+    TU_OK(bn_particles_copy(&copy, now));
+    bn_gravity *grav = NULL;
+    TU_OK(bn_gravity_create(&grav, &g));
+    TU_OK(bn_gravity_compute(grav, copy));
+    const bn_force_stats *r = bn_gravity_stats(grav);
+    assert_true(s.n_pp > 0 && s.n_pc > 0 && s.n_far > 0 && s.n_nodes > 0 && s.t_total > 0);
+    assert_true(s.n_pp == r->n_pp && s.n_pc == r->n_pc && s.n_far == r->n_far);
+    assert_true(s.n_nodes == r->n_nodes && s.n_groups == r->n_groups && s.depth == r->depth);
+    bn_gravity_free(grav);
+    bn_particles_free(copy);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+}

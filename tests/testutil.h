@@ -38,6 +38,10 @@ bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape);
  * a sample of up to `nsample` particles. */
 bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed);
 
+/* A simulation's stats after two steps on `backend` are those of its last
+ * evaluation: equal to a fresh evaluation of the particles it holds. */
+void tu_check_step_stats(bn_backend backend);
+
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
 #endif

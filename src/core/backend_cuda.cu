@@ -3,17 +3,18 @@
  * order (reordered every evaluation, with their uploaded index kept in
  * `orig`), positions and velocities in double, accelerations and
  * potentials as float4. A step (kick, drift, forces, kick) copies no
- * particle data to the host; only a handful of scalars steer the launches
- * (bounding box, node and group counts per level). Download scatters the
- * arrays back into the uploaded order.
+ * particle data to the host: one 136-byte frame (the tree's shape) comes
+ * back per evaluation to size the launches, and stats are read only when
+ * asked for. Download scatters the arrays back into the uploaded order.
  *
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
  * orig 4 + acc 16 + body 16 = 88; during the sort +24 (keys, alternate
- * keys, two index arrays); the tree keeps 72 bytes per node (with the
- * build's scan), about 0.25 nodes per particle with leaves of 16, and the
- * moments add 80 per node while they are made. Every buffer is tallied
- * (cuda_check.h); the peak is device_bytes_peak: 132-135 bytes per
- * particle measured on an H100 from 2^20 to 2^29 particles.
+ * keys, two index arrays); the tree keeps 64 bytes per node, about 0.25
+ * nodes per particle with leaves of 16; while it is built the plan takes
+ * 12 bytes per particle and the node list 16 per node, and the moments
+ * add 80 per node while they are made. Every buffer is tallied
+ * (cuda_check.h); the peak is device_bytes_peak: 123-138 bytes per
+ * particle measured on an H100 at 2^20 and 2^24 (uniform cube lowest).
  *
  * A failure inside an evaluation (out of memory) leaves the particles
  * valid: the arrays are reordered together, after every allocation of

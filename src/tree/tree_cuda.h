@@ -2,9 +2,10 @@
  * Internal (CUDA sources only): the GPU tree stages, one file each, in the
  * order a force evaluation runs them. Each mirrors its CPU stage one to
  * one (src/tree/*_cpu.c): bounding cube and keys (keys_cuda.cu), stable
- * radix sort and reordering into key order (sort_cuda.cu), build of the
- * nodes and groups from the sorted keys (build_cuda.cu), moments bottom-up (moments_cuda.cu), groups
- * (groups_cuda.cu). Every device buffer is tallied (core/cuda_check.h).
+ * radix sort and reordering into key order (sort_cuda.cu), nodes and
+ * groups from the sorted keys (build_cuda.cu), moments bottom-up
+ * (moments_cuda.cu), group boxes (groups_cuda.cu). Every device buffer
+ * is tallied (core/cuda_check.h).
  */
 #ifndef BN_TREE_CUDA_H
 #define BN_TREE_CUDA_H
