@@ -20,9 +20,10 @@
  * So: plan (per body: nodes and group it starts, level histogram), one
  * exclusive scan for the write positions, one read-back of the tree's
  * shape (the only copy to the host in a step: it sizes the launches
- * and allocations), write (per body, its nodes as (level, body) pairs
- * and its group), a stable 5-bit sort of the pairs into level order, and
- * fill (per node: body range and children by binary search).
+ * and allocations), write (per body, its nodes and its group), a stable
+ * 5-bit sort of the nodes into level order, and fill (per node: its body
+ * range by a short binary search; its first child is the node its first
+ * body starts one level down, the next one in body order).
  * Integer atomics only (histograms): deterministic.
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -47,18 +48,6 @@ __device__ int lower_bound_key(const uint64_t *keys, int lo, int hi, uint64_t va
     while (lo < hi) {
         const int mid = lo + (hi - lo) / 2;
         if (keys[mid] < value)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-__device__ int lower_bound_int(const int *v, int lo, int hi, int value)
-{
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (v[mid] < value)
             lo = mid + 1;
         else
             hi = mid;
@@ -110,6 +99,18 @@ __device__ int leaf_level(const build_args &a, int i)
     return min(c + 1, BN_KEY_MAX_LEVEL);
 }
 
+/* Whether the level-d cell holding body i has more than G bodies: its
+ * range clipped to [i - G, i + G] decides, so both searches are short
+ * (a search over all bodies would cost a cache miss per step at large N). */
+__device__ bool parent_is_big(const build_args &a, int i, int d)
+{
+    const int sh = shift_of(d);
+    const uint64_t prefix = (a.keys[i] >> sh) << sh;
+    const int s = lower_bound_key(a.keys, max(0, i - a.group), i, prefix);
+    const int e = cell_end(a.keys, i, min(a.n, i + a.group + 1), d);
+    return e - s > a.group;
+}
+
 /* The group body i starts, if any: *glevel = its level for a cell group.
  * A cell is a group when it has at most G bodies and its parent more (or
  * it is the root); a leaf with more than G bodies is cut in chunks of G
@@ -127,8 +128,7 @@ __device__ int group_start(const build_args &a, int i, int d, int D, int *glevel
         }
         *glevel = d + 1; /* small from its first level: a group iff its parent is big */
         if (d < 0) return kCellGroup; /* the root */
-        const int s = cell_start(k, i, d);
-        return s + a.group < a.n && common_levels(k[s], k[s + a.group]) >= d ? kCellGroup : kNoGroup;
+        return parent_is_big(a, i, d) ? kCellGroup : kNoGroup;
     }
     /* inside a leaf: only a leaf too big to be one group (leaves bigger
      * than G, or level-21 runs of equal keys) starts chunks inside it */
@@ -167,9 +167,10 @@ struct add_int2 {
     __device__ int2 operator()(int2 x, int2 y) const { return make_int2(x.x + y.x, x.y + y.y); }
 };
 
-/* Per body: its nodes as (level, body) pairs in body order, its group. */
-__global__ void write_kernel(build_args a, const int2 *offset, const unsigned *info, int *node_level,
-                             int *node_first, int2 *group_body)
+/* Per body: its nodes in body order (level, and the body in pre_first),
+ * their own index as the sort's value, and its group. */
+__global__ void write_kernel(build_args a, const int2 *offset, const unsigned *info, int *node_level, int *node_index,
+                             int *pre_first, int2 *group_body)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= a.n) return;
@@ -177,8 +178,10 @@ __global__ void write_kernel(build_args a, const int2 *offset, const unsigned *i
     unpack(info[i], &d, &D, &kind, &glevel);
     const int2 o = offset[i];
     for (int l = d + 1; l <= D; l++) {
-        node_level[o.x + l - d - 1] = l;
-        node_first[o.x + l - d - 1] = i;
+        const int q = o.x + l - d - 1;
+        node_level[q] = l;
+        node_index[q] = q;
+        pre_first[q] = i;
     }
     if (kind == kCellGroup) {
         const int hi = glevel == 0 ? a.n : min(a.n, i + a.group + 1);
@@ -188,34 +191,48 @@ __global__ void write_kernel(build_args a, const int2 *offset, const unsigned *i
     }
 }
 
+/* After the sort (node p of the tree was node q = index[p] in body
+ * order): the first body of every node, and where each q went. */
+__global__ void rank_kernel(const int *index, const int *pre_first, int m, int *first, int *pos)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m) return;
+    const int q = index[p];
+    first[p] = pre_first[q];
+    pos[q] = p;
+}
+
 struct fill_args {
     build_args b;
-    const int *level, *first; /* the nodes, in level order, body order within */
+    const int *level, *index, *first, *pos; /* the nodes in tree order */
     int level_start[kLevels + 1];
     int2 *node_body, *node_child;
 };
 
-/* Per node: its bodies, and its children (the next level's nodes that
- * start inside it: one contiguous run, found by binary search). */
+/* Per node: its bodies (its end lies before the next node of its level
+ * starts), and its children: the first is the node its first body starts
+ * one level down, next in body order (q + 1), the others follow it in
+ * the next level while they start inside the node (at most 8). */
 __global__ void fill_kernel(fill_args a, int n_nodes)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= n_nodes) return;
-    const int l = a.level[p], i = a.first[p];
+    const int i = a.first[p], l = a.level[p];
     const uint64_t *k = a.b.keys;
     const int L = a.b.leaf, n = a.b.n;
     const bool splits = l < BN_KEY_MAX_LEVEL && i + L < n && common_levels(k[i], k[i + L]) >= l;
-    /* a leaf below level 21 has at most L bodies: a short search */
-    const int hi = splits || l == BN_KEY_MAX_LEVEL ? n : min(n, i + L + 1);
+    int hi = p + 1 < a.level_start[l + 1] ? a.first[p + 1] : n;
+    if (!splits && l < BN_KEY_MAX_LEVEL) hi = min(hi, i + L + 1); /* a leaf has at most L bodies */
     const int end = cell_end(k, i, hi, l);
     a.node_body[p] = make_int2(i, end - i);
     if (!splits) {
         a.node_child[p] = make_int2(-1, 0);
         return;
     }
-    const int c0 = lower_bound_int(a.first, a.level_start[l + 1], a.level_start[l + 2], i);
-    const int c1 = lower_bound_int(a.first, c0, a.level_start[l + 2], end);
-    a.node_child[p] = make_int2(c0, c1 - c0);
+    const int c0 = a.pos[a.index[p] + 1], last = a.level_start[l + 2];
+    int c = 1;
+    while (c < 8 && c0 + c < last && a.first[c0 + c] < end) c++;
+    a.node_child[p] = make_int2(c0, c);
 }
 
 int blocks_for(int m) { return (m + kThreads - 1) / kThreads; }
@@ -297,11 +314,11 @@ bn_status read_shape(bn_gpu_tree_store *st, cudaStream_t s)
     return BN_OK;
 }
 
-/* Stable sort of the (level, body) pairs by level: level order, body
- * (key) order within a level, as the CPU's breadth-first build. */
-bn_status sort_nodes(int **level, int **level_alt, int **first, int **first_alt, int m, cudaStream_t s)
+/* Stable sort of the nodes by level: level order, body (key) order
+ * within a level, as the CPU's breadth-first build. */
+bn_status sort_nodes(int **level, int **level_alt, int **index, int **index_alt, int m, cudaStream_t s)
 {
-    cub::DoubleBuffer<int> k(*level, *level_alt), v(*first, *first_alt);
+    cub::DoubleBuffer<int> k(*level, *level_alt), v(*index, *index_alt);
     size_t bytes = 0;
     BN_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(NULL, bytes, k, v, m, 0, 5, s));
     void *tmp = NULL;
@@ -311,25 +328,31 @@ bn_status sort_nodes(int **level, int **level_alt, int **first, int **first_alt,
     BN_CUDA_CHECK(err);
     *level = k.Current();
     *level_alt = k.Alternate();
-    *first = v.Current();
-    *first_alt = v.Alternate();
+    *index = v.Current();
+    *index_alt = v.Alternate();
     return BN_OK;
 }
 
-/* write, sort and fill, once the shape is known. */
+/* write, sort, rank and fill, once the shape is known. list[0..4]: node
+ * level, index and their sort partners, first body in body order. */
 bn_status make_nodes(bn_gpu_tree_store *st, const build_args &a, const int2 *offset, const unsigned *info,
-                     int *pairs[4], cudaStream_t s)
+                     int *list[5], cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
     const int m = t->n_nodes;
-    for (int k = 0; k < 4; k++) BN_TRY(bn_cuda_alloc((void **)&pairs[k], (size_t)m * sizeof(int), "tree node list", s));
-    write_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, offset, info, pairs[0], pairs[1], t->group_body);
+    for (int k = 0; k < 5; k++) BN_TRY(bn_cuda_alloc((void **)&list[k], (size_t)m * sizeof(int), "tree node list", s));
+    write_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, offset, info, list[0], list[1], list[4], t->group_body);
     BN_CUDA_LAUNCH_CHECK();
-    BN_TRY(sort_nodes(&pairs[0], &pairs[2], &pairs[1], &pairs[3], m, s));
+    BN_TRY(sort_nodes(&list[0], &list[2], &list[1], &list[3], m, s));
+    /* the sort's spare buffers become first (tree order) and pos */
+    rank_kernel<<<blocks_for(m), kThreads, 0, s>>>(list[1], list[4], m, list[2], list[3]);
+    BN_CUDA_LAUNCH_CHECK();
     fill_args f;
     f.b = a;
-    f.level = pairs[0];
-    f.first = pairs[1];
+    f.level = list[0];
+    f.index = list[1];
+    f.first = list[2];
+    f.pos = list[3];
     for (int l = 0; l <= kLevels; l++) f.level_start[l] = t->level_start[l];
     f.node_body = t->node_body;
     f.node_child = t->node_child;
@@ -359,16 +382,16 @@ extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, i
     build_args a = {keys, n, leaf_size, group_size};
     int2 *plan = NULL;
     unsigned *info = NULL;
-    int *pairs[4] = {NULL, NULL, NULL, NULL};
+    int *list[5] = {NULL, NULL, NULL, NULL, NULL};
     bn_status r = bn_cuda_alloc((void **)&plan, (size_t)n * sizeof(int2), "tree build plan", s);
     if (r == BN_OK) r = bn_cuda_alloc((void **)&info, (size_t)n * sizeof(unsigned), "tree build plan", s);
     if (r == BN_OK) r = plan_bodies(st, a, plan, info, s);
     if (r == BN_OK) r = read_shape(st, s);
     if (r == BN_OK) r = ensure_nodes(st, st->t.n_nodes, s);
     if (r == BN_OK) r = ensure_groups(st, st->t.n_groups, s);
-    if (r == BN_OK) r = make_nodes(st, a, plan, info, pairs, s);
+    if (r == BN_OK) r = make_nodes(st, a, plan, info, list, s);
     bn_cuda_free(plan, s);
     bn_cuda_free(info, s);
-    for (int k = 0; k < 4; k++) bn_cuda_free(pairs[k], s);
+    for (int k = 0; k < 5; k++) bn_cuda_free(list[k], s);
     return r;
 }
