@@ -3,7 +3,7 @@
  * order (reordered every evaluation, with their uploaded index kept in
  * `orig`), positions and velocities in double, accelerations and
  * potentials as float4. A step (kick, drift, forces, kick) copies no
- * particle data to the host: one 136-byte frame (the tree's shape) comes
+ * particle data to the host: one 160-byte frame (the tree's shape) comes
  * back per evaluation to size the launches, and stats are read only when
  * asked for. Download scatters the arrays back into the uploaded order.
  *
