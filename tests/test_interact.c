@@ -158,11 +158,12 @@ static void test_local_sum(void **state)
     cell k1, k2;
     make_cell(&k1, c1, 1.0, 1);
     make_cell(&k2, c2, 1.0, 2);
-    bn_local_d L = {0};
-    bn_local_add_d(k1.com[0], k1.com[1], k1.com[2], k1.mass, k1.q[0], k1.q[1], k1.q[2], k1.q[3], k1.q[4], k1.q[5],
-                   eps2, &L);
-    bn_local_add_d(k2.com[0], k2.com[1], k2.com[2], k2.mass, k2.q[0], k2.q[1], k2.q[2], k2.q[3], k2.q[4], k2.q[5],
-                   eps2, &L);
+    bn_local_d L, L2; /* summed term by term, as the walks sum their cells */
+    local_of(&k1, eps2, &L);
+    local_of(&k2, eps2, &L2);
+#define SUM_TERM(f) L.f += L2.f;
+    BN_LOCAL_FIELDS(SUM_TERM)
+#undef SUM_TERM
     double r1[4], r2[4], a[4] = {0, 0, 0, 0};
     exact(&k1, y, eps2, r1);
     exact(&k2, y, eps2, r2);

@@ -172,17 +172,6 @@ BN_HD void BN_FN(bn_local_set)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T
     L->txyz = -cx * dy * dz;
 }
 
-/* L += the expansion of one cell (arguments as bn_local_set). */
-BN_HD void BN_FN(bn_local_add)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T qyy, BN_T qzz, BN_T qxy,
-                               BN_T qxz, BN_T qyz, BN_T eps2, BN_FN(bn_local) *L)
-{
-    BN_FN(bn_local) t;
-    BN_FN(bn_local_set)(dx, dy, dz, m, qxx, qyy, qzz, qxy, qxz, qyz, eps2, &t);
-#define BN_LOCAL_SUM(f) L->f += t.f;
-    BN_LOCAL_FIELDS(BN_LOCAL_SUM)
-#undef BN_LOCAL_SUM
-}
-
 /* Add the expansion's field at y = x_target - centre. */
 BN_HD void BN_FN(bn_local_eval)(const BN_FN(bn_local) *L, BN_T yx, BN_T yy, BN_T yz, BN_T *ax, BN_T *ay,
                                 BN_T *az, BN_T *phi)

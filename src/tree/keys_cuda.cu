@@ -7,7 +7,6 @@
  * device frame that the keys and moments kernels read.
  */
 #include <math.h>
-#include <string.h>
 #include "tree/tree_cuda.h"
 
 namespace {
@@ -120,10 +119,6 @@ extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s
 {
     BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
     BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (int k = 0; k < 3; k++) {
-        st->box_lo[k] = st->frame_host->box_lo[k];
-        st->t.ref[k] = st->frame_host->ref[k];
-    }
-    st->box_size = st->frame_host->box_size;
+    for (int k = 0; k < 3; k++) st->t.ref[k] = st->frame_host->ref[k];
     return BN_OK;
 }

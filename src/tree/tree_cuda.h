@@ -36,9 +36,8 @@ typedef struct bn_gpu_frame {
 typedef struct bn_gpu_tree_store {
     bn_gpu_tree t;          /* what the walk reads                       */
     bn_gpu_frame *frame;    /* device frame of the current evaluation    */
-    bn_gpu_frame *frame_host; /* pinned copy, read back by the build      */
-    double box_lo[3];       /* host copies of the key cube (and t.ref),  */
-    double box_size;        /* valid after bn_gpu_frame_download         */
+    bn_gpu_frame *frame_host; /* pinned copy: read back by the build (the
+                               shape), whole by bn_gpu_frame_download   */
     int node_capacity, group_capacity;
     void *scan_tmp;         /* CUB scan scratch                           */
     size_t scan_tmp_bytes;
@@ -56,8 +55,8 @@ bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st
 /* keys[i] of position i in the frame's cube; index[i] = i (the sort's values). */
 bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
                       int *index, cudaStream_t s);
-/* Tests and diagnostics: copy the device frame to the host (synchronous)
- * and refresh st's host copies of the cube and of t.ref. */
+/* Tests and diagnostics: copy the device frame to frame_host
+ * (synchronous) and t.ref from it. */
 bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s);
 
 /* ---- sort_cuda.cu ---- */

@@ -70,7 +70,7 @@ bn_status download_bodies(const bn_gpu_tree_store *ts, double *pos[3], const flo
     for (size_t i = 0; r == BN_OK && i < n; i++) {
         t->mass[i] = m[i];
         uint32_t c[3];
-        for (int k = 0; k < 3; k++) c[k] = bn_key_quantize(t->pos[k][i], ts->box_lo[k], 1.0 / ts->box_size);
+        for (int k = 0; k < 3; k++) c[k] = bn_key_quantize(t->pos[k][i], ts->frame_host->box_lo[k], 1.0 / ts->frame_host->box_size);
         t->keys[i] = bn_key_encode(hilbert, c[0], c[1], c[2]);
     }
     free(m);
@@ -79,14 +79,14 @@ bn_status download_bodies(const bn_gpu_tree_store *ts, double *pos[3], const flo
 
 void node_geometry(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t, int node, int level)
 {
-    const double l = ts->box_size / (double)(1u << level);
+    const double l = ts->frame_host->box_size / (double)(1u << level);
     uint32_t c[3];
     bn_key_decode(hilbert, t->keys[t->first_body[node]], &c[0], &c[1], &c[2]);
     t->level[node] = (uint8_t)level;
     t->size[node] = l;
     double d2 = 0;
     for (int k = 0; k < 3; k++) {
-        t->center[3 * node + k] = ts->box_lo[k] + ((double)(c[k] >> (BN_KEY_MAX_LEVEL - level)) + 0.5) * l;
+        t->center[3 * node + k] = ts->frame_host->box_lo[k] + ((double)(c[k] >> (BN_KEY_MAX_LEVEL - level)) + 0.5) * l;
         const double d = t->com[3 * node + k] - t->center[3 * node + k];
         d2 += d * d;
     }
@@ -164,8 +164,8 @@ bn_status download_tree(void *state, const bn_gravity_params *g, bn_tree *out, b
     const int hilbert = g->curve == BN_CURVE_HILBERT;
     out->n = (size_t)d->n;
     BN_TRY(alloc_host_tree(out, out->n, d->n_nodes, d->n_groups));
-    for (int k = 0; k < 3; k++) out->box_lo[k] = ts->box_lo[k];
-    out->box_size = ts->box_size;
+    for (int k = 0; k < 3; k++) out->box_lo[k] = ts->frame_host->box_lo[k];
+    out->box_size = ts->frame_host->box_size;
     out->curve = g->curve;
     out->n_nodes = out->capacity = d->n_nodes;
     out->n_leaves = d->n_leaves;

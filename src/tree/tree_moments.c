@@ -124,7 +124,10 @@ void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
     for (int i = 0; i < t->n_nodes; i++) {
         node_geometry(t, i, hilbert);
         double d2 = 0;
-        for (int k = 0; k < 3; k++) d2 += pow(t->com[3 * i + k] - t->center[3 * i + k], 2);
+        for (int k = 0; k < 3; k++) {
+            const double d = t->com[3 * i + k] - t->center[3 * i + k];
+            d2 += d * d;
+        }
         t->delta[i] = sqrt(d2);
         t->open_radius[i] = bn_mac_cell_radius((int)mac, theta, t->size[i], t->center + 3 * i, t->com + 3 * i,
                                                t->body_lo + 3 * i, t->body_hi + 3 * i);
