@@ -313,9 +313,25 @@ typedef struct bn_energies {
 } bn_energies;
 
 typedef struct bn_integrator_params {
-    double dt;        /* fixed step when eta = 0. Default 1/128.        */
-    double eta;       /* adaptive shared step dt = eta sqrt(eps/max|a|),
-                         capped at dt; 0 = fixed. Default 0.             */
+    double dt;        /* fixed step when eta = 0; with block steps the
+                         longest step (a cycle). Default 1/128.          */
+    double eta;       /* adaptive step criterion eta sqrt(eps/|a|): the
+                         shared step uses max|a| and is capped at dt;
+                         0 = fixed. Default 0.                           */
+    int time_bins;    /* block (hierarchical) time steps, K: 0 = one
+                         shared step (default). K >= 1: particle i steps
+                         dt / 2^b_i, b_i in 0..K-1 the coarsest with
+                         dt / 2^b_i <= eta sqrt(eps / |a_i|) (K >= 2 needs
+                         eta > 0); a step of the simulation then goes to
+                         the next tick where some particle ends its step
+                         and computes the forces of those particles only.
+                         K = 1 is the fixed shared step.                 */
+    int tree_rebuild; /* block steps: also rebuild the tree every this
+                         many steps (it is always rebuilt at the start of
+                         a cycle); in between, its structure is kept and
+                         its moments and boxes are refreshed from the
+                         moved particles. 0: only at cycle starts.
+                         Default 0.                                      */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 
@@ -348,7 +364,19 @@ BN_API bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, doubl
 /* Steps until time == t_end exactly (the last step is shortened to land on
  * t_end); nothing happens when t_end <= time. */
 BN_API bn_status bn_simulation_integrate(bn_simulation *sim, double t_end);
+/* Energies at the current positions. With block steps velocities are
+ * synchronised only at the end of a cycle (tick 0): read them there. */
 BN_API bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out);
+/* Where a simulation with block time steps stands. */
+typedef struct bn_block_info {
+    int n_bins;          /* K; 0: shared steps                           */
+    int tick, ticks;     /* tick within the cycle (0: synchronised), ticks
+                            per cycle 2^(K-1)                            */
+    int max_bin;         /* the finest occupied bin                      */
+    long n_active;       /* particles that ended a step at the last tick */
+    double cycle_start, cycle_length;
+} bn_block_info;
+BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
 /* Stats of the last force evaluation. On the GPU a step queues its work
  * and returns before the device is done; asking for the stats waits for
  * that evaluation (zeros if it failed). */

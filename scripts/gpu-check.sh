@@ -71,7 +71,7 @@ else
     # (noted) without stopping the GPU checks
     if { cmake -S . -B "$BIN" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
          cmake --build "$BIN" -j "$(nproc)" --target banyan_cli banyan test_gpu_tree test_gpu_sim test_gpu_walk \
-             test_gpu_direct; } >"$LOGS/build.log" 2>&1; then
+             test_gpu_direct test_gpu_block; } >"$LOGS/build.log" 2>&1; then
         note "built for sm_90 here in $(( $(date +%s) - t0 )) s"
         cmake --build "$BIN" -j "$(nproc)" -- -k >>"$LOGS/build.log" 2>&1 ||
             note "some other targets failed to build: $(grep -m3 'error:' "$LOGS/build.log" | tr '\n' ' ')"
@@ -93,8 +93,9 @@ run_test() { # name, timeout
     case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$LOGS/$1.log" ;; esac
 }
 if [ $BENCH_ONLY = 0 ]; then
-    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct; do run_test $t 240; done
-    grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message" "$LOGS"/test_gpu_sim.log 2>/dev/null | tee -a "$SUMMARY"
+    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block; do run_test $t 240; done
+    grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message\|block steps\|active walk\|refreshed" \
+        "$LOGS"/test_gpu_sim.log "$LOGS"/test_gpu_block.log 2>/dev/null | tee -a "$SUMMARY"
     # the rest of the C suite, quickly (CI runs it all, heavy tests too)
     for t in "$BIN"/tests/test_*; do
         n=$(basename "$t")
@@ -105,7 +106,8 @@ if [ $BENCH_ONLY = 0 ]; then
     # ---- compute-sanitizer on small runs ------------------------------
     for tool in memcheck racecheck synccheck initcheck; do
         timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 \
-            $BANYAN bench --backend gpu --model plummer --n 5000 --repeat 1 >"$LOGS/sanitizer-$tool.log" 2>&1
+            $BANYAN bench --backend gpu --model plummer --n 5000 --repeat 1 --steps 6 --time-bins 4 --eta 0.05 \
+            >"$LOGS/sanitizer-$tool.log" 2>&1
         rc=$?
         note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo clean || echo "rc $rc: $(grep -m1 -i 'error' "$LOGS/sanitizer-$tool.log")")"
     done
@@ -161,6 +163,10 @@ if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
     bench --model uniform-cube --n 16777216 --theta 0.75 $TUNED --check
     bench --model plummer --n 16777216 --theta 0.65 --check
     bench --model plummer --n 67108864 --theta 0.65 $TUNED --repeat 2 --check
+    # block time steps (the GOTHIC point): 64 steps, mean wall time per step
+    BLOCK="--steps 64 --time-bins 6 --dt 0.0625 --eta 0.1"
+    bench --model hernquist --n 16777216 --theta 0.65 $TUNED --check --repeat 1 $BLOCK
+    bench --model plummer --n 16777216 --theta 0.65 $TUNED --check --repeat 1 $BLOCK
 fi
 
 # ---- the largest N: 2^29 = 5.4e8 particles (about 72 GB of device memory)
@@ -189,14 +195,15 @@ while True:
     if j < 0: break
     r, i = dec.raw_decode(text, j)
     rows.append(r)
-print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s" % (
+print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s %5s %7s %8s" % (
     "model", "N", "method", "theta", "kap", "leaf", "group", "total_ms", "sort", "build", "moment", "walk_ms", "Mpart/s",
-    "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms"))
+    "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms", "bins", "active", "mean_ms"))
 for r in rows:
     print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f" % (
         r["model"], r["n"], r["method"], r["theta"], r.get("group_expansion", 0), r["leaf_size"], r["group_size"],
         1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"], 1e3 * r["t_moments"], 1e3 * r["t_walk"],
         r["particles_per_s"] / 1e6, r["pp_per_particle"], r["pc_per_particle"], r.get("far_per_group", 0),
         r.get("err_p50", float("nan")), r.get("err_p99", float("nan")), r["device_bytes_per_particle"],
-        1e3 * r.get("step_best", float("nan")), 1e3 * r.get("step_t_total", float("nan"))))
+        1e3 * r.get("step_best", float("nan")), 1e3 * r.get("step_t_total", float("nan")), r.get("time_bins", 0),
+        r.get("active_mean", float("nan")), 1e3 * r.get("step_mean", float("nan"))))
 PY

@@ -98,7 +98,7 @@ void tu_check_step_stats(bn_backend backend)
     bn_simulation *sim = NULL;
     TU_OK(bn_simulation_create(&sim));
     TU_OK(bn_simulation_set_gravity(sim, &g));
-    bn_integrator_params ip = {0.01, 0};
+    bn_integrator_params ip = {0.01, 0, 0, 0};
     TU_OK(bn_simulation_set_integrator(sim, &ip));
     TU_OK(bn_simulation_set_particles(sim, p));
     TU_OK(bn_simulation_step(sim, NULL));
@@ -121,3 +121,89 @@ void tu_check_step_stats(bn_backend backend)
     bn_simulation_free(sim);
     bn_particles_free(p);
 }
+
+bn_simulation *tu_make_sim(const bn_particles *p, bn_gravity_params g, bn_integrator_params ip)
+{
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    TU_OK(bn_simulation_set_integrator(sim, &ip));
+    TU_OK(bn_simulation_set_particles(sim, p));
+    return sim;
+}
+
+bn_gravity_params tu_block_gravity(bn_backend backend, bn_method method, double eps)
+{
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = backend;
+    g.method = method;
+    g.softening = eps;
+    g.mac = BN_MAC_BONSAI_BOX;
+    return g;
+}
+
+/* time_bins = 1: every particle in bin 0, the cycle is the step: the
+ * same operations as the shared fixed step, so the same bits. */
+void tu_check_one_bin_is_shared(bn_backend backend)
+{
+    bn_particles *p = tu_random_particles(700, 5, 1);
+    const bn_gravity_params g = tu_block_gravity(backend, BN_METHOD_TREE, 0.01);
+    bn_integrator_params shared = {1.0 / 64, 0, 0, 0}, block = {1.0 / 64, 0, 1, 0};
+    bn_simulation *a = tu_make_sim(p, g, shared), *b = tu_make_sim(p, g, block);
+    for (int s = 0; s < 6; s++) {
+        TU_OK(bn_simulation_step(a, NULL));
+        TU_OK(bn_simulation_step(b, NULL));
+    }
+    assert_true(bn_simulation_time(a) == bn_simulation_time(b));
+    const bn_particles *qa = NULL, *qb = NULL;
+    TU_OK(bn_simulation_particles(a, &qa));
+    TU_OK(bn_simulation_particles(b, &qb));
+    for (int k = 0; k < 3; k++) {
+        assert_memory_equal(qa->pos[k], qb->pos[k], p->n * sizeof(double));
+        assert_memory_equal(qa->vel[k], qb->vel[k], p->n * sizeof(double));
+    }
+    bn_simulation_free(a);
+    bn_simulation_free(b);
+    bn_particles_free(p);
+}
+
+/* A Plummer sphere over two crossing-time units: block steps keep the
+ * energy about as well as the shared step at their finest dt, and
+ * compute under half of the forces the shared steps would. */
+void tu_check_block_energy(bn_backend backend)
+{
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 4096;
+    icp.seed = 3;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    bn_gravity_params g = tu_block_gravity(backend, BN_METHOD_TREE, 0.01);
+    g.theta = 0.5;
+    bn_integrator_params ip = {1.0 / 16, 0.1, 5, 0};
+    bn_simulation *sim = tu_make_sim(p, g, ip);
+    bn_energies e0, e1;
+    TU_OK(bn_simulation_energies(sim, &e0));
+    double work = 0;
+    long steps = 0;
+    const double t_end = 1.0;
+    int finest = 0;
+    while (bn_simulation_time(sim) < t_end) {
+        TU_OK(bn_simulation_step_to(sim, t_end, NULL));
+        const bn_block_info b = bn_simulation_block_info(sim);
+        work += (double)b.n_active;
+        finest = b.max_bin > finest ? b.max_bin : finest;
+        steps++;
+    }
+    assert_true(bn_simulation_time(sim) == t_end);
+    TU_OK(bn_simulation_energies(sim, &e1));
+    const double rel = fabs((e1.total - e0.total) / e0.total);
+    const double shared_work = (double)p->n * t_end / ldexp(ip.dt, -finest);
+    print_message("block steps: %ld steps, finest bin %d, energy error %.2e, forces %.3f of the shared steps'\n",
+                  steps, finest, rel, work / shared_work);
+    assert_true(finest >= 2);
+    assert_true(rel < 2e-4);
+    assert_true(work < 0.5 * shared_work);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+}
+

@@ -42,6 +42,16 @@ bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, 
  * evaluation: equal to a fresh evaluation of the particles it holds. */
 void tu_check_step_stats(bn_backend backend);
 
+/* A simulation of a copy of p with these settings. */
+bn_simulation *tu_make_sim(const bn_particles *p, bn_gravity_params g, bn_integrator_params ip);
+/* Default gravity on `backend` with `method`, softening eps, bonsai-box. */
+bn_gravity_params tu_block_gravity(bn_backend backend, bn_method method, double eps);
+/* Block steps with one bin are the shared fixed step, bit for bit. */
+void tu_check_one_bin_is_shared(bn_backend backend);
+/* A Plummer sphere with block steps: energy kept, a fraction of the
+ * shared steps' forces computed. */
+void tu_check_block_energy(bn_backend backend);
+
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
 #endif

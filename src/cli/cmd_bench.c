@@ -16,6 +16,7 @@ typedef struct bench_opts {
     bn_ic_params ic;
     long repeat;
     long steps; /* --steps: time-step timing */
+    bn_integrator_params integ; /* of those steps: --dt, --eta, --time-bins */
     int check, json;
 } bench_opts;
 
@@ -24,6 +25,8 @@ typedef struct bench_result {
     double t_call;       /* bn_gravity_compute wall time of that repeat (copies included) */
     bn_error_stats err;
     double step_best, step_mean; /* wall seconds of a kick-drift-kick step */
+    double active_mean;          /* block steps: mean fraction of particles active */
+    double sim_time;             /* simulated time the steps covered */
     bn_force_stats step_forces;  /* the force stages of the fastest step */
 } bench_result;
 
@@ -44,17 +47,25 @@ static void bench_help(void)
            "                run: the fastest and mean step, and the force stages of the\n"
            "                fastest (the force benchmark above uploads unsorted\n"
            "                particles every time)\n"
+           "  --dt D        the steps' dt (the longest step with block steps; default 1/128)\n"
+           "  --eta E       step criterion eta sqrt(eps/|a|) (default 0: fixed dt)\n"
+           "  --time-bins K block time steps with K bins (needs --eta): the steps are\n"
+           "                block steps, each computing the forces of the particles that\n"
+           "                end their step then; also prints the mean active fraction\n"
+           "  --tree-rebuild R  block steps: rebuild the tree every R steps (default 0:\n"
+           "                at cycle ends only; refreshed in between)\n"
            "  --json        one JSON object instead of the table\n\n");
     cli_gravity_options_help();
 }
 
-enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON, OPT_STEPS };
+enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON, OPT_STEPS, OPT_DT, OPT_ETA, OPT_BINS,
+       OPT_REBUILD };
 
 /* 0: parsed, -1: --help printed, else the exit code. */
 static int parse(int argc, char **argv, bench_opts *o)
 {
     const char *cmd = "bench";
-    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 8];
+    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 12];
     int n = cli_gravity_options(opts);
     opts[n++] = (struct option){"model", required_argument, 0, OPT_MODEL};
     opts[n++] = (struct option){"n", required_argument, 0, OPT_N};
@@ -63,6 +74,10 @@ static int parse(int argc, char **argv, bench_opts *o)
     opts[n++] = (struct option){"check", no_argument, 0, OPT_CHECK};
     opts[n++] = (struct option){"json", no_argument, 0, OPT_JSON};
     opts[n++] = (struct option){"steps", required_argument, 0, OPT_STEPS};
+    opts[n++] = (struct option){"dt", required_argument, 0, OPT_DT};
+    opts[n++] = (struct option){"eta", required_argument, 0, OPT_ETA};
+    opts[n++] = (struct option){"time-bins", required_argument, 0, OPT_BINS};
+    opts[n++] = (struct option){"tree-rebuild", required_argument, 0, OPT_REBUILD};
     opts[n++] = (struct option){"help", no_argument, 0, 'h'};
     opts[n] = (struct option){0, 0, 0, 0};
     long v;
@@ -91,6 +106,20 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (o->steps < 0) return cli_usage_error(cmd, "--steps must be >= 0, got %ld", o->steps);
             break;
         case OPT_JSON: o->json = 1; break;
+        case OPT_DT:
+            if (!cli_parse_double(cmd, "--dt", optarg, &o->integ.dt)) return 2;
+            break;
+        case OPT_ETA:
+            if (!cli_parse_double(cmd, "--eta", optarg, &o->integ.eta)) return 2;
+            break;
+        case OPT_BINS:
+            if (!cli_parse_long(cmd, "--time-bins", optarg, &v)) return 2;
+            o->integ.time_bins = (int)(v < 0 || v > 1000 ? -1 : v); /* range: bn_simulation_set_integrator */
+            break;
+        case OPT_REBUILD:
+            if (!cli_parse_long(cmd, "--tree-rebuild", optarg, &v)) return 2;
+            o->integ.tree_rebuild = (int)(v < 0 || v > 1000000000 ? -1 : v);
+            break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);
             if (r != 0) return r;
@@ -156,10 +185,13 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
     bn_simulation *sim = NULL;
     bn_status s = bn_simulation_create(&sim);
     if (s == BN_OK) s = bn_simulation_set_gravity(sim, &o->g);
+    if (s == BN_OK) s = bn_simulation_set_integrator(sim, &o->integ);
     if (s == BN_OK) s = bn_simulation_set_particles(sim, p);
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
     r->step_best = -1;
     r->step_mean = 0;
+    r->active_mean = 0;
+    const double t_start = bn_simulation_time(sim);
     for (long k = 0; s == BN_OK && k < o->steps; k++) {
         const double t0 = bn_wall_seconds();
         s = bn_simulation_step(sim, NULL);
@@ -167,11 +199,14 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
         const double t = bn_wall_seconds() - t0;
         if (s != BN_OK) break;
         r->step_mean += t / (double)o->steps;
+        const bn_block_info b = bn_simulation_block_info(sim);
+        r->active_mean += (b.n_bins > 0 ? (double)b.n_active / (double)p->n : 1.0) / (double)o->steps;
         if (r->step_best < 0 || t < r->step_best) {
             r->step_best = t;
             r->step_forces = *bn_simulation_force_stats(sim);
         }
     }
+    r->sim_time = bn_simulation_time(sim) - t_start;
     bn_simulation_free(sim);
     return s;
 }
@@ -216,6 +251,11 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
         printf("time steps (%ld, kick-drift-kick): fastest %.4f s, mean %.4f s; forces in the fastest: sort %.4f "
                "walk %.4f total %.4f\n",
                o->steps, r->step_best, r->step_mean, f->t_sort, f->t_walk, f->t_total);
+        if (o->integ.time_bins > 0)
+            printf("block steps (%d bins, dt %g, eta %g): mean active fraction %.4f, simulated time %.6g "
+                   "(%.4g wall s per unit time)\n",
+                   o->integ.time_bins, o->integ.dt, o->integ.eta, r->active_mean, r->sim_time,
+                   r->sim_time > 0 ? r->step_mean * (double)o->steps / r->sim_time : 0.0);
     }
 }
 
@@ -248,6 +288,10 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
                "\"step_t_walk\": %.6g, \"step_t_total\": %.6g",
                o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
                r->step_forces.t_total);
+    if (o->steps > 0 && o->integ.time_bins > 0)
+        printf(",\n \"time_bins\": %d, \"dt\": %g, \"eta\": %g, \"tree_rebuild\": %d, \"active_mean\": %.6g, "
+               "\"sim_time\": %.6g",
+               o->integ.time_bins, o->integ.dt, o->integ.eta, o->integ.tree_rebuild, r->active_mean, r->sim_time);
     printf("}\n");
 }
 
@@ -259,6 +303,7 @@ int bn_cmd_bench(int argc, char **argv)
     o.ic = bn_ic_params_default();
     o.ic.n = (size_t)1 << 20;
     o.repeat = 3;
+    o.integ = bn_integrator_params_default();
     int rc = parse(argc, argv, &o);
     if (rc != 0) return rc < 0 ? 0 : rc;
     bn_particles *p = NULL;

@@ -148,9 +148,12 @@ static bn_status log_energy(run_ctx *c)
     return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0);
 }
 
-/* Outputs due at the current time (steps land exactly on them). */
+/* Outputs due at the current time (steps land exactly on them). With
+ * block time steps only at a cycle's end: inside a cycle velocities are
+ * half-kicked at different times, and cycles end on output times. */
 static bn_status outputs_due(run_ctx *c)
 {
+    if (bn_simulation_block_info(c->sim).tick != 0) return BN_OK;
     const double t = bn_simulation_time(c->sim), interval = c->prm->energy_interval;
     int log_now = !(interval > 0) || t >= c->next_energy || t >= c->prm->t_end;
     if (log_now && c->log.last_time != t) BN_TRY(log_energy(c));

@@ -16,6 +16,7 @@
 #ifndef BN_BACKEND_H
 #define BN_BACKEND_H
 #include "banyan.h"
+#include "integrate/timebins.h"
 
 typedef struct bn_backend_ops {
     const char *name;
@@ -34,6 +35,17 @@ typedef struct bn_backend_ops {
     bn_status (*finish)(void *state);
     bn_status (*kick)(void *state, double dt);
     bn_status (*drift)(void *state, double dt);
+    /* Block time steps (integrate/timebins.h); the backend keeps every
+     * particle's bin (0 after upload). forces_active(): the forces of
+     * the particles in bins >= bin_min only, the others keep theirs;
+     * rebuild = 0 keeps the last tree's structure and body order and
+     * refreshes its moments and boxes from the moved particles (a tree
+     * is built when there is none). */
+    bn_status (*forces_active)(void *state, int bin_min, int rebuild);
+    /* The block kick of the active particles; with max_bin not NULL it
+     * returns the finest bin among them and their number (the GPU reads
+     * these 8 bytes back). */
+    bn_status (*block_kick)(void *state, const bn_block_kick *k, int *max_bin, long *n_kicked);
     /* Largest |a| over all particles (adaptive shared time step). */
     bn_status (*max_accel)(void *state, double *amax);
     /* Kinetic, potential (from the last forces), momenta, com. */

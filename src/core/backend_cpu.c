@@ -1,5 +1,6 @@
 /* The CPU backend: particles stay in a host copy; forces by the CPU tree
- * code or direct summation; kick and drift with OpenMP. */
+ * code or direct summation; kick and drift with OpenMP; block time steps
+ * (integrate/timebins.h) with a bin per particle. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,14 @@ typedef struct cpu_state {
     bn_tree_workspace *ws;
     double *acc_old;  /* |a| of the last evaluation, for the accel MAC */
     int have_forces;
+    int have_tree;    /* the workspace's tree is of these particles      */
+    uint8_t *bin;     /* block steps: each particle's bin; NULL: all 0   */
     bn_force_stats last_stats;
 } cpu_state;
+
+/* Below this many particles a parallel region costs more than the loop
+ * (as for bn_kick_cpu). */
+#define BLOCK_KICK_PARALLEL_MIN 4096
 
 static void cpu_destroy(void *st)
 {
@@ -24,6 +31,7 @@ static void cpu_destroy(void *st)
     bn_particles_free(s->p);
     bn_tree_workspace_free(s->ws);
     free(s->acc_old);
+    free(s->bin);
     free(s);
 }
 
@@ -48,7 +56,10 @@ static bn_status cpu_upload(void *st, const bn_particles *p)
     s->p = NULL;
     free(s->acc_old);
     s->acc_old = NULL;
+    free(s->bin);
+    s->bin = NULL;
     s->have_forces = 0;
+    s->have_tree = 0;
     BN_TRY(bn_particles_copy(&s->p, p));
     return bn_particles_ensure_forces(s->p);
 }
@@ -88,9 +99,10 @@ static bn_status remember_accel(cpu_state *s)
     return BN_OK;
 }
 
-static bn_status cpu_forces(void *st, bn_force_stats *stats)
+/* One evaluation: of every particle (bin NULL) or of those in bins >=
+ * bin_min; the tree is rebuilt when asked or when there is none. */
+static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int rebuild)
 {
-    cpu_state *s = st;
     bn_force_stats *last = &s->last_stats;
     memset(last, 0, sizeof *last);
     last->backend = "cpu";
@@ -99,12 +111,38 @@ static bn_status cpu_forces(void *st, bn_force_stats *stats)
         last->n_pp = (double)s->p->n * (double)(s->p->n - 1);
     } else {
         const double *old = (s->g.mac == BN_MAC_ACCEL && s->have_forces) ? s->acc_old : NULL;
-        BN_TRY(bn_tree_forces_cpu(s->ws, &s->g, s->p, old, s->p->acc, s->p->pot, last));
+        const int build = rebuild || !s->have_tree;
+        s->have_tree = 0; /* a failed evaluation may leave half a tree */
+        BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
+                                         last));
+        s->have_tree = 1;
     }
-    if (stats) *stats = *last;
     s->have_forces = 1;
     if (s->g.mac == BN_MAC_ACCEL) BN_TRY(remember_accel(s));
     return BN_OK;
+}
+
+static bn_status cpu_forces(void *st, bn_force_stats *stats)
+{
+    cpu_state *s = st;
+    BN_TRY(evaluate(s, NULL, 0, 1));
+    if (stats) *stats = s->last_stats;
+    return BN_OK;
+}
+
+static bn_status ensure_bins(cpu_state *s)
+{
+    if (!s->bin) s->bin = bn_calloc(s->p->n ? s->p->n : 1, sizeof *s->bin, "time bins");
+    return s->bin ? BN_OK : BN_ERR_NOMEM;
+}
+
+/* Direct summation has nothing to save by skipping particles: it
+ * computes them all. */
+static bn_status cpu_forces_active(void *st, int bin_min, int rebuild)
+{
+    cpu_state *s = st;
+    BN_TRY(ensure_bins(s));
+    return evaluate(s, s->g.method == BN_METHOD_DIRECT ? NULL : s->bin, bin_min, rebuild);
 }
 
 static bn_status cpu_stats(void *st, bn_force_stats *stats)
@@ -133,6 +171,54 @@ static bn_status cpu_drift(void *st, double dt)
     return BN_OK;
 }
 
+/* v += h a, written as bn_kick_cpu writes it, so that a block step
+ * rounds as the shared step of the same length does. */
+static void kick_one(bn_particles *p, long i, double h)
+{
+    for (int k = 0; k < 3; k++) p->vel[k][i] += h * p->acc[k][i];
+}
+
+/* The block kick of one active particle; returns its (new) bin. */
+static int block_kick_one(bn_particles *p, uint8_t *bin, long i, const bn_block_kick *k)
+{
+    int b = bin[i];
+    if (k->close) kick_one(p, i, bn_time_bin_half_step(b, k->n_bins, k->tick));
+    if (k->open) {
+        const double a2 = p->acc[0][i] * p->acc[0][i] + p->acc[1][i] * p->acc[1][i] + p->acc[2][i] * p->acc[2][i];
+        b = bn_time_bin(a2, k->eta, k->eps, k->tick, k->n_bins, k->bin_min);
+        bin[i] = (uint8_t)b;
+        kick_one(p, i, bn_time_bin_half_step(b, k->n_bins, k->tick));
+    }
+    return b;
+}
+
+/* max_bin is 0 when no particle is active. */
+static bn_status cpu_block_kick(void *st, const bn_block_kick *k, int *max_bin, long *n_kicked)
+{
+    cpu_state *s = st;
+    if (k->n_bins < 1 || k->n_bins > BN_TIME_BINS_MAX || k->bin_min < 0 || k->bin_min >= k->n_bins)
+        return bn_fail(BN_ERR_ARGUMENT, "block kick: active bins from %d of %d", k->bin_min, k->n_bins);
+    BN_TRY(ensure_bins(s));
+    bn_particles *p = s->p;
+    uint8_t *bin = s->bin;
+    const long n = (long)p->n;
+    int bmax = 0;
+    long count = 0;
+#pragma omp parallel for schedule(static) reduction(max : bmax) reduction(+ : count) \
+    if (n >= BLOCK_KICK_PARALLEL_MIN)
+    for (long i = 0; i < n; i++) {
+        if (bin[i] < k->bin_min) continue;
+        const int b = block_kick_one(p, bin, i, k);
+        bmax = b > bmax ? b : bmax;
+        count++;
+    }
+    if (max_bin) {
+        *max_bin = bmax;
+        if (n_kicked) *n_kicked = count;
+    }
+    return BN_OK;
+}
+
 static bn_status cpu_max_accel(void *st, double *amax)
 {
     cpu_state *s = st;
@@ -148,5 +234,5 @@ static bn_status cpu_energies(void *st, bn_energies *e)
 
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
-    cpu_kick, cpu_drift, cpu_max_accel, cpu_energies,
+    cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
 };

@@ -47,6 +47,9 @@ void cuda_destroy(void *p)
     bn_cuda_state *st = (bn_cuda_state *)p;
     if (!st) return;
     bn_cuda_particles_free(st);
+    bn_cuda_free(st->active, st->s);
+    bn_cuda_free(st->block_ints, st->s);
+    if (st->block_host) cudaFreeHost(st->block_host);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
     for (int e = 0; e < BN_EV_COUNT; e++)
@@ -115,6 +118,11 @@ bn_status sort_particles(bn_cuda_state *st, uint64_t **keys_out)
     if (r == BN_OK) swap_ptr(st->orig, vals_alt);
     if (r == BN_OK) r = bn_gpu_gather16(st->acc, vals, st->body, n, s); /* old |a| for the accel MAC */
     if (r == BN_OK) swap_ptr(st->acc, st->body);
+    if (r == BN_OK && st->bin) r = bn_gpu_gather1(st->bin, vals, keys_alt, n, s); /* block steps */
+    if (r == BN_OK && st->bin) {
+        const cudaError_t e = cudaMemcpyAsync(st->bin, keys_alt, (size_t)n, cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) r = bn_cuda_fail(e, "copying the sorted time bins", __FILE__, __LINE__);
+    }
     bn_cuda_free(keys_alt, s);
     bn_cuda_free(vals, s);
     bn_cuda_free(vals_alt, s);
@@ -139,6 +147,20 @@ bn_gravity_params effective_params(const bn_cuda_state *st)
     return g;
 }
 
+/* The build's last stages, or a refresh's (keys NULL: moved bodies). */
+bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, const uint64_t *keys)
+{
+    bn_gpu_tree_store *ts = &st->tree;
+    cudaStream_t s = st->s;
+    BN_TRY(bn_gpu_moments(ts, st->pos, st->mass, keys, g, s)); /* sets ref */
+    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, ts->frame, st->n, st->body, s));
+    cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
+    const int accel = g->mac == BN_MAC_ACCEL;
+    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, g->accel_alpha, s));
+    cudaEventRecord(st->ev[BN_EV_GROUPS], s);
+    return BN_OK;
+}
+
 /* Keys to groups: the device tree the walk reads. */
 bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
@@ -152,16 +174,21 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     ts->t.n = st->n;
     ts->t.body = st->body;
     ts->t.order = st->orig;
+    st->tree_valid = 0;
     bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, g->group_size, s);
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
-    if (r == BN_OK) r = bn_gpu_moments(ts, st->pos, st->mass, keys, g, s); /* sets ref */
-    if (r == BN_OK) r = bn_gpu_make_bodies(st->pos, st->mass, ts->frame, st->n, st->body, s);
-    cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
+    if (r == BN_OK) r = moments_and_groups(st, g, keys);
     bn_cuda_free(keys, s);
-    const int accel = g->mac == BN_MAC_ACCEL;
-    if (r == BN_OK) r = bn_gpu_groups(ts, accel ? st->acc : NULL, g->accel_alpha, s);
-    cudaEventRecord(st->ev[BN_EV_GROUPS], s);
+    st->tree_valid = r == BN_OK;
     return r;
+}
+
+/* Block steps between rebuilds: the last tree's structure and body order
+ * with moments, bodies and group boxes made from the moved particles. */
+bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
+{
+    for (int e = BN_EV_BBOX; e <= BN_EV_BUILD; e++) cudaEventRecord(st->ev[e], st->s); /* no such stages */
+    return moments_and_groups(st, g, NULL);
 }
 
 double elapsed(const bn_cuda_state *st, int a, int b)
@@ -244,6 +271,72 @@ bn_status cuda_forces(void *p, bn_force_stats *stats)
     return stats ? cuda_stats(p, stats) : BN_OK;
 }
 
+/* Block steps: the bins (all 0), the kick's results and their pinned
+ * copy, made at the first block kick. */
+bn_status ensure_block_buffers(bn_cuda_state *st)
+{
+    if (!st->bin) {
+        BN_TRY(bn_cuda_dev_alloc(&st->bin, (size_t)st->n, "time bins", st->s));
+        BN_CUDA_CHECK(cudaMemsetAsync(st->bin, 0, (size_t)st->n, st->s));
+    }
+    if (!st->block_ints) BN_TRY(bn_cuda_dev_alloc(&st->block_ints, 3, "block-step counters", st->s));
+    if (!st->block_host) BN_CUDA_CHECK(cudaMallocHost((void **)&st->block_host, 2 * sizeof(int)));
+    return BN_OK;
+}
+
+/* The active groups of this walk, listed on the device. */
+bn_status select_active(bn_cuda_state *st, int bin_min, bn_gpu_active *act)
+{
+    const bn_gpu_tree *t = &st->tree.t;
+    if (st->active_capacity < t->n_groups) {
+        bn_cuda_free(st->active, st->s);
+        st->active = NULL;
+        st->active_capacity = 0;
+        BN_TRY(bn_cuda_dev_alloc(&st->active, (size_t)t->n_groups, "active groups", st->s));
+        st->active_capacity = t->n_groups;
+    }
+    BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, st->active, st->block_ints + 2, st->s));
+    act->groups = st->active;
+    act->count = st->block_ints + 2;
+    act->bin = st->bin;
+    act->bin_min = bin_min;
+    return BN_OK;
+}
+
+/* Forces of the particles in bins >= bin_min: a rebuilt or refreshed
+ * tree, walked by the active groups only. Direct summation computes all. */
+bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    const int all = bin_min <= 0 || !st->bin;
+    if (st->g.method != BN_METHOD_TREE || (all && (rebuild || !st->tree_valid))) return cuda_forces(p, NULL);
+    bn_cuda_reset_peak();
+    cudaEventRecord(st->ev[BN_EV_START], st->s);
+    const bn_gravity_params g = effective_params(st);
+    BN_TRY(rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g));
+    bn_gpu_active act;
+    if (!all) BN_TRY(select_active(st, bin_min, &act));
+    BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, all ? NULL : &act, st->acc, st->walk, NULL, st->s));
+    cudaEventRecord(st->ev[BN_EV_WALK], st->s);
+    BN_CUDA_LAUNCH_CHECK();
+    st->have_forces = 1;
+    return BN_OK;
+}
+
+bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n_kicked)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(ensure_block_buffers(st));
+    BN_CUDA_CHECK(cudaMemsetAsync(st->block_ints, 0, 2 * sizeof(int), st->s));
+    BN_TRY(bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, k, st->block_ints, st->s));
+    if (!max_bin) return BN_OK;
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->block_host, st->block_ints, 2 * sizeof(int), cudaMemcpyDeviceToHost, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    *max_bin = st->block_host[0];
+    if (n_kicked) *n_kicked = st->block_host[1];
+    return BN_OK;
+}
+
 bn_status cuda_finish(void *p)
 {
     BN_CUDA_CHECK(cudaStreamSynchronize(((bn_cuda_state *)p)->s));
@@ -276,7 +369,8 @@ bn_status cuda_energies(void *p, bn_energies *e)
 
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
-    cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_max_accel, cuda_energies,
+    cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
+    cuda_energies,
 };
 } // namespace
 

@@ -26,6 +26,16 @@ struct bn_cuda_state {
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
     int have_forces;
+    int tree_valid;   /* the tree matches the particles' order: a block
+                         step may refresh it instead of rebuilding      */
+    /* block time steps (integrate/timebins.h), allocated at the first
+     * block kick: 1 byte per particle and 4 per group */
+    uint8_t *bin;     /* time bin per particle, key order (sorted along) */
+    int *active;      /* the active groups of the current walk          */
+    int active_capacity;
+    int *block_ints;  /* device: finest kicked bin, kicked count, active
+                         groups                                         */
+    int *block_host;  /* pinned copy of the first two                   */
     bn_gpu_tree_store tree;
     bn_gpu_walk_scratch *walk;
     cudaEvent_t ev[BN_EV_COUNT];

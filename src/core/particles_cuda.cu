@@ -20,6 +20,9 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     bn_cuda_free(st->orig, st->s);
     bn_cuda_free(st->acc, st->s);
     bn_cuda_free(st->body, st->s);
+    bn_cuda_free(st->bin, st->s); /* new particles start in bin 0 */
+    st->bin = NULL;
+    st->tree_valid = 0;
     st->mass = NULL;
     st->orig = NULL;
     st->acc = st->body = NULL;

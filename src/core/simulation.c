@@ -1,6 +1,7 @@
-/* bn_simulation: particles, gravity and a shared-step KDK leapfrog over
- * one backend. The backend holds the particles (on the device for the
- * GPU); the host mirror is refreshed only when asked for. */
+/* bn_simulation: particles, gravity and a KDK leapfrog over one backend,
+ * with one shared step or block (hierarchical) steps. The backend holds
+ * the particles (on the device for the GPU); the host mirror is
+ * refreshed only when asked for. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,12 @@ struct bn_simulation {
     long steps;
     bn_force_stats stats;
     int stats_current;        /* stats hold the last evaluation's        */
+    /* block time steps (integ.time_bins > 0), integrate/timebins.h */
+    int tick;                 /* within the cycle; 0: synchronised       */
+    int max_bin;              /* finest occupied bin                     */
+    long n_active;            /* particles kicked at the last tick       */
+    long steps_since_build;   /* force evaluations on the current tree   */
+    double cycle_start, cycle_length, cycle_end;
 };
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -65,9 +72,19 @@ static bn_status sync_host(bn_simulation *sim)
     return BN_OK;
 }
 
+/* Block steps: bins and half-kicked velocities live on the backend
+ * until the cycle ends; a change that recreates it must wait for that. */
+static bn_status require_synchronised(const bn_simulation *sim, const char *what)
+{
+    if (sim->tick == 0) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "%s: not possible inside a block-step cycle (tick %d of %d); step to its end "
+                   "at time %.17g first", what, sim->tick, 1 << (sim->integ.time_bins - 1), sim->cycle_end);
+}
+
 bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g)
 {
     BN_TRY(bn_gravity_params_validate(g));
+    BN_TRY(require_synchronised(sim, "bn_simulation_set_gravity"));
     BN_TRY(sync_host(sim));
     drop_backend(sim);
     sim->grav = *g;
@@ -80,6 +97,15 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: dt must be finite and > 0, got %g", ip ? ip->dt : 0.0);
     if (!(ip->eta >= 0) || !isfinite(ip->eta))
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: eta must be finite and >= 0, got %g", ip->eta);
+    if (ip->time_bins < 0 || ip->time_bins > BN_TIME_BINS_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: time_bins must be in [0, %d], got %d", BN_TIME_BINS_MAX,
+                       ip->time_bins);
+    if (ip->time_bins >= 2 && !(ip->eta > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: time_bins = %d needs eta > 0 to choose the particles' "
+                       "steps (eta = 0)", ip->time_bins);
+    if (ip->tree_rebuild < 0)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: tree_rebuild must be >= 0, got %d", ip->tree_rebuild);
+    BN_TRY(require_synchronised(sim, "bn_simulation_set_integrator"));
     sim->integ = *ip;
     return BN_OK;
 }
@@ -94,6 +120,7 @@ bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
     sim->host_current = 1;
     sim->backend_current = 0;
     sim->have_forces = 0;
+    sim->tick = 0; /* new particles: synchronised velocities */
     return BN_OK;
 }
 
@@ -106,6 +133,7 @@ bn_status bn_simulation_add_particle(bn_simulation *sim, const double pos[3], co
         if (!isfinite(pos[k]) || !isfinite(vel[k]))
             return bn_fail(BN_ERR_ARGUMENT, "particle id %llu: non-finite position or velocity",
                            (unsigned long long)id);
+    BN_TRY(require_synchronised(sim, "bn_simulation_add_particle"));
     BN_TRY(sync_host(sim));
     size_t i = sim->host->n;
     BN_TRY(bn_particles_resize(sim->host, i + 1));
@@ -178,6 +206,7 @@ bn_status bn_simulation_compute_forces(bn_simulation *sim)
     BN_TRY(sim->ops->forces(sim->state, NULL)); /* the stats only when asked */
     sim->have_forces = 1;
     sim->host_current = 0;
+    sim->steps_since_build = 1;
     return BN_OK;
 }
 
@@ -218,11 +247,14 @@ static bn_status kdk(bn_simulation *sim, double dt)
  * size when t_limit - t is a multiple of dt up to rounding. */
 #define BN_LAND_SLACK 1e-6
 
+static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken);
+
 bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken)
 {
     if (!isfinite(t_limit)) return bn_fail(BN_ERR_ARGUMENT, "step: time limit %g is not finite", t_limit);
     if (dt_taken) *dt_taken = 0;
     if (!(t_limit > sim->time)) return BN_OK;
+    if (sim->integ.time_bins > 0) return block_step(sim, t_limit, dt_taken);
     BN_TRY(ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     double dt;
@@ -239,6 +271,7 @@ bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_t
 
 bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken)
 {
+    if (sim->integ.time_bins > 0) return block_step(sim, INFINITY, dt_taken);
     BN_TRY(ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     double dt;
@@ -260,4 +293,91 @@ bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out)
     BN_TRY(ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     return sim->ops->energies(sim->state, out);
+}
+
+/* ---- block (hierarchical) time steps: integrate/timebins.h ---- */
+
+static double block_tick_seconds(const bn_simulation *sim)
+{
+    return ldexp(sim->cycle_length, -(sim->integ.time_bins - 1));
+}
+
+static bn_block_kick block_kick_params(const bn_simulation *sim, int bin_min, int close, int open)
+{
+    bn_block_kick k;
+    k.bin_min = bin_min;
+    k.close = close;
+    k.open = open;
+    k.n_bins = sim->integ.time_bins;
+    k.tick = block_tick_seconds(sim);
+    k.eta = sim->integ.eta;
+    k.eps = sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
+    return k;
+}
+
+/* At a full synchronisation (forces of every particle known): the
+ * cycle's length (dt, or less to land on t_limit), every particle's bin
+ * and its opening half kick. */
+static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
+{
+    BN_TRY(ensure_backend(sim));
+    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
+    double D = sim->integ.dt;
+    const double left = t_limit - sim->time;
+    const int lands = D * (1 + BN_LAND_SLACK) >= left;
+    if (lands) D = left;
+    sim->cycle_start = sim->time;
+    sim->cycle_length = D;
+    sim->cycle_end = lands ? t_limit : sim->time + D;
+    const bn_block_kick k = block_kick_params(sim, 0, 0, 1);
+    return sim->ops->block_kick(sim->state, &k, &sim->max_bin, &sim->n_active);
+}
+
+/* One block step: drift everything to the next tick where some particle
+ * ends its step (the finest occupied bin's), forces of the particles
+ * active there, their closing kicks and, inside the cycle, their new bins
+ * and opening kicks. The tree is rebuilt at the end of a cycle (every
+ * particle active) and every tree_rebuild steps; refreshed otherwise. */
+static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken)
+{
+    if (sim->tick == 0) BN_TRY(block_begin_cycle(sim, t_limit));
+    else if (t_limit < sim->cycle_end)
+        return bn_fail(BN_ERR_ARGUMENT, "step: time limit %.17g falls inside the running block-step cycle, which "
+                       "ends at %.17g (output times must lie on cycle ends)", t_limit, sim->cycle_end);
+    const int K = sim->integ.time_bins, ticks = 1 << (K - 1);
+    const int next = sim->tick + bn_time_bin_ticks(sim->max_bin, K);
+    const double dt = (double)(next - sim->tick) * block_tick_seconds(sim);
+    BN_TRY(sim->ops->drift(sim->state, dt));
+    const int bin_min = bn_time_bin_min_active(next, K), ends = next == ticks;
+    const int rebuild = ends || (sim->integ.tree_rebuild > 0 && sim->steps_since_build >= sim->integ.tree_rebuild);
+    memset(&sim->stats, 0, sizeof sim->stats);
+    sim->stats_current = 0;
+    BN_TRY(sim->ops->forces_active(sim->state, bin_min, rebuild));
+    sim->steps_since_build = rebuild ? 1 : sim->steps_since_build + 1;
+    sim->have_forces = 1;
+    sim->host_current = 0;
+    const bn_block_kick k = block_kick_params(sim, bin_min, 1, !ends);
+    int max_bin = sim->max_bin;
+    BN_TRY(sim->ops->block_kick(sim->state, &k, &max_bin, &sim->n_active));
+    if (!ends) sim->max_bin = max_bin;
+    sim->tick = ends ? 0 : next;
+    sim->time = ends ? sim->cycle_end : sim->cycle_start + (double)next * block_tick_seconds(sim);
+    sim->steps++;
+    if (dt_taken) *dt_taken = dt;
+    return BN_OK;
+}
+
+bn_block_info bn_simulation_block_info(const bn_simulation *sim)
+{
+    bn_block_info b;
+    memset(&b, 0, sizeof b);
+    b.n_bins = sim->integ.time_bins;
+    if (b.n_bins <= 0) return b;
+    b.tick = sim->tick;
+    b.ticks = 1 << (b.n_bins - 1);
+    b.max_bin = sim->max_bin;
+    b.n_active = sim->n_active;
+    b.cycle_start = sim->cycle_start;
+    b.cycle_length = sim->cycle_length;
+    return b;
 }

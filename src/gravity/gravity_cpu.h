@@ -19,4 +19,16 @@ void bn_tree_workspace_free(bn_tree_workspace *ws);
  * Outputs in the original order, G included, self term excluded. */
 bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
                              const double *acc_old, double *acc[3], double *pot, bn_force_stats *stats);
+
+/* The same for block time steps: bin (NULL: every particle) is each
+ * particle's bin, original order; only the particles with bin >= bin_min
+ * get acc/pot, the others keep theirs (the walk skips the groups without
+ * one of them). rebuild = 0 refreshes the last tree for the moved
+ * particles (bn_tree_refresh) instead of building one, unless there is
+ * none for p->n particles; the masses must be the build's. A refresh's
+ * stage times are all in t_moments (t_bbox .. t_build, t_groups 0).
+ * bn_tree_forces_cpu is this with bin NULL and rebuild = 1. */
+bn_status bn_tree_forces_active_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
+                                    const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
+                                    double *acc[3], double *pot, bn_force_stats *stats);
 #endif

@@ -144,17 +144,23 @@ BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
 /* Opening radius of one cell, the criterion choosing its geometry (the
  * one place both backends take it from): the octant (side l, centre
  * `centre`) for bonsai, bh and accel; the bounding box [lo, hi] of the
- * cell's bodies for bonsai-box. com: the cell's centre of mass. */
+ * cell's bodies for bonsai-box. com: the cell's centre of mass.
+ * centre NULL: the bodies have moved since the tree was built (a refresh
+ * between rebuilds, block time steps) and may have left their octant;
+ * the octant criteria then take the cube of side max(l, the box's
+ * largest side) about the box's centre, which holds every body. */
 BN_HD double bn_mac_cell_radius(int mac, double theta, double l, const double centre[3], const double com[3],
                                 const double lo[3], const double hi[3])
 {
-    const int box = mac == 3; /* BN_MAC_BONSAI_BOX */
+    const int box = mac == 3 || !centre; /* BN_MAC_BONSAI_BOX, or moved */
     double side = 0, d2 = 0;
     for (int k = 0; k < 3; k++) {
         const double c = box ? 0.5 * (lo[k] + hi[k]) : centre[k];
         d2 += (com[k] - c) * (com[k] - c);
         side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
     }
-    return bn_mac_open_radius(mac, box ? bn_mac_box_side(side, l) : l, sqrt(d2), theta);
+    if (mac == 3) l = bn_mac_box_side(side, l);
+    else if (side > l) l = side;
+    return bn_mac_open_radius(mac, l, sqrt(d2), theta);
 }
 #endif

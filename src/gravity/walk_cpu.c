@@ -268,8 +268,20 @@ static void pack_cells(const bn_tree *t, double G, walk_cell *cells)
     }
 }
 
+/* Block time steps: a group is walked when one of its bodies is active
+ * (the walk is per group; its inactive bodies' results are then computed
+ * too, and dropped by the caller). */
+static int group_active(const bn_tree *t, int gi, const uint8_t *bin, int bin_min)
+{
+    if (!bin) return 1;
+    const int f = t->group_first[gi], e = f + t->group_count[gi];
+    for (int b = f; b < e; b++)
+        if (bin[t->order[b]] >= bin_min) return 1;
+    return 0;
+}
+
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           double *out, bn_force_stats *stats)
+                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
 {
     if (mac == BN_MAC_ACCEL && !acc_old)
         return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
@@ -286,7 +298,7 @@ bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac 
         if (!scratch_alloc(&s, t->n_nodes, max_group)) failed = 1;
 #pragma omp for schedule(dynamic, 4)
         for (int gi = 0; gi < t->n_groups; gi++)
-            if (!failed) walk_one(t, cells, gi, g, mac, acc_old, out, &s);
+            if (!failed && group_active(t, gi, bin, bin_min)) walk_one(t, cells, gi, g, mac, acc_old, out, &s);
         cpp += s.count_pp;
         cpc += s.count_pc;
         cfar += s.count_far;

@@ -10,6 +10,9 @@
 
 /* Forces on every body of t in key order: out[4 i + 0..3] = ax, ay, az,
  * phi WITHOUT G (the caller applies it once), self term removed.
+ * bin (block time steps; NULL: every body): the bin of each particle in
+ * the ORIGINAL order; only the groups holding a body with bin >= bin_min
+ * are walked (and counted), the others' out is left untouched.
  * mac: the criterion the tree's opening radii were made for (BN_MAC_ACCEL
  * needs acc_old: |a| of the previous evaluation in the ORIGINAL particle
  * order, G included; t->order maps). Interaction counts to stats->n_pp,
@@ -18,7 +21,7 @@
  * act through one expansion per group (bn_local_*). Deterministic: each group is one
  * thread's work, in a fixed order, whatever the thread count. */
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           double *out, bn_force_stats *stats);
+                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
 
 /* Particle-particle tile: every target i < nt gets the softened force of
  * every source j < ns (bn_pp_d), added to ax/ay/az/phi[i]. A source at the

@@ -31,6 +31,10 @@
  * walk once per chunk of 64, with the MAC on the whole group's box; the
  * chunks after the first reuse the first one's far-field expansion.
  *
+ * Block time steps walk only the active groups (a list made on the
+ * device; the grid is sized for all groups and the warps past the list's
+ * length leave at once) and write only the active bodies.
+ *
  * Warp synchronisation is explicit (__syncwarp, *_sync intrinsics); warps
  * never wait on each other; no floating-point atomics (the interaction
  * counters are integers).
@@ -77,6 +81,8 @@ struct bn_walk_args {
     int accel_mac, quadrupole;
     float4 *out;
     unsigned long long *counts;
+    bn_gpu_active act;        /* block steps: the active groups and bodies;
+                                 act.groups NULL: every group and body   */
 };
 
 /* The targets and partial sums of one lane. */
@@ -373,7 +379,8 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
             v.z += __shfl_xor_sync(BN_FULL, v.z, off);
             v.w += __shfl_xor_sync(BN_FULL, v.w, off);
         }
-        if (sub == 0 && tid[k] < nt) {
+        const bool writes = tid[k] < nt && (!a.act.bin || a.act.bin[first + tid[k]] >= a.act.bin_min);
+        if (sub == 0 && writes) {
             bn_local_eval_f(&far, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
             /* the self pair added -m/eps (d = 0 exactly): take it back */
             const float self = a.eps2 > 0.f ? __fmul_rn(tg.pos[k].w, BN_RSQRT_F(a.eps2)) : 0.f;
@@ -390,7 +397,8 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ unsigned long long block_cnt[BN_WALK_WARPS][3];
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int group = blockIdx.x * BN_WALK_WARPS + w;
+    int group = blockIdx.x * BN_WALK_WARPS + w;
+    if (a.act.groups) group = group < *a.act.count ? a.act.groups[group] : a.t.n_groups;
     unsigned long long cnt[3] = {0, 0, 0};
     if (group < a.t.n_groups) {
         const int2 gb = a.t.group_body[group];
@@ -450,6 +458,13 @@ extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
                                  bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
+    return bn_gpu_walk_active(t, g, NULL, out, s, stats, stream);
+}
+
+extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
+                                        float4 *out, bn_gpu_walk_scratch *s, bn_force_stats *stats,
+                                        cudaStream_t stream)
+{
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
     const size_t count_bytes = 3 * sizeof(unsigned long long);
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
@@ -466,6 +481,7 @@ extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *
     a.quadrupole = g->quadrupole != 0;
     a.out = out;
     a.counts = s->counts;
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0};
     const int blocks = (t->n_groups + BN_WALK_WARPS - 1) / BN_WALK_WARPS;
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();

@@ -30,6 +30,20 @@ size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes);
  * atomics. */
 bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out, bn_gpu_walk_scratch *s,
                       bn_force_stats *stats, cudaStream_t stream);
+/* Block time steps: the targets of a walk. Only the groups
+ * groups[0 .. *count) are walked (device arrays, made on the device by
+ * bn_gpu_active_groups), and of their bodies only those with
+ * bin[i] >= bin_min (bins per body, key order) are written; the others
+ * keep their forces. */
+typedef struct bn_gpu_active {
+    const int *groups;
+    const int *count;
+    const uint8_t *bin;
+    int bin_min;
+} bn_gpu_active;
+/* bn_gpu_walk for the active targets only (act NULL: all of them). */
+bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
+                             float4 *out, bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream);
 /* The counts of the last walk (waits for it). */
 bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream);
 

@@ -4,12 +4,19 @@
 #define BN_INTEGRATE_CUDA_H
 #include "banyan.h"
 #include "core/cuda_check.h"
+#include "integrate/timebins.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 /* v += dt a (a from the float4 acc, G included). */
 bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, double dt, cudaStream_t s);
+/* Block time steps (timebins.h): closing and/or opening half kicks and
+ * new bins of the particles with bin >= k->bin_min. out[0] (atomicMax)
+ * receives the finest new (or, without opening, old) bin of the kicked
+ * particles and out[1] (atomicAdd) their number: zero them first. */
+bn_status bn_gpu_block_kick(double *vel[3], const float4 *acc, uint8_t *bin, int n, const bn_block_kick *k,
+                            int *out, cudaStream_t s);
 /* x += dt v. */
 bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, double dt, cudaStream_t s);
 /* Largest |a| (exact: a max is order-free); one scalar read back. */

@@ -1,5 +1,6 @@
 /*
- * Kick, drift, the largest acceleration and the energies on the device:
+ * Kick (shared and block steps), drift, the largest acceleration and the
+ * energies on the device:
  * a step of the simulation moves no particle data to the host. The
  * energy sums are per-block partial sums in a fixed tree order, then one
  * block adds the partials in order: deterministic, no atomics.
@@ -31,6 +32,49 @@ __global__ void kick_kernel(double *vx, double *vy, double *vz, const float4 *ac
     vx[i] = axpy(dt, (double)a.x, vx[i]);
     vy[i] = axpy(dt, (double)a.y, vy[i]);
     vz[i] = axpy(dt, (double)a.z, vz[i]);
+}
+
+/* The CPU's cpu_block_kick, particle for particle: two separate
+ * round-to-nearest additions (close, then open) like its C code. Returns
+ * the particle's bin after the kick. */
+__device__ int block_kick_one(double *vx, double *vy, double *vz, const float4 *acc, uint8_t *bin, int i,
+                              const bn_block_kick &k)
+{
+    const float4 a = acc[i];
+    const double ax = a.x, ay = a.y, az = a.z;
+    int b = bin[i];
+    if (k.close) {
+        const double h = bn_time_bin_half_step(b, k.n_bins, k.tick);
+        vx[i] = axpy(h, ax, vx[i]);
+        vy[i] = axpy(h, ay, vy[i]);
+        vz[i] = axpy(h, az, vz[i]);
+    }
+    if (k.open) {
+        const double a2 = __dadd_rn(__dadd_rn(__dmul_rn(ax, ax), __dmul_rn(ay, ay)), __dmul_rn(az, az));
+        b = bn_time_bin(a2, k.eta, k.eps, k.tick, k.n_bins, k.bin_min);
+        bin[i] = (uint8_t)b;
+        const double h = bn_time_bin_half_step(b, k.n_bins, k.tick);
+        vx[i] = axpy(h, ax, vx[i]);
+        vy[i] = axpy(h, ay, vy[i]);
+        vz[i] = axpy(h, az, vz[i]);
+    }
+    return b;
+}
+
+/* Every thread stays to the warp reductions: one pair of integer atomics
+ * per warp, not per particle (millions on one address would serialise). */
+__global__ void block_kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, uint8_t *bin, int n,
+                                  bn_block_kick k, int *out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const bool kicked = i < n && bin[i] >= k.bin_min;
+    const int b = kicked ? block_kick_one(vx, vy, vz, acc, bin, i, k) : 0;
+    const unsigned count = __reduce_add_sync(0xffffffffu, kicked ? 1u : 0u);
+    const unsigned bmax = __reduce_max_sync(0xffffffffu, (unsigned)b);
+    if ((threadIdx.x & 31) == 0 && count) {
+        atomicMax(&out[0], (int)bmax);
+        atomicAdd(&out[1], (int)count);
+    }
 }
 
 __global__ void drift_kernel(double *x, double *y, double *z, const double *vx, const double *vy, const double *vz,
@@ -108,6 +152,16 @@ extern "C" bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, doubl
 {
     if (n <= 0) return BN_OK;
     kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, n, dt);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_block_kick(double *vel[3], const float4 *acc, uint8_t *bin, int n,
+                                       const bn_block_kick *k, int *out, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    block_kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, bin, n, *k,
+                                                                         out);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "core/error.h"
+#include "integrate/timebins.h"
 #include "io/params.h"
 
 /* --- enumerations as int-valued choices --------------------------------- */
@@ -72,6 +73,12 @@ static const char *if_not_cpu(const bn_run_params *p)
 {
     return p->gravity.backend == BN_BACKEND_CPU ? "backend is cpu" : NULL;
 }
+static const char *if_block_tree(const bn_run_params *p)
+{
+    const char *t = if_tree(p);
+    if (t) return t;
+    return p->integ.time_bins > 0 ? NULL : "only used with block time steps (time_bins > 0)";
+}
 static const char *if_render(const bn_run_params *p) { return p->render ? NULL : "Snapshots:render is no"; }
 
 /* --- the table ------------------------------------------------------------ */
@@ -83,7 +90,7 @@ static const char *if_render(const bn_run_params *p) { return p->render ? NULL :
 const bn_param_section bn_param_sections[] = {
     {"InitialConditions", "The particles at the start: a generated model, or a snapshot file."},
     {"Gravity", "Force computation: constant, softening, method and tree settings, backend."},
-    {"TimeIntegration", "Kick-drift-kick leapfrog with one shared time step."},
+    {"TimeIntegration", "Kick-drift-kick leapfrog, with one shared time step or block (hierarchical) steps."},
     {"Snapshots", "HDF5 snapshots (GADGET-4 layout) and the picture of the last state."},
     {"Statistics", "Energy log: energies, momenta and the relative energy error."},
 };
@@ -150,7 +157,16 @@ const bn_param_desc bn_param_table[] = {
      "Shared time step (the largest one when eta > 0). Steps are shortened to land on output times."},
     {"TimeIntegration", "eta", BN_PT_DOUBLE, OFF(integ.eta), "0", NONNEGATIVE, NULL, NULL,
      "Adaptive shared step dt = min(dt, eta sqrt(eps / max|a|)), eps = Gravity:softening (0.001 when "
-     "that is 0); 0: fixed step dt."},
+     "that is 0); 0: fixed step dt. With time_bins >= 2 the criterion is per particle, eta sqrt(eps / |a_i|)."},
+    {"TimeIntegration", "time_bins", BN_PT_INT, OFF(integ.time_bins), "0", 0, BN_TIME_BINS_MAX, 0, NULL, NULL,
+     "Block (hierarchical) time steps with this many bins: particle i steps dt / 2^b, b in 0..time_bins-1 the "
+     "coarsest with dt / 2^b <= eta sqrt(eps / |a_i|) (needs eta > 0); a step computes the forces of the "
+     "particles that end their step then. dt is the longest step (a cycle, shortened to land on output times; "
+     "outputs happen at cycle ends). 0: one shared step."},
+    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "0", 0, 1e9, 0, NULL, if_block_tree,
+     "Block steps: also rebuild the tree every this many steps (it is always rebuilt at the end of a cycle); "
+     "in between it is refreshed (moments and boxes of the moved particles, same structure). 0: only at cycle "
+     "ends."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},

@@ -43,7 +43,38 @@ __global__ void group_boxes(const int2 *group_body, int n_groups, const float4 *
     }
 }
 
+/* One thread per group: is any of its bodies active? Each warp appends
+ * its active groups in order, with one integer atomic for the warp's
+ * place in the list: the list's order between warps varies from run to
+ * run, the forces do not (groups are walked independently). */
+__global__ void select_active(const int2 *group_body, int n_groups, const uint8_t *bin, int bin_min, int *list,
+                              int *count)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
+    bool active = false;
+    if (g < n_groups) {
+        const int2 b = group_body[g];
+        for (int i = b.x; i < b.x + b.y && !active; i++) active = bin[i] >= bin_min;
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, active);
+    int base = 0;
+    if (lane == 0 && mask) base = atomicAdd(count, __popc(mask));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    if (active) list[base + __popc(mask & ((1u << lane) - 1u))] = g;
+}
+
 } // namespace
+
+extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, int bin_min, int *groups,
+                                          int *count, cudaStream_t s)
+{
+    BN_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), s));
+    if (t->n_groups <= 0) return BN_OK;
+    select_active<<<(t->n_groups + kThreads - 1) / kThreads, kThreads, 0, s>>>(t->group_body, t->n_groups, bin,
+                                                                                bin_min, groups, count);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
 
 extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s)
 {

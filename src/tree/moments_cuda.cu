@@ -123,12 +123,12 @@ __global__ void level_kernel(level_args a)
     const int2 b = a.node_body[node], ch = a.node_child[node];
     const double l = a.frame->box_size / (double)(1u << a.level);
     double centre[3];
-    cell_centre(a, a.keys[b.x], l, centre);
+    if (a.keys) cell_centre(a, a.keys[b.x], l, centre);
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
     const double lo[3] = {r.lo[0], r.lo[1], r.lo[2]}, hi[3] = {r.hi[0], r.hi[1], r.hi[2]};
-    const double rad = bn_mac_cell_radius(a.mac, a.theta, l, centre, r.c, lo, hi);
+    const double rad = bn_mac_cell_radius(a.mac, a.theta, l, a.keys ? centre : NULL, r.c, lo, hi);
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),

@@ -68,6 +68,11 @@ extern "C" bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst
     return gather<float4>(src, perm, dst, n, s);
 }
 
+extern "C" bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
+{
+    return gather<unsigned char>(src, perm, dst, n, s);
+}
+
 extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, int n,
                                         float4 *body, cudaStream_t s)
 {

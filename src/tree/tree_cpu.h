@@ -69,4 +69,18 @@ void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole);
  * a leaf with more than group_size bodies (coincident keys) is cut into
  * chunks of group_size. With the bounding box of their bodies. */
 bn_status bn_tree_groups(bn_tree *t, int group_size);
+/* The groups' boxes (group_lo/hi) from the sorted positions (part of
+ * bn_tree_groups; bn_tree_refresh redoes it after the bodies moved). */
+void bn_tree_group_boxes(bn_tree *t);
+
+/* Stages 5 and 6 again for bodies that moved since the last build (block
+ * time steps: cheaper than a rebuild, and the order of the bodies stays
+ * the build's): keeps the structure, body order, key cube, keys and
+ * groups; gathers the new positions (pos: ORIGINAL order) into key order,
+ * recomputes every node's moments and body box, the opening radii (as
+ * bn_tree_moments, but the octant may no longer hold the bodies:
+ * bn_mac_cell_radius with centre NULL; centre and size stay the build's)
+ * and the group boxes. Masses must not have changed. Fails on non-finite
+ * coordinates. */
+bn_status bn_tree_refresh(bn_tree *t, const double *const pos[3], bn_mac mac, double theta, int quadrupole);
 #endif

@@ -69,6 +69,7 @@ bn_status bn_gpu_sort_pairs(uint64_t **keys, uint64_t **keys_alt, int **vals, in
 bn_status bn_gpu_gather8(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather4(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
+bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 /* body[i] = (pos - frame->ref as float, mass): what the walk reads. */
 bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, int n,
                              float4 *body, cudaStream_t s);
@@ -88,7 +89,10 @@ bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int l
  * in double; opening radius^2 and G M l^2 for the walk (mac/theta/
  * quadrupole/G of g). Moves the frame's ref (on entry: the cube's
  * centre) to the root's centre of mass, on the device, and stores the
- * coms in float relative to it: make the float bodies after this stage. */
+ * coms in float relative to it: make the float bodies after this stage.
+ * keys NULL: a refresh of the last build's tree after the bodies moved
+ * (block time steps): the octants are not looked up, the criteria take
+ * the moved geometry (bn_mac_cell_radius with centre NULL). */
 bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, const uint64_t *keys,
                          const bn_gravity_params *g, cudaStream_t s);
 
@@ -96,6 +100,12 @@ bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const floa
 /* The boxes of the build's groups (after the bodies are made). acc_old
  * (key order) sets group_half.w = alpha * min |a_old| when not NULL. */
 bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s);
+/* Block time steps: the groups holding a body with bin >= bin_min (bins
+ * per body, key order) into groups[0 .. *count) (device; count is reset
+ * here). The list's order may vary from run to run, the walk's results
+ * do not. */
+bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, int bin_min, int *groups, int *count,
+                               cudaStream_t s);
 
 /* ---- backend_cuda.cu (tests) ---- */
 /* Run keys to groups on a CUDA backend state holding particles; returns

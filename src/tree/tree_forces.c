@@ -1,6 +1,8 @@
 /* bn_tree_forces_cpu: the CPU tree code, stage by stage, with the stage
  * times and work counts in bn_force_stats. The tree and the walk's output
- * buffer live in the workspace and are reused between evaluations. */
+ * buffer live in the workspace and are reused between evaluations; with
+ * block time steps (bn_tree_forces_active_cpu) the tree itself is too,
+ * refreshed for the moved particles between rebuilds. */
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -39,23 +41,57 @@ static bn_status reserve_out(bn_tree_workspace *ws, size_t n)
     return BN_OK;
 }
 
-/* Back to the original order, G applied once. */
-static void scatter(const bn_tree *t, const double *o, double G, double *acc[3], double *pot)
+/* Back to the original order, G applied once; with bin, only for the
+ * active particles (the others keep their values). */
+static void scatter(const bn_tree *t, const double *o, double G, const uint8_t *bin, int bin_min, double *acc[3],
+                    double *pot)
 {
     const long n = (long)t->n;
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++) {
         const uint32_t j = t->order[i];
+        if (bin && bin[j] < bin_min) continue;
         for (int k = 0; k < 3; k++) acc[k][j] = G * o[4 * i + k];
         pot[j] = G * o[4 * i + 3];
     }
 }
 
-bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
-                             const double *acc_old, double *acc[3], double *pot, bn_force_stats *stats)
+/* Stages 1-6 from scratch; their times into stats. */
+static bn_status build(bn_tree *t, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
+                       bn_force_stats *stats)
+{
+    BN_TRY(bn_tree_sort_bodies(t, (const double *const *)p->pos, p->mass, p->n, g->curve, &stats->t_bbox,
+                               &stats->t_keys, &stats->t_sort));
+    const double t1 = bn_wall_seconds();
+    BN_TRY(bn_tree_build(t, g->leaf_size));
+    const double t2 = bn_wall_seconds();
+    bn_tree_moments(t, mac, g->theta, g->quadrupole);
+    const double t3 = bn_wall_seconds();
+    BN_TRY(bn_tree_groups(t, g->group_size));
+    stats->t_build = t2 - t1;
+    stats->t_moments = t3 - t2;
+    stats->t_groups = bn_wall_seconds() - t3;
+    return BN_OK;
+}
+
+/* The last build's tree for the moved particles: the whole refresh
+ * (gather, moments, group boxes) counts as the moments stage. */
+static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
+                         bn_force_stats *stats)
+{
+    const double t0 = bn_wall_seconds();
+    BN_TRY(bn_tree_refresh(t, (const double *const *)p->pos, mac, g->theta, g->quadrupole));
+    stats->t_bbox = stats->t_keys = stats->t_sort = stats->t_build = stats->t_groups = 0;
+    stats->t_moments = bn_wall_seconds() - t0;
+    return BN_OK;
+}
+
+bn_status bn_tree_forces_active_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
+                                    const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
+                                    double *acc[3], double *pot, bn_force_stats *stats)
 {
     if (!ws || !g || !p || !acc[0] || !acc[1] || !acc[2] || !pot)
-        return bn_fail(BN_ERR_ARGUMENT, "bn_tree_forces_cpu: NULL argument");
+        return bn_fail(BN_ERR_ARGUMENT, "tree forces: NULL argument");
     if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "tree: no particles");
     bn_force_stats local;
     if (!stats) stats = &local;
@@ -65,21 +101,12 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
     bn_tree *t = &ws->tree;
     const double t0 = bn_wall_seconds();
     BN_TRY(reserve_out(ws, p->n));
-    BN_TRY(bn_tree_sort_bodies(t, (const double *const *)p->pos, p->mass, p->n, g->curve, &stats->t_bbox,
-                               &stats->t_keys, &stats->t_sort));
-    const double t1 = bn_wall_seconds();
-    BN_TRY(bn_tree_build(t, g->leaf_size));
-    const double t2 = bn_wall_seconds();
-    bn_tree_moments(t, mac, g->theta, g->quadrupole);
-    const double t3 = bn_wall_seconds();
-    BN_TRY(bn_tree_groups(t, g->group_size));
+    if (rebuild || t->n_nodes == 0 || t->n != p->n) BN_TRY(build(t, g, p, mac, stats));
+    else BN_TRY(refresh(t, g, p, mac, stats));
     const double t4 = bn_wall_seconds();
-    BN_TRY(bn_tree_walk_cpu(t, g, mac, acc_old, ws->out, stats));
-    scatter(t, ws->out, g->G, acc, pot);
+    BN_TRY(bn_tree_walk_cpu(t, g, mac, acc_old, bin, bin_min, ws->out, stats));
+    scatter(t, ws->out, g->G, bin, bin_min, acc, pot);
     const double t5 = bn_wall_seconds();
-    stats->t_build = t2 - t1;
-    stats->t_moments = t3 - t2;
-    stats->t_groups = t4 - t3;
     stats->t_walk = t5 - t4;
     stats->t_total = t5 - t0;
     stats->n_nodes = t->n_nodes;
@@ -89,4 +116,10 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
     stats->device_bytes_peak = 0;
     stats->backend = "cpu";
     return BN_OK;
+}
+
+bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
+                             const double *acc_old, double *acc[3], double *pot, bn_force_stats *stats)
+{
+    return bn_tree_forces_active_cpu(ws, g, p, acc_old, NULL, 0, 1, acc, pot, stats);
 }

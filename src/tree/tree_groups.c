@@ -73,6 +73,13 @@ static void group_box(bn_tree *t, int g)
     }
 }
 
+void bn_tree_group_boxes(bn_tree *t)
+{
+    const int n = t->n_groups;
+#pragma omp parallel for schedule(static)
+    for (int g = 0; g < n; g++) group_box(t, g);
+}
+
 bn_status bn_tree_groups(bn_tree *t, int group_size)
 {
     if (group_size < 1) return bn_fail(BN_ERR_ARGUMENT, "tree groups: group_size must be >= 1, got %d", group_size);
@@ -84,7 +91,6 @@ bn_status bn_tree_groups(bn_tree *t, int group_size)
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < nn; i++) emit_groups(t, i, group_size, t->scan[i]);
     t->n_groups = total;
-#pragma omp parallel for schedule(static)
-    for (int g = 0; g < total; g++) group_box(t, g);
+    bn_tree_group_boxes(t);
     return BN_OK;
 }

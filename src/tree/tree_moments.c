@@ -7,6 +7,7 @@
  * children's Q shifted by the parallel-axis term M_c (3 s s^T - |s|^2 I),
  * s = com_c - com: no untraced second moments need to be kept. */
 #include <math.h>
+#include "core/error.h"
 #include "gravity/interact.h"
 #include "tree/tree_cpu.h"
 
@@ -109,7 +110,11 @@ static void node_geometry(bn_tree *t, int i, int hilbert)
     t->size[i] = (double)cell * unit;
 }
 
-void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
+/* Stage 5 for a fresh build (moved = 0) or a refresh (moved = 1): then
+ * the keys, hence the octants' centres and sides, are still the build's,
+ * but the bodies may have left their octants, so the opening radius is
+ * taken about their box instead (bn_mac_cell_radius, centre NULL). */
+static void moments(bn_tree *t, bn_mac mac, double theta, int quadrupole, int moved)
 {
     const int hilbert = t->curve == BN_CURVE_HILBERT;
     for (int level = t->n_levels - 1; level >= 0; level--) {
@@ -122,18 +127,42 @@ void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
     }
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < t->n_nodes; i++) {
-        node_geometry(t, i, hilbert);
+        if (!moved) node_geometry(t, i, hilbert);
         double d2 = 0;
         for (int k = 0; k < 3; k++) {
             const double d = t->com[3 * i + k] - t->center[3 * i + k];
             d2 += d * d;
         }
         t->delta[i] = sqrt(d2);
-        t->open_radius[i] = bn_mac_cell_radius((int)mac, theta, t->size[i], t->center + 3 * i, t->com + 3 * i,
-                                               t->body_lo + 3 * i, t->body_hi + 3 * i);
+        t->open_radius[i] = bn_mac_cell_radius((int)mac, theta, t->size[i], moved ? NULL : t->center + 3 * i,
+                                               t->com + 3 * i, t->body_lo + 3 * i, t->body_hi + 3 * i);
     }
     /* monopole only: the walk always evaluates Q, so zero it (after the
      * bottom-up pass, which needs the children's moments either way) */
     if (!quadrupole)
         for (int i = 0; i < 6 * t->n_nodes; i++) t->quad[i] = 0;
+}
+
+void bn_tree_moments(bn_tree *t, bn_mac mac, double theta, int quadrupole)
+{
+    moments(t, mac, theta, quadrupole, 0);
+}
+
+bn_status bn_tree_refresh(bn_tree *t, const double *const pos[3], bn_mac mac, double theta, int quadrupole)
+{
+    if (t->n_nodes == 0) return bn_fail(BN_ERR_INTERNAL, "tree refresh: no tree has been built");
+    const long n = (long)t->n;
+    int bad = 0;
+    /* the new positions into the build's key order */
+#pragma omp parallel for schedule(static) reduction(| : bad)
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const double x = pos[k][t->order[i]];
+            t->pos[k][i] = x;
+            bad |= !isfinite(x);
+        }
+    if (bad) return bn_fail(BN_ERR_ARGUMENT, "tree refresh: a particle has a non-finite coordinate");
+    moments(t, mac, theta, quadrupole, 1);
+    bn_tree_group_boxes(t);
+    return BN_OK;
 }

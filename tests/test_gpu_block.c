@@ -1,0 +1,187 @@
+/* Block time steps on the CUDA backend: one bin is the shared step bit for
+ * bit; the active walk gives the active particles exactly a full
+ * evaluation's forces and leaves the others alone; a refreshed tree meets
+ * the error bars against double direct summation; the device's bins and
+ * orbits follow the CPU backend's; a Plummer sphere keeps its energy.
+ * Skipped without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#ifdef BANYAN_HAVE_CUDA
+#include "core/backend.h"
+
+static void test_one_bin_is_the_shared_step(void **state)
+{
+    (void)state;
+    tu_check_one_bin_is_shared(BN_BACKEND_GPU);
+}
+
+static void test_plummer_energy_with_block_steps(void **state)
+{
+    (void)state;
+    tu_check_block_energy(BN_BACKEND_GPU);
+}
+
+/* A backend state holding p, with its forces computed. */
+static void *gpu_state(const bn_gravity_params *g, const bn_particles *p)
+{
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    void *st = NULL;
+    TU_OK(ops->create(&st, g));
+    TU_OK(ops->upload(st, p));
+    TU_OK(ops->forces(st, NULL));
+    return st;
+}
+
+static bn_particles *download(void *st)
+{
+    bn_particles *q = NULL;
+    TU_OK(bn_particles_create(&q, 0));
+    TU_OK(bn_cuda_backend_ops()->download(st, q));
+    return q;
+}
+
+/* Bins from the downloaded accelerations, as the kick kernel makes them
+ * (the same double arithmetic on the float values). */
+static void host_bins(const bn_particles *q, const bn_block_kick *k, int *bin)
+{
+    for (size_t i = 0; i < q->n; i++) {
+        const double ax = q->acc[0][i], ay = q->acc[1][i], az = q->acc[2][i];
+        bin[i] = bn_time_bin(ax * ax + ay * ay + az * az, k->eta, k->eps, k->tick, k->n_bins, k->bin_min);
+    }
+}
+
+/* Bins by an opening kick, a drift, then forces of bins >= 2 only: the
+ * active particles get exactly the forces of a full evaluation of the
+ * same positions, the others keep their old ones. */
+static void test_active_walk(void **state)
+{
+    (void)state;
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    bn_particles *p = tu_random_particles(30000, 17, 2);
+    bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+    void *st = gpu_state(&g, p);
+    bn_particles *before = download(st);
+    const bn_block_kick open = {0, 0, 1, 4, 1.0 / 64, 0.05, 1e-3};
+    int *bin = malloc(p->n * sizeof *bin);
+    host_bins(before, &open, bin);
+    int max_bin = -1;
+    long kicked = 0;
+    TU_OK(ops->block_kick(st, &open, &max_bin, &kicked));
+    assert_int_equal(kicked, (long)p->n);
+    TU_OK(ops->drift(st, 0.002));
+    TU_OK(ops->forces_active(st, 2, 1));
+    bn_particles *after = download(st);
+    void *full_st = gpu_state(&g, after);
+    bn_particles *full = download(full_st);
+    long n_active = 0, host_max = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        host_max = bin[i] > host_max ? bin[i] : host_max;
+        const bn_particles *want = bin[i] >= 2 ? full : before;
+        n_active += bin[i] >= 2;
+        for (int k = 0; k < 3; k++) assert_true(after->acc[k][i] == want->acc[k][i]);
+        assert_true(after->pot[i] == want->pot[i]);
+    }
+    assert_int_equal(max_bin, host_max);
+    print_message("active walk: %ld of %zu particles active\n", n_active, p->n);
+    assert_true(n_active > 1000 && n_active < (long)p->n - 1000);
+    ops->destroy(full_st);
+    ops->destroy(st);
+    free(bin);
+    bn_particles_free(full);
+    bn_particles_free(after);
+    bn_particles_free(before);
+    bn_particles_free(p);
+}
+
+/* After a drift that moves bodies out of their octants, a refreshed tree
+ * (no rebuild) still meets the bars of a fresh one against double direct
+ * summation, for both the octant and the box criterion. */
+static void test_refreshed_tree_accuracy(void **state)
+{
+    (void)state;
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 1 << 15;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    const bn_mac macs[2] = {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX};
+    for (int m = 0; m < 2; m++) {
+        bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+        g.mac = macs[m];
+        void *st = gpu_state(&g, p);
+        TU_OK(ops->drift(st, 0.05));
+        TU_OK(ops->forces_active(st, 0, 0)); /* everything, on the old tree */
+        bn_particles *moved = download(st);
+        const bn_error_stats refreshed = tu_errors_vs_direct(moved, g.G, g.softening, 2000, 3);
+        TU_OK(ops->forces_active(st, 0, 1)); /* a fresh tree */
+        bn_particles *fresh = download(st);
+        const bn_error_stats rebuilt = tu_errors_vs_direct(fresh, g.G, g.softening, 2000, 3);
+        print_message("%s: refreshed p50 %.2e p99 %.2e, rebuilt p50 %.2e p99 %.2e\n", bn_mac_name(g.mac),
+                      refreshed.acc_p50, refreshed.acc_p99, rebuilt.acc_p50, rebuilt.acc_p99);
+        assert_true(refreshed.acc_p99 < 1.5 * rebuilt.acc_p99 && refreshed.acc_p99 < 2e-3);
+        assert_true(refreshed.acc_p50 < 1.5 * rebuilt.acc_p50);
+        ops->destroy(st);
+        bn_particles_free(moved);
+        bn_particles_free(fresh);
+    }
+    bn_particles_free(p);
+}
+
+/* One cycle of 8 ticks on both backends: the same number of steps and
+ * active particles up to a few bin flips (float against double
+ * accelerations), and positions that agree to float-force level. */
+static void test_same_as_cpu(void **state)
+{
+    (void)state;
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 1 << 14;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    const bn_integrator_params ip = {1.0 / 32, 0.05, 4, 0};
+    bn_simulation *gpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), ip);
+    bn_simulation *cpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.01), ip);
+    int steps = 0;
+    do {
+        TU_OK(bn_simulation_step(gpu, NULL));
+        TU_OK(bn_simulation_step(cpu, NULL));
+        const bn_block_info a = bn_simulation_block_info(gpu), b = bn_simulation_block_info(cpu);
+        assert_int_equal(a.tick, b.tick);
+        assert_true(labs(a.n_active - b.n_active) <= 1 + b.n_active / 200);
+        steps++;
+    } while (bn_simulation_block_info(cpu).tick != 0);
+    assert_true(steps >= 4);
+    const bn_particles *qg = NULL, *qc = NULL;
+    TU_OK(bn_simulation_particles(gpu, &qg));
+    TU_OK(bn_simulation_particles(cpu, &qc));
+    size_t far = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        double d2 = 0;
+        for (int k = 0; k < 3; k++) d2 += (qg->pos[k][i] - qc->pos[k][i]) * (qg->pos[k][i] - qc->pos[k][i]);
+        far += sqrt(d2) > 1e-6;
+    }
+    print_message("GPU vs CPU after one cycle (%d steps): %zu of %zu positions differ by > 1e-6\n", steps, far, p->n);
+    assert_true(far <= p->n / 100);
+    bn_simulation_free(gpu);
+    bn_simulation_free(cpu);
+    bn_particles_free(p);
+}
+
+int main(void)
+{
+    tu_require_gpu();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_bin_is_the_shared_step), cmocka_unit_test(test_active_walk),
+        cmocka_unit_test(test_refreshed_tree_accuracy),    cmocka_unit_test(test_same_as_cpu),
+        cmocka_unit_test(test_plummer_energy_with_block_steps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+#else
+int main(void)
+{
+    printf("CPU-only build: test skipped\n");
+    return 77;
+}
+#endif
