@@ -326,12 +326,14 @@ typedef struct bn_integrator_params {
                          the next tick where some particle ends its step
                          and computes the forces of those particles only.
                          K = 1 is the fixed shared step.                 */
-    int tree_rebuild; /* block steps: also rebuild the tree every this
-                         many steps (it is always rebuilt at the start of
-                         a cycle); in between, its structure is kept and
-                         its moments and boxes are refreshed from the
-                         moved particles. 0: only at cycle starts.
-                         Default 0.                                      */
+    int tree_rebuild; /* block steps: rebuild the tree every this many
+                         steps (and always at a cycle's end, when every
+                         particle is active); in between, its structure
+                         is kept and its moments and boxes are refreshed
+                         from the moved particles. 0: self-tuned (GOTHIC):
+                         rebuild when the refreshed trees' extra walk
+                         work since the last rebuild adds up to the cost
+                         of a rebuild. Default 0.                        */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 
@@ -374,6 +376,8 @@ typedef struct bn_block_info {
                             per cycle 2^(K-1)                            */
     int max_bin;         /* the finest occupied bin                      */
     long n_active;       /* particles that ended a step at the last tick */
+    long tree_builds;    /* block steps so far that rebuilt the tree (the
+                            others refreshed it)                         */
     double cycle_start, cycle_length;
 } bn_block_info;
 BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);

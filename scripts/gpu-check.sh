@@ -199,7 +199,7 @@ print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s
     "model", "N", "method", "theta", "kap", "leaf", "group", "total_ms", "sort", "build", "moment", "walk_ms", "Mpart/s",
     "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms", "bins", "active", "mean_ms"))
 for r in rows:
-    print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f" % (
+    print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f %5d %7.4f %8.2f" % (
         r["model"], r["n"], r["method"], r["theta"], r.get("group_expansion", 0), r["leaf_size"], r["group_size"],
         1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"], 1e3 * r["t_moments"], 1e3 * r["t_walk"],
         r["particles_per_s"] / 1e6, r["pp_per_particle"], r["pc_per_particle"], r.get("far_per_group", 0),

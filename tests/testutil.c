@@ -167,9 +167,10 @@ void tu_check_one_bin_is_shared(bn_backend backend)
     bn_particles_free(p);
 }
 
-/* A Plummer sphere over two crossing-time units: block steps keep the
- * energy about as well as the shared step at their finest dt, and
- * compute under half of the forces the shared steps would. */
+/* A Plummer sphere over one time unit with block steps and the
+ * self-tuned rebuild: the energy error stays below 2e-4, under half of
+ * the forces the shared steps at the finest dt would need are computed,
+ * and the tuner both refreshes and rebuilds inside cycles. */
 void tu_check_block_energy(bn_backend backend)
 {
     bn_ic_params icp = bn_ic_params_default();
@@ -186,10 +187,15 @@ void tu_check_block_energy(bn_backend backend)
     double work = 0;
     long steps = 0;
     const double t_end = 1.0;
-    int finest = 0;
+    int finest = 0, refreshes = 0, mid_cycle_builds = 0;
+    long builds = 0;
     while (bn_simulation_time(sim) < t_end) {
         TU_OK(bn_simulation_step_to(sim, t_end, NULL));
         const bn_block_info b = bn_simulation_block_info(sim);
+        const int built = b.tree_builds > builds;
+        builds = b.tree_builds;
+        refreshes += !built;
+        mid_cycle_builds += built && b.tick != 0;
         work += (double)b.n_active;
         finest = b.max_bin > finest ? b.max_bin : finest;
         steps++;
@@ -198,8 +204,10 @@ void tu_check_block_energy(bn_backend backend)
     TU_OK(bn_simulation_energies(sim, &e1));
     const double rel = fabs((e1.total - e0.total) / e0.total);
     const double shared_work = (double)p->n * t_end / ldexp(ip.dt, -finest);
-    print_message("block steps: %ld steps, finest bin %d, energy error %.2e, forces %.3f of the shared steps'\n",
-                  steps, finest, rel, work / shared_work);
+    print_message("block steps: %ld steps, finest bin %d, energy error %.2e, forces %.3f of the shared steps', "
+                  "%d refreshed trees, %d rebuilt inside cycles\n",
+                  steps, finest, rel, work / shared_work, refreshes, mid_cycle_builds);
+    assert_true(refreshes > 0 && mid_cycle_builds > 0);
     assert_true(finest >= 2);
     assert_true(rel < 2e-4);
     assert_true(work < 0.5 * shared_work);

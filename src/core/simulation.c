@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "gravity/interact.h"
 
 struct bn_simulation {
     bn_gravity_params grav;
@@ -26,7 +27,13 @@ struct bn_simulation {
     int max_bin;              /* finest occupied bin                     */
     long n_active;            /* particles kicked at the last tick       */
     long steps_since_build;   /* force evaluations on the current tree   */
+    long tree_builds;         /* block steps that rebuilt it             */
     double cycle_start, cycle_length, cycle_end;
+    /* the self-tuned rebuild (tree_rebuild = 0): walk flops per active
+     * particle on a fresh tree, per smallest active bin, and the flops
+     * the refreshed trees have cost beyond that since the last rebuild */
+    double fresh_flops[BN_TIME_BINS_MAX];
+    double excess_flops;
 };
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -333,11 +340,45 @@ static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
     return sim->ops->block_kick(sim->state, &k, &sim->max_bin, &sim->n_active);
 }
 
+/* GOTHIC's self-tuned rebuild interval (paper 001 sec. 2.6): a refreshed
+ * tree's cells grow as their bodies spread, so every walk on it costs
+ * more than on a fresh tree; rebuild once that excess adds up to the cost
+ * of a rebuild (for a linear growth this is GOTHIC's optimum,
+ * n = sqrt(2 t_make / slope)). Costs are counted in walk flops from the
+ * interaction counts, not in seconds, so that a run stays deterministic;
+ * a rebuild (keys, sort, build) costs about as long as this many walk
+ * flops per particle on an H100 (4.5 ms at 2^24 against 15 Tflop/s). */
+#define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
+
+static int block_wants_rebuild(const bn_simulation *sim, int cycle_ends)
+{
+    if (cycle_ends) return 1;
+    if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
+    return sim->excess_flops >= BN_REBUILD_FLOPS_PER_PARTICLE * (double)sim->host->n;
+}
+
+/* After a step's forces: its walk flops per active particle against a
+ * fresh tree's for the same active bins. */
+static void block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
+{
+    if (sim->integ.tree_rebuild > 0 || sim->n_active <= 0) return;
+    const bn_force_stats *st = bn_simulation_force_stats(sim);
+    const double flops = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->n_active);
+    const double per = flops / (double)sim->n_active;
+    if (rebuilt) sim->excess_flops = 0;
+    if (rebuilt || !(sim->fresh_flops[bin_min] > 0)) {
+        sim->fresh_flops[bin_min] = per;
+        return;
+    }
+    const double excess = flops - sim->fresh_flops[bin_min] * (double)sim->n_active;
+    if (excess > 0) sim->excess_flops += excess;
+}
+
 /* One block step: drift everything to the next tick where some particle
  * ends its step (the finest occupied bin's), forces of the particles
  * active there, their closing kicks and, inside the cycle, their new bins
  * and opening kicks. The tree is rebuilt at the end of a cycle (every
- * particle active) and every tree_rebuild steps; refreshed otherwise. */
+ * particle active) and as block_wants_rebuild says; refreshed otherwise. */
 static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken)
 {
     if (sim->tick == 0) BN_TRY(block_begin_cycle(sim, t_limit));
@@ -349,17 +390,19 @@ static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken
     const double dt = (double)(next - sim->tick) * block_tick_seconds(sim);
     BN_TRY(sim->ops->drift(sim->state, dt));
     const int bin_min = bn_time_bin_min_active(next, K), ends = next == ticks;
-    const int rebuild = ends || (sim->integ.tree_rebuild > 0 && sim->steps_since_build >= sim->integ.tree_rebuild);
+    const int rebuild = block_wants_rebuild(sim, ends);
     memset(&sim->stats, 0, sizeof sim->stats);
     sim->stats_current = 0;
     BN_TRY(sim->ops->forces_active(sim->state, bin_min, rebuild));
     sim->steps_since_build = rebuild ? 1 : sim->steps_since_build + 1;
+    sim->tree_builds += rebuild;
     sim->have_forces = 1;
     sim->host_current = 0;
     const bn_block_kick k = block_kick_params(sim, bin_min, 1, !ends);
     int max_bin = sim->max_bin;
     BN_TRY(sim->ops->block_kick(sim->state, &k, &max_bin, &sim->n_active));
     if (!ends) sim->max_bin = max_bin;
+    block_tune_rebuild(sim, bin_min, rebuild);
     sim->tick = ends ? 0 : next;
     sim->time = ends ? sim->cycle_end : sim->cycle_start + (double)next * block_tick_seconds(sim);
     sim->steps++;
@@ -377,6 +420,7 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
     b.ticks = 1 << (b.n_bins - 1);
     b.max_bin = sim->max_bin;
     b.n_active = sim->n_active;
+    b.tree_builds = sim->tree_builds;
     b.cycle_start = sim->cycle_start;
     b.cycle_length = sim->cycle_length;
     return b;

@@ -164,9 +164,10 @@ const bn_param_desc bn_param_table[] = {
      "particles that end their step then. dt is the longest step (a cycle, shortened to land on output times; "
      "outputs happen at cycle ends). 0: one shared step."},
     {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "0", 0, 1e9, 0, NULL, if_block_tree,
-     "Block steps: also rebuild the tree every this many steps (it is always rebuilt at the end of a cycle); "
-     "in between it is refreshed (moments and boxes of the moved particles, same structure). 0: only at cycle "
-     "ends."},
+     "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
+     "refreshed (moments and boxes of the moved particles, same structure). 0: self-tuned as in GOTHIC: "
+     "rebuild when the extra walk work of the refreshed trees since the last rebuild reaches the cost of a "
+     "rebuild."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},
