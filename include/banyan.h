@@ -333,7 +333,9 @@ typedef struct bn_integrator_params {
                          from the moved particles. 0: self-tuned (GOTHIC):
                          rebuild when the refreshed trees' extra walk
                          work since the last rebuild adds up to the cost
-                         of a rebuild. Default 0.                        */
+                         of a rebuild (a few % faster on cuspy halos,
+                         slower on a Plummer sphere: BENCHMARKS.md).
+                         Default 1: every step.                          */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 

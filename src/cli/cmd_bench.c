@@ -54,7 +54,7 @@ static void bench_help(void)
            "                block steps, each computing the forces of the particles that\n"
            "                end their step then; also prints the mean active fraction\n"
            "  --tree-rebuild R  block steps: rebuild the tree every R steps, refreshed\n"
-           "                in between (default 0: self-tuned, as in GOTHIC)\n"
+           "                in between (default 1; 0: self-tuned, as in GOTHIC)\n"
            "  --json        one JSON object instead of the table\n\n");
     cli_gravity_options_help();
 }

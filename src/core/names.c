@@ -101,6 +101,6 @@ BN_PARSER(bn_curve_parse, bn_curve, curve_names, "curve")
 
 bn_integrator_params bn_integrator_params_default(void)
 {
-    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 0};
+    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1};
     return ip;
 }

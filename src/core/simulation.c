@@ -347,7 +347,11 @@ static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
  * n = sqrt(2 t_make / slope)). Costs are counted in walk flops from the
  * interaction counts, not in seconds, so that a run stays deterministic;
  * a rebuild (keys, sort, build) costs about as long as this many walk
- * flops per particle on an H100 (4.5 ms at 2^24 against 15 Tflop/s). */
+ * flops per particle on an H100 (4.5 ms at 2^24 against 15 Tflop/s).
+ * Measured (BENCHMARKS.md): as fast as the best fixed interval on
+ * Hernquist and NFW halos, but 25% slower than rebuilding every step on
+ * a Plummer sphere, where walk time on a refreshed tree grows faster
+ * than its flop count; hence not the default. */
 #define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
 
 static int block_wants_rebuild(const bn_simulation *sim, int cycle_ends)
