@@ -13,12 +13,9 @@
 
 static bn_gravity_params tree_params(bn_mac mac, double theta)
 {
-    bn_gravity_params g = bn_gravity_params_default();
-    g.backend = BN_BACKEND_CPU;
-    g.method = BN_METHOD_TREE;
+    bn_gravity_params g = tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 1e-3);
     g.mac = mac;
     g.theta = theta;
-    g.softening = 1e-3;
     return g;
 }
 
