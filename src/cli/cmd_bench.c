@@ -2,6 +2,7 @@
  * through bn_gravity (so every backend gets the same benchmark), and with
  * --check measure its error against double direct summation. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "gravity/interact.h"
+#include "integrate/timebins.h"
 
 typedef struct bench_opts {
     bn_gravity_params g;
@@ -115,11 +117,14 @@ static int parse(int argc, char **argv, bench_opts *o)
             break;
         case OPT_BINS:
             if (!cli_parse_long(cmd, "--time-bins", optarg, &v)) return 2;
-            o->integ.time_bins = (int)(v < 0 || v > 1000 ? -1 : v); /* range: bn_simulation_set_integrator */
+            if (v < 0 || v > BN_TIME_BINS_MAX)
+                return cli_usage_error(cmd, "--time-bins must be in [0, %d], got %ld", BN_TIME_BINS_MAX, v);
+            o->integ.time_bins = (int)v;
             break;
         case OPT_REBUILD:
             if (!cli_parse_long(cmd, "--tree-rebuild", optarg, &v)) return 2;
-            o->integ.tree_rebuild = (int)(v < 0 || v > 1000000000 ? -1 : v);
+            if (v < 0 || v > INT_MAX) return cli_usage_error(cmd, "--tree-rebuild must be >= 0, got %ld", v);
+            o->integ.tree_rebuild = (int)v;
             break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);

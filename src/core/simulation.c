@@ -217,6 +217,13 @@ bn_status bn_simulation_compute_forces(bn_simulation *sim)
     return BN_OK;
 }
 
+/* The eps of the step criteria eta sqrt(eps / |a|) (shared and block):
+ * the softening, or 1e-3 without one. */
+static double step_softening(const bn_simulation *sim)
+{
+    return sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
+}
+
 /* The shared step: fixed dt, or eta sqrt(eps / max|a|) capped at dt. */
 static bn_status choose_step(bn_simulation *sim, double *dt)
 {
@@ -224,7 +231,7 @@ static bn_status choose_step(bn_simulation *sim, double *dt)
     if (sim->integ.eta > 0) {
         double amax = 0;
         BN_TRY(sim->ops->max_accel(sim->state, &amax));
-        double eps = sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
+        const double eps = step_softening(sim);
         if (amax > 0) {
             double adaptive = sim->integ.eta * sqrt(eps / amax);
             if (adaptive < *dt) *dt = adaptive;
@@ -254,6 +261,13 @@ static bn_status kdk(bn_simulation *sim, double dt)
  * size when t_limit - t is a multiple of dt up to rounding. */
 #define BN_LAND_SLACK 1e-6
 
+/* Does a step (or block cycle) of length dt, with `left` to go until the
+ * time limit, end on the limit instead? */
+static int lands_on_limit(double dt, double left)
+{
+    return dt * (1 + BN_LAND_SLACK) >= left;
+}
+
 static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken);
 
 bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken)
@@ -267,7 +281,7 @@ bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_t
     double dt;
     BN_TRY(choose_step(sim, &dt));
     const double left = t_limit - sim->time;
-    const int lands = dt * (1 + BN_LAND_SLACK) >= left;
+    const int lands = lands_on_limit(dt, left);
     if (lands) dt = left;
     BN_TRY(kdk(sim, dt));
     /* time + (t_limit - time) may differ from t_limit in the last bit */
@@ -318,7 +332,7 @@ static bn_block_kick block_kick_params(const bn_simulation *sim, int bin_min, in
     k.n_bins = sim->integ.time_bins;
     k.tick = block_tick_seconds(sim);
     k.eta = sim->integ.eta;
-    k.eps = sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
+    k.eps = step_softening(sim);
     return k;
 }
 
@@ -331,7 +345,7 @@ static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     double D = sim->integ.dt;
     const double left = t_limit - sim->time;
-    const int lands = D * (1 + BN_LAND_SLACK) >= left;
+    const int lands = lands_on_limit(D, left);
     if (lands) D = left;
     sim->cycle_start = sim->time;
     sim->cycle_length = D;
@@ -402,10 +416,11 @@ static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken
     sim->tree_builds += rebuild;
     sim->have_forces = 1;
     sim->host_current = 0;
+    /* at the cycle's end every particle closes and nothing opens: no bin
+     * to learn, nothing to read back (the next cycle's opening kick does) */
     const bn_block_kick k = block_kick_params(sim, bin_min, 1, !ends);
-    int max_bin = sim->max_bin;
-    BN_TRY(sim->ops->block_kick(sim->state, &k, &max_bin, &sim->n_active));
-    if (!ends) sim->max_bin = max_bin;
+    BN_TRY(sim->ops->block_kick(sim->state, &k, ends ? NULL : &sim->max_bin, &sim->n_active));
+    if (ends) sim->n_active = (long)sim->host->n;
     block_tune_rebuild(sim, bin_min, rebuild);
     sim->tick = ends ? 0 : next;
     sim->time = ends ? sim->cycle_end : sim->cycle_start + (double)next * block_tick_seconds(sim);
