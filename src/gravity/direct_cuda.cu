@@ -20,40 +20,16 @@
 #define BN_DIRECT_THREADS 128
 #define BN_DIRECT_TPT 2
 /* Kernel used for eps > 0 (variant numbers of bn_gpu_direct_variant). */
-#define BN_DIRECT_SOFT_VARIANT 3
+#define BN_DIRECT_SOFT_VARIANT 2
 
-/* Softened forces (eps > 0): r^2 >= eps^2 > 0, so the r^2 > 0 guard of
- * bn_pp_f is dead weight in the hottest loop of the code (2 of its 16
- * instructions). This is bn_pp_f with that guard dropped; the
- * test compares both paths with double direct summation. */
-__device__ __forceinline__ float bn_rsqrt_ftz(float x)
-{
-    float y;
-    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
-template <bool FTZ>
-__device__ __forceinline__ void bn_pp_soft_f(float dx, float dy, float dz, float m, float eps2, float *ax,
-                                             float *ay, float *az, float *phi)
-{
-    const float r2 = dx * dx + dy * dy + dz * dz + eps2;
-    const float rinv = FTZ ? bn_rsqrt_ftz(r2) : rsqrtf(r2);
-    const float mrinv = m * rinv;
-    const float mrinv3 = mrinv * rinv * rinv;
-    *ax += mrinv3 * dx;
-    *ay += mrinv3 * dy;
-    *az += mrinv3 * dz;
-    *phi -= mrinv;
-}
-
-/* MODE: 0 = bn_pp_f (any eps), 1 = softened with rsqrtf, 2 = softened
- * with the flush-to-zero rsqrt (benchmark variants, see bn_gpu_direct). */
+/* MODE: 0 = bn_pp_f (any eps), 1 = bn_pp_soft_f (eps > 0: r^2 >= eps^2 >
+ * 0, so bn_pp_f's r^2 = 0 guard is dead weight in the hottest loop of
+ * the code; the test compares both paths with double direct summation). */
 template <int MODE>
 __device__ __forceinline__ void bn_direct_pp(float4 s, float4 t, float eps2, float4 *a)
 {
     if (MODE > 0)
-        bn_pp_soft_f<MODE == 2>(s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
+        bn_pp_soft_f(s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
     else
         bn_pp_f(s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
 }
@@ -93,7 +69,7 @@ __global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const floa
         /* The self pair added -m/eps to phi (r^2 = eps^2 exactly, since
          * d = 0): take the product back out (__fmul_rn: no FMA
          * contraction; equal to float rounding of m/eps). */
-        const float self = eps2 > 0.f ? __fmul_rn(tgt[k].w, MODE == 2 ? bn_rsqrt_ftz(eps2) : rsqrtf(eps2)) : 0.f;
+        const float self = eps2 > 0.f ? __fmul_rn(tgt[k].w, BN_RSQRT_F(eps2)) : 0.f;
         out[i] = make_float4(G * acc[k].x, G * acc[k].y, G * acc[k].z, G * (acc[k].w + self));
     }
 }
@@ -112,10 +88,8 @@ extern "C" bn_status bn_gpu_direct_variant(const float4 *body, int n, double G, 
     if (variant == 0) variant = eps2 > 0.f ? BN_DIRECT_SOFT_VARIANT : 1;
     if (variant == 1 || !(eps2 > 0.f))
         bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
-    else if (variant == 2)
-        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
     else
-        bn_direct_kernel<2><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
+        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -64,6 +64,22 @@ BN_HD void BN_FN(bn_pp)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, 
     *phi -= mrinv;
 }
 
+/* bn_pp for softened forces only (eps2 > 0, so r^2 > 0): without the
+ * r^2 = 0 guard, the same bits as bn_pp. The hottest loops (the GPU's
+ * direct summation and particle-particle tiles) take it when eps > 0. */
+BN_HD void BN_FN(bn_pp_soft)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T eps2, BN_T *ax, BN_T *ay, BN_T *az,
+                             BN_T *phi)
+{
+    const BN_T r2 = eps2 + dx * dx + dy * dy + dz * dz; /* three fma */
+    const BN_T rinv = BN_RSQRT(r2);
+    const BN_T mrinv = m * rinv;
+    const BN_T mrinv3 = mrinv * rinv * rinv;
+    *ax += mrinv3 * dx;
+    *ay += mrinv3 * dy;
+    *az += mrinv3 * dz;
+    *phi -= mrinv;
+}
+
 /* Particle-cell interaction, monopole + traceless quadrupole about the
  * cell's centre of mass; d = com - x_target:
  *   phi = -M/r - (d.Q.d) / (2 r^5)

@@ -1,5 +1,5 @@
 /*
- * The GPU tree walk (bn_gpu_walk): one warp per group, Bonsai's
+ * The GPU tree walk (bn_gpu_walk): a warp per group at a time, Bonsai's
  * breadth-wise traversal (paper 003 sec. 4.2.2) reorganised for warps.
  *
  * Each warp keeps, in its own slice of shared memory:
@@ -31,9 +31,15 @@
  * walk once per chunk of 64, with the MAC on the whole group's box; the
  * chunks after the first reuse the first one's far-field expansion.
  *
+ * Scheduling: a block of 4 warps walks 16 neighbouring groups, each warp
+ * taking the next one from a shared counter when it is done (neighbours
+ * meet the same cells, so they share the SM's L1; a warp that finished
+ * early would otherwise hold its slot idle until the block's slowest
+ * group was done).
+ *
  * Block time steps walk only the active groups (a list made on the
- * device; the grid is sized for all groups and the warps past the list's
- * length leave at once) and write only the active bodies.
+ * device; the grid is sized for all groups and the blocks past the
+ * list's length leave at once) and write only the active bodies.
  *
  * Warp synchronisation is explicit (__syncwarp, *_sync intrinsics); warps
  * never wait on each other; no floating-point atomics (the interaction
@@ -44,16 +50,29 @@
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
 
-#define BN_WALK_WARPS 4       /* warps per block (independent)            */
+#ifndef BN_WALK_WARPS
+#define BN_WALK_WARPS 4       /* warps per block (neighbouring groups on one
+                                 SM share its L1: one warp per block, which
+                                 spreads them over the SMs, was slower)  */
+#endif
+#ifndef BN_WALK_GROUPS_PER_WARP
+#define BN_WALK_GROUPS_PER_WARP 4 /* a block walks BN_WALK_WARPS x this many
+                                 neighbouring groups, each warp taking the
+                                 next one when done: with one group per
+                                 warp, warps done early held their slots
+                                 idle until the block's slowest group was
+                                 walked (19% of the warp time at 2^22)  */
+#endif
 #ifndef BN_WALK_STACK
 #define BN_WALK_STACK 1024    /* cells on a warp's stack                  */
 #endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_MIN_BLOCKS
-#define BN_WALK_MIN_BLOCKS 5  /* blocks per SM the registers must allow:
-                                 5 x 4 warps (96 registers, a few spilled)
-                                 against 4 x 4 (118 registers)            */
+#define BN_WALK_MIN_BLOCKS (20 / BN_WALK_WARPS) /* blocks per SM the registers
+                                 must allow: 20 warps (96 registers, none
+                                 spilled) against 16 (118 registers);
+                                 shared memory holds 20 as well          */
 #endif
 #define BN_FULL 0xffffffffu
 
@@ -79,6 +98,7 @@ struct bn_walk_args {
     float eps2, G;
     float far_kt2;            /* (kappa theta)^2 of the group expansion, 0: off */
     int accel_mac, quadrupole;
+    int soft;                 /* eps > 0: bn_pp_soft_f (no r^2 = 0 guard) */
     float4 *out;
     unsigned long long *counts;
     bn_gpu_active act;        /* block steps: the active groups and bodies;
@@ -93,7 +113,7 @@ struct bn_walk_targets {
 
 /* Apply the sources [head, head + n) of the pp ring to this lane's
  * targets, taking every L-th source starting at `sub`. */
-template <int L>
+template <int L, bool SOFT>
 __device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, int n, int sub, float eps2,
                                                 bn_walk_targets *tg)
 {
@@ -101,9 +121,13 @@ __device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, in
     for (int j = sub; j < n; j += L) {
         const float4 s = ring[(head + j) & (BN_WALK_RING - 1)];
 #pragma unroll
-        for (int k = 0; k < 2; k++)
-            bn_pp_f(s.x - tg->pos[k].x, s.y - tg->pos[k].y, s.z - tg->pos[k].z, s.w, eps2, &tg->acc[k].x,
-                    &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+        for (int k = 0; k < 2; k++) {
+            const float dx = s.x - tg->pos[k].x, dy = s.y - tg->pos[k].y, dz = s.z - tg->pos[k].z;
+            if (SOFT)
+                bn_pp_soft_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+            else
+                bn_pp_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+        }
     }
 }
 
@@ -125,16 +149,26 @@ __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head
 }
 
 /* Warp-uniform dispatch on the lanes per target pair. */
-__device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_smem *sm, int head, int n, int L, int sub,
-                                                 float eps2, bn_walk_targets *tg)
+template <bool SOFT>
+__device__ __forceinline__ void bn_walk_flush_pp_l(const bn_walk_smem *sm, int head, int n, int L, int sub,
+                                                   float eps2, bn_walk_targets *tg)
 {
     switch (L) {
-    case 1: bn_walk_eval_pp<1>(sm->pp, head, n, sub, eps2, tg); break;
-    case 2: bn_walk_eval_pp<2>(sm->pp, head, n, sub, eps2, tg); break;
-    case 4: bn_walk_eval_pp<4>(sm->pp, head, n, sub, eps2, tg); break;
-    case 8: bn_walk_eval_pp<8>(sm->pp, head, n, sub, eps2, tg); break;
-    default: bn_walk_eval_pp<16>(sm->pp, head, n, sub, eps2, tg); break;
+    case 1: bn_walk_eval_pp<1, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
+    case 2: bn_walk_eval_pp<2, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
+    case 4: bn_walk_eval_pp<4, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
+    case 8: bn_walk_eval_pp<8, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
+    default: bn_walk_eval_pp<16, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
     }
+}
+
+__device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_args &a, const bn_walk_smem *sm, int head, int n,
+                                                 int L, int sub, bn_walk_targets *tg)
+{
+    if (a.soft)
+        bn_walk_flush_pp_l<true>(sm, head, n, L, sub, a.eps2, tg);
+    else
+        bn_walk_flush_pp_l<false>(sm, head, n, L, sub, a.eps2, tg);
 }
 
 __device__ __forceinline__ void bn_walk_flush_pc(const bn_walk_smem *sm, int head, int n, int L, int sub,
@@ -219,6 +253,22 @@ __device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane, bool summe
     return L;
 }
 
+/* m more sources were written after the pp ring's last ones: evaluate a
+ * tile of 32 if one is complete (m <= 32 keeps the ring from overflowing). */
+__device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int m,
+                                                  int L, int sub, bn_walk_targets *tg)
+{
+    st->pp_n += m;
+    __syncwarp();
+    if (st->pp_n >= 32) {
+        bn_walk_flush_pp(a, sm, st->pp_head, 32, L, sub, tg);
+        st->pp_head = (st->pp_head + 32) & (BN_WALK_RING - 1);
+        st->pp_n -= 32;
+        st->n_pp += 32;
+        __syncwarp(); /* the tile is read before lanes overwrite it */
+    }
+}
+
 /* Append the bodies [first, first + count) to the pp ring, evaluating a
  * tile of 32 whenever one is complete. */
 __device__ void bn_walk_add_bodies(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
@@ -231,15 +281,7 @@ __device__ void bn_walk_add_bodies(const bn_walk_args &a, bn_walk_smem *sm, bn_w
             sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] =
                 make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
         }
-        st->pp_n += m;
-        __syncwarp();
-        if (st->pp_n >= 32) {
-            bn_walk_flush_pp(sm, st->pp_head, 32, L, sub, a.eps2, tg);
-            st->pp_head = (st->pp_head + 32) & (BN_WALK_RING - 1);
-            st->pp_n -= 32;
-            st->n_pp += 32;
-            __syncwarp(); /* the tile is read before lanes overwrite it */
-        }
+        bn_walk_pp_commit(a, sm, st, m, L, sub, tg);
     }
 }
 
@@ -255,12 +297,17 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
     __syncwarp(); /* popped before the pushes below overwrite the slots */
 
     bool open = false;
-    float4 com = make_float4(0.f, 0.f, 0.f, 0.f), q1 = com;
-    int2 child = make_int2(-1, 0);
+    float4 com = make_float4(0.f, 0.f, 0.f, 0.f), q1 = com, q0 = com;
+    int2 child = make_int2(-1, 0), nb = make_int2(0, 0);
     if (valid) {
+        /* everything the cell may need, loaded at once: what an accepted
+         * cell (q0) or an opened leaf (nb) needs would otherwise be a
+         * second round trip to memory after the test */
         com = a.t.node_com[cell];
         q1 = a.t.node_quad1[cell];
         child = a.t.node_child[cell];
+        if (a.quadrupole) q0 = a.t.node_quad0[cell];
+        if (child.y == 0) nb = a.t.node_body[cell];
         com.x -= gc.x;
         com.y -= gc.y;
         com.z -= gc.z;
@@ -298,7 +345,7 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
     if (acc) {
         const int e = (st->pc_head + st->pc_n + __popc(acc_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1);
         sm->pc_com[e] = com;
-        sm->pc_q0[e] = a.quadrupole ? a.t.node_quad0[cell] : make_float4(0.f, 0.f, 0.f, 0.f);
+        sm->pc_q0[e] = q0;
         sm->pc_q1[e] = a.quadrupole ? make_float2(q1.x, q1.y) : make_float2(0.f, 0.f);
     }
     st->pc_n += __popc(acc_mask);
@@ -313,8 +360,7 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
 
     /* opened leaves (and nodes whose children did not fit): their bodies */
     const bool leaf = open && !push;
-    int2 nb = make_int2(0, 0);
-    if (leaf) nb = a.t.node_body[cell];
+    if (leaf && child.y > 0) nb = a.t.node_body[cell]; /* a node (rare) */
     unsigned leaves = __ballot_sync(BN_FULL, leaf);
     while (leaves) {
         const int src = __ffs(leaves) - 1;
@@ -361,7 +407,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     __syncwarp();
     while (size > 0) bn_walk_step(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
     /* what is left in the lists */
-    bn_walk_flush_pp(sm, st.pp_head, st.pp_n, L, sub, a.eps2, &tg);
+    bn_walk_flush_pp(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
     bn_walk_flush_pc(sm, st.pc_head, st.pc_n, L, sub, a.eps2, &tg);
     bn_walk_flush_far(a, sm, st.far_head, st.far_n, gc, lane);
     st.n_pp += st.pp_n;
@@ -392,28 +438,40 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     cnt[2] += (unsigned long long)st.n_far;
 }
 
+/* One group: its chunks of at most BN_WALK_CHUNK targets. */
+__device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group, int lane, unsigned long long cnt[3])
+{
+    const int2 gb = a.t.group_body[group];
+    const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+    for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
+        bn_walk_chunk(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
+}
+
+/* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
+ * G = BN_WALK_WARPS x BN_WALK_GROUPS_PER_WARP, its warps taking the next
+ * one from a shared counter (an integer atomic: which warp walks a group
+ * changes nothing in its forces). */
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
-    __shared__ unsigned long long block_cnt[BN_WALK_WARPS][3];
+    __shared__ int next;
+    const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    int group = blockIdx.x * BN_WALK_WARPS + w;
-    if (a.act.groups) group = group < *a.act.count ? a.act.groups[group] : a.t.n_groups;
-    unsigned long long cnt[3] = {0, 0, 0};
-    if (group < a.t.n_groups) {
-        const int2 gb = a.t.group_body[group];
-        const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
-        for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-            bn_walk_chunk(a, &smem[w], gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
-    }
-    if (lane == 0)
-        for (int k = 0; k < 3; k++) block_cnt[w][k] = cnt[k];
+    if (threadIdx.x == 0) next = 0;
     __syncthreads();
-    if (threadIdx.x < 3) { /* integer atomics: exact, order-independent */
-        unsigned long long s = 0;
-        for (int i = 0; i < BN_WALK_WARPS; i++) s += block_cnt[i][threadIdx.x];
-        if (s) atomicAdd(&a.counts[threadIdx.x], s);
+    const int end = a.act.groups ? *a.act.count : a.t.n_groups;
+    unsigned long long cnt[3] = {0, 0, 0};
+    for (;;) {
+        int k = 0;
+        if (lane == 0) k = atomicAdd(&next, 1);
+        k = __shfl_sync(BN_FULL, k, 0);
+        const int item = blockIdx.x * per_block + k;
+        if (k >= per_block || item >= end) break;
+        bn_walk_group(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
     }
+    /* integer atomics, one per warp and counter: exact, order-independent */
+    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
+    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
 }
 
 extern "C" bn_status bn_gpu_walk_scratch_create(bn_gpu_walk_scratch **out)
@@ -479,10 +537,12 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.far_kt2 = (float)(kt * kt);
     a.accel_mac = g->mac == BN_MAC_ACCEL;
     a.quadrupole = g->quadrupole != 0;
+    a.soft = a.eps2 > 0.f;
     a.out = out;
     a.counts = s->counts;
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0};
-    const int blocks = (t->n_groups + BN_WALK_WARPS - 1) / BN_WALK_WARPS;
+    const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
+    const int blocks = (t->n_groups + per_block - 1) / per_block;
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
     return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;

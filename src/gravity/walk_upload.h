@@ -28,8 +28,8 @@ void bn_gpu_tree_free_host_built(bn_gpu_tree *t);
 
 /* The direct kernel's variants, for the benchmark: 0 = the production
  * choice, 1 = bn_pp_f with its r^2 > 0 guard (always used when eps = 0),
- * 2 = softened without the guard (rsqrtf), 3 = softened without the
- * guard, flush-to-zero rsqrt. */
+ * 2 = bn_pp_soft_f, softened without the guard (both with the flush-to-
+ * zero rsqrt of interact.h). */
 bn_status bn_gpu_direct_variant(const float4 *body, int n, double G, double eps, float4 *out, cudaStream_t stream,
                                 int variant);
 
