@@ -64,15 +64,19 @@
                                  walked (19% of the warp time at 2^22)  */
 #endif
 #ifndef BN_WALK_STACK
-#define BN_WALK_STACK 1024    /* cells on a warp's stack                  */
+#define BN_WALK_STACK 760     /* cells on a warp's stack: as small as lets
+                                 24 warps' shared memory fit an SM (228 KiB,
+                                 1 KiB of it reserved per block); at 2^24
+                                 no walk of the Plummer or Hernquist models
+                                 overflows it (512 does, rarely)          */
 #endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_MIN_BLOCKS
-#define BN_WALK_MIN_BLOCKS (20 / BN_WALK_WARPS) /* blocks per SM the registers
-                                 must allow: 20 warps (96 registers, none
-                                 spilled) against 16 (118 registers);
-                                 shared memory holds 20 as well          */
+#define BN_WALK_MIN_BLOCKS (24 / BN_WALK_WARPS) /* blocks per SM the registers
+                                 must allow: 24 warps (80 registers, 20
+                                 bytes spilled) beat 20 (96, none spilled)
+                                 by 3-5% at 2^24, and 16 (118)           */
 #endif
 #define BN_FULL 0xffffffffu
 
