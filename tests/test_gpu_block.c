@@ -55,13 +55,15 @@ static void host_bins(const bn_particles *q, const bn_block_kick *k, int *bin)
 
 /* Bins by an opening kick, a drift, then forces of bins >= 2 only: the
  * active particles get exactly the forces of a full evaluation of the
- * same positions, the others keep their old ones. */
-static void test_active_walk(void **state)
+ * same positions, the others keep their old ones. Groups of up to
+ * group_size bodies (above 64 the walk takes a group's chunks in turn,
+ * keeping the active bodies' sums in the output array). */
+static void check_active_walk(int group_size)
 {
-    (void)state;
     const bn_backend_ops *ops = bn_cuda_backend_ops();
     bn_particles *p = tu_random_particles(30000, 17, 2);
     bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+    g.group_size = group_size;
     void *st = gpu_state(&g, p);
     bn_particles *before = download(st);
     const bn_block_kick open = {0, 0, 1, 4, 1.0 / 64, 1.0, 1e-3}; /* bins 0-3 all occupied */
@@ -85,7 +87,7 @@ static void test_active_walk(void **state)
         assert_true(after->pot[i] == want->pot[i]);
     }
     assert_int_equal(max_bin, host_max);
-    print_message("active walk: %ld of %zu particles active\n", n_active, p->n);
+    print_message("active walk, groups <= %d: %ld of %zu particles active\n", group_size, n_active, p->n);
     assert_true(n_active > 1000 && n_active < (long)p->n - 1000);
     ops->destroy(full_st);
     ops->destroy(st);
@@ -94,6 +96,13 @@ static void test_active_walk(void **state)
     bn_particles_free(after);
     bn_particles_free(before);
     bn_particles_free(p);
+}
+
+static void test_active_walk(void **state)
+{
+    (void)state;
+    check_active_walk(64);
+    check_active_walk(200);
 }
 
 /* After a drift that moves bodies out of their octants, a refreshed tree
