@@ -56,8 +56,8 @@ static void host_bins(const bn_particles *q, const bn_block_kick *k, int *bin)
 /* Bins by an opening kick, a drift, then forces of bins >= 2 only: the
  * active particles get exactly the forces of a full evaluation of the
  * same positions, the others keep their old ones. Groups of up to
- * group_size bodies (above 64 the walk takes a group's chunks in turn,
- * keeping the active bodies' sums in the output array). */
+ * group_size bodies (above 64 the walk runs once per chunk of 64, the
+ * later chunks reusing the first one's far-field expansion). */
 static void check_active_walk(int group_size)
 {
     const bn_backend_ops *ops = bn_cuda_backend_ops();
