@@ -74,7 +74,7 @@
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_MIN_BLOCKS
 #define BN_WALK_MIN_BLOCKS (24 / BN_WALK_WARPS) /* blocks per SM the registers
-                                 must allow: 24 warps (80 registers, 20
+                                 must allow: 24 warps (80 registers, 16
                                  bytes spilled) beat 20 (96, none spilled)
                                  by 3-5% at 2^24, and 16 (118)           */
 #endif
