@@ -185,21 +185,10 @@ static void test_same_as_cpu(void **state)
     bn_simulation_free(again);
     bn_particles_free(p);
 }
-
-int main(void)
-{
-    tu_require_gpu();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_bin_is_the_shared_step), cmocka_unit_test(test_active_walk),
-        cmocka_unit_test(test_refreshed_tree_accuracy),    cmocka_unit_test(test_same_as_cpu),
-        cmocka_unit_test(test_plummer_energy_with_block_steps),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#else
-int main(void)
-{
-    printf("CPU-only build: test skipped\n");
-    return 77;
-}
 #endif
+
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_one_bin_is_the_shared_step),
+                 cmocka_unit_test(test_active_walk),
+                 cmocka_unit_test(test_refreshed_tree_accuracy),
+                 cmocka_unit_test(test_same_as_cpu),
+                 cmocka_unit_test(test_plummer_energy_with_block_steps))

@@ -95,22 +95,9 @@ static void test_bad_arguments(void **state)
     TU_FAILS(bn_gpu_direct(NULL, 10, 1.0, NAN, NULL, 0), BN_ERR_ARGUMENT, "eps");
     TU_OK(bn_gpu_direct(NULL, 0, 1.0, 1e-3, NULL, 0));
 }
-
-int main(void)
-{
-    tu_require_gpu();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_softened),
-        cmocka_unit_test(test_unsoftened),
-        cmocka_unit_test(test_single),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#else
-int main(void)
-{
-    printf("CPU-only build: test skipped\n");
-    return 77;
-}
 #endif
+
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_softened),
+                 cmocka_unit_test(test_unsoftened),
+                 cmocka_unit_test(test_single),
+                 cmocka_unit_test(test_bad_arguments))

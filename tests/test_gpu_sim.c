@@ -287,23 +287,15 @@ static void test_out_of_memory(void **state)
     bn_gravity_free(grav);
     bn_particles_free(p);
 }
-
-int main(void)
-{
-    tu_require_gpu();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tree_accuracy),    cmocka_unit_test(test_same_as_cpu), cmocka_unit_test(test_step_stats),
-        cmocka_unit_test(test_direct_method),    cmocka_unit_test(test_accel_mac),
-        cmocka_unit_test(test_order_and_determinism), cmocka_unit_test(test_integrator_stages),
-        cmocka_unit_test(test_energy_run),       cmocka_unit_test(test_out_of_memory),
-        cmocka_unit_test(test_far_outlier),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#else
-int main(void)
-{
-    printf("CPU-only build: test skipped\n");
-    return 77;
-}
 #endif
+
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_tree_accuracy),
+                 cmocka_unit_test(test_same_as_cpu),
+                 cmocka_unit_test(test_step_stats),
+                 cmocka_unit_test(test_direct_method),
+                 cmocka_unit_test(test_accel_mac),
+                 cmocka_unit_test(test_order_and_determinism),
+                 cmocka_unit_test(test_integrator_stages),
+                 cmocka_unit_test(test_energy_run),
+                 cmocka_unit_test(test_out_of_memory),
+                 cmocka_unit_test(test_far_outlier))

@@ -175,21 +175,8 @@ static void test_deterministic(void **state)
     bn_gpu_tree_host_free(&b);
     bn_particles_free(p);
 }
-
-int main(void)
-{
-    tu_require_gpu();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_sets),
-        cmocka_unit_test(test_degenerate_sets),
-        cmocka_unit_test(test_deterministic),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#else
-int main(void)
-{
-    printf("CPU-only build: test skipped\n");
-    return 77;
-}
 #endif
+
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_random_sets),
+                 cmocka_unit_test(test_degenerate_sets),
+                 cmocka_unit_test(test_deterministic))

@@ -197,23 +197,13 @@ static void test_bad_arguments(void **state)
     bn_gravity_params g = params(0.5, 1e-3);
     TU_FAILS(bn_gpu_walk(NULL, &g, NULL, NULL, NULL, 0), BN_ERR_ARGUMENT, "NULL");
 }
-
-int main(void)
-{
-    tu_require_gpu();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plummer_bars),   cmocka_unit_test(test_group_expansion),
-        cmocka_unit_test(test_cube_unsoftened_chunks),
-        cmocka_unit_test(test_open_everything), cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_monopole),       cmocka_unit_test(test_accel_mac),
-        cmocka_unit_test(test_bad_arguments),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
-#else
-int main(void)
-{
-    printf("CPU-only build: test skipped\n");
-    return 77;
-}
 #endif
+
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_plummer_bars),
+                 cmocka_unit_test(test_group_expansion),
+                 cmocka_unit_test(test_cube_unsoftened_chunks),
+                 cmocka_unit_test(test_open_everything),
+                 cmocka_unit_test(test_deterministic),
+                 cmocka_unit_test(test_monopole),
+                 cmocka_unit_test(test_accel_mac),
+                 cmocka_unit_test(test_bad_arguments))

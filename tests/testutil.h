@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <math.h>
 #include <cmocka.h>
@@ -54,4 +55,25 @@ void tu_check_block_energy(bn_backend backend);
 
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
+
+/* main() of a GPU test, from its list of cmocka_unit_test(...): runs
+ * them where a GPU is usable and skips (77) otherwise; in a CPU-only
+ * build the tests are not compiled (the list is never expanded) and it
+ * only skips. */
+#ifdef BANYAN_HAVE_CUDA
+#define TU_GPU_TEST_MAIN(...)                                                    \
+    int main(void)                                                               \
+    {                                                                            \
+        tu_require_gpu();                                                        \
+        const struct CMUnitTest tu_tests_[] = {__VA_ARGS__};                     \
+        return cmocka_run_group_tests(tu_tests_, NULL, NULL);                    \
+    }
+#else
+#define TU_GPU_TEST_MAIN(...)                                                    \
+    int main(void)                                                               \
+    {                                                                            \
+        printf("CPU-only build: test skipped\n");                               \
+        return 77;                                                               \
+    }
+#endif
 #endif

@@ -95,8 +95,10 @@ __global__ void keys_kernel(const double *x, const double *y, const double *z, i
 
 extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st, cudaStream_t s)
 {
-    const unsigned long long init[6] = {~0ull, ~0ull, ~0ull, 0, 0, 0};
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->minmax, init, sizeof init, cudaMemcpyHostToDevice, s));
+    /* minima start at ~0 (all bytes 0xff), maxima at 0: set on the device,
+     * no copy from the host in a step */
+    BN_CUDA_CHECK(cudaMemsetAsync(st->minmax, 0xff, 3 * sizeof(unsigned long long), s));
+    BN_CUDA_CHECK(cudaMemsetAsync(st->minmax + 3, 0, 3 * sizeof(unsigned long long), s));
     int blocks = (n + kThreads - 1) / kThreads;
     if (blocks > 4096) blocks = 4096; /* grid-stride beyond: fewer atomics */
     bbox_kernel<<<blocks, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, st->minmax);
