@@ -114,6 +114,12 @@ if [ $BENCH_ONLY = 0 ]; then
     timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
         --n 3000 --repeat 1 --method direct >"$LOGS/sanitizer-direct.log" 2>&1
     note "compute-sanitizer memcheck (direct): rc $?"
+    # a build that does not fit the tree's buffers (its fallback path)
+    for tool in memcheck initcheck; do
+        TU_TEST_FILTER=test_build_that_does_not_fit timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+            "$BIN/tests/test_gpu_block" >"$LOGS/sanitizer-fallback-$tool.log" 2>&1
+        note "compute-sanitizer $tool (a build that does not fit): rc $?"
+    done
 fi
 
 # ---- benchmarks ---------------------------------------------------------

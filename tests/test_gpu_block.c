@@ -5,12 +5,14 @@
  * orbits follow the CPU backend's and a rerun's bits; a Plummer sphere
  * keeps its energy.
  * Skipped without a GPU. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
 #ifdef BANYAN_HAVE_CUDA
 #include "core/backend.h"
+#include "core/backend_cuda.h"
 
 static void test_one_bin_is_the_shared_step(void **state)
 {
@@ -139,6 +141,61 @@ static void test_refreshed_tree_accuracy(void **state)
     bn_particles_free(p);
 }
 
+/* A rebuild whose tree does not fit the buffers (as when a run's tree
+ * outgrows them between polls) is decided on the device: the particles
+ * keep their order and the last tree is refreshed, so the forces are
+ * those of a refresh (float rounding of another reference point apart)
+ * and meet the bars against double direct summation. The next poll grows
+ * the buffers; the rebuild after it fits and gives exactly the forces of
+ * a state that never fell back. */
+static void test_build_that_does_not_fit(void **state)
+{
+    (void)state;
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 1 << 15;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+    g.mac = BN_MAC_BONSAI_BOX;
+    void *ref = gpu_state(&g, p), *st = gpu_state(&g, p);
+    TU_OK(ops->drift(ref, 0.05));
+    TU_OK(ops->drift(st, 0.05));
+    TU_OK(ops->forces_active(ref, 0, 0)); /* the refresh, asked for */
+    int cap0 = 0;
+    assert_int_equal(bn_gpu_test_tree_fallbacks(st, &cap0), 0);
+    bn_gpu_test_shrink_tree_capacity(st, 100);
+    TU_OK(ops->forces(st, NULL)); /* a rebuild that does not fit */
+    bn_particles *a = download(ref), *b = download(st);
+    int cap1 = 0;
+    assert_int_equal(bn_gpu_test_tree_fallbacks(st, &cap1), 1);
+    assert_true(cap1 > 100); /* the poll made room again */
+    for (size_t i = 0; i < a->n; i++) {
+        assert_true(a->id[i] == b->id[i]);
+        const double amag = sqrt(a->acc[0][i] * a->acc[0][i] + a->acc[1][i] * a->acc[1][i] +
+                                 a->acc[2][i] * a->acc[2][i]);
+        for (int k = 0; k < 3; k++)
+            if (fabs(a->acc[k][i] - b->acc[k][i]) > 1e-5 * amag)
+                fail_msg("body %zu acc[%d]: fallback %.9g refresh %.9g", i, k, b->acc[k][i], a->acc[k][i]);
+    }
+    const bn_error_stats e = tu_errors_vs_direct(b, g.G, g.softening, 2000, 5);
+    print_message("fallback on the last tree: p50 %.2e p99 %.2e\n", e.acc_p50, e.acc_p99);
+    assert_true(e.acc_p99 < 2e-3);
+    TU_OK(ops->forces(st, NULL)); /* fits now */
+    TU_OK(ops->forces_active(ref, 0, 1));
+    assert_int_equal(bn_gpu_test_tree_fallbacks(st, NULL), 1);
+    bn_particles *c = download(ref), *d = download(st);
+    for (int k = 0; k < 3; k++) assert_memory_equal(c->acc[k], d->acc[k], c->n * sizeof(double));
+    assert_memory_equal(c->pot, d->pot, c->n * sizeof(double));
+    ops->destroy(ref);
+    ops->destroy(st);
+    bn_particles_free(a);
+    bn_particles_free(b);
+    bn_particles_free(c);
+    bn_particles_free(d);
+    bn_particles_free(p);
+}
+
 /* One cycle of 8 ticks on both backends: the same number of steps and
  * active particles up to a few bin flips (float against double
  * accelerations), and positions that agree to float-force level. */
@@ -190,5 +247,6 @@ static void test_same_as_cpu(void **state)
 TU_GPU_TEST_MAIN(cmocka_unit_test(test_one_bin_is_the_shared_step),
                  cmocka_unit_test(test_active_walk),
                  cmocka_unit_test(test_refreshed_tree_accuracy),
+                 cmocka_unit_test(test_build_that_does_not_fit),
                  cmocka_unit_test(test_same_as_cpu),
                  cmocka_unit_test(test_plummer_energy_with_block_steps))

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <math.h>
 #include <cmocka.h>
 #include "banyan.h"
@@ -65,6 +66,8 @@ void tu_require_gpu(void);
     int main(void)                                                               \
     {                                                                            \
         tu_require_gpu();                                                        \
+        /* TU_TEST_FILTER=name: one test (e.g. under compute-sanitizer) */      \
+        if (getenv("TU_TEST_FILTER")) cmocka_set_test_filter(getenv("TU_TEST_FILTER")); \
         const struct CMUnitTest tu_tests_[] = {__VA_ARGS__};                     \
         return cmocka_run_group_tests(tu_tests_, NULL, NULL);                    \
     }

@@ -2,10 +2,11 @@
  * The CUDA backend: particles live on the device between steps, in key
  * order (reordered every evaluation, with their uploaded index kept in
  * `orig`), positions and velocities in double, accelerations and
- * potentials as float4. A step (kick, drift, forces, kick) copies no
- * particle data to the host: one 160-byte frame (the tree's shape) comes
- * back per evaluation to size the launches, and stats are read only when
- * asked for. Download scatters the arrays back into the uploaded order.
+ * potentials as float4. A step (kick, drift, forces, kick) copies
+ * nothing to the host and never waits for the device: the tree's shape
+ * stays on the device (tree_cuda.h), and the host reads it, and stats,
+ * only where it waits anyway. Download scatters the arrays back into the
+ * uploaded order.
  *
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
  * orig 4 + acc 16 + body 16 = 88; during the sort +24 (keys, alternate
@@ -18,7 +19,7 @@
  *
  * A failure inside an evaluation (out of memory) leaves the particles
  * valid: the arrays are reordered together, after every allocation of
- * the sort has succeeded.
+ * the sort and the build has succeeded.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -88,49 +89,60 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
 
 /* ---- the force evaluation, stage by stage ---- */
 
-/* Bounding cube, keys, sort, and every particle array put in key order.
- * Leaves the sorted keys in *keys. */
-bn_status sort_particles(bn_cuda_state *st, uint64_t **keys_out)
+/* The sort's buffers: the sorted keys and permutation, and their spare
+ * partners (scratch of the build, then of the reordering). */
+struct sort_buffers {
+    uint64_t *keys, *keys_alt;
+    int *vals, *vals_alt;
+};
+
+void free_sort_buffers(sort_buffers *b, cudaStream_t s)
 {
-    bn_gpu_tree_store *ts = &st->tree;
+    bn_cuda_free(b->keys, s);
+    bn_cuda_free(b->keys_alt, s);
+    bn_cuda_free(b->vals, s);
+    bn_cuda_free(b->vals_alt, s);
+    memset(b, 0, sizeof *b);
+}
+
+/* Keys of the particles (in the frame's cube) and their stable sort. */
+bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
+{
     const int n = st->n;
     cudaStream_t s = st->s;
-    uint64_t *keys = NULL, *keys_alt = NULL;
-    int *vals = NULL, *vals_alt = NULL;
-    bn_status r = bn_cuda_dev_alloc(&keys, n, "sort keys", s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&keys_alt, n, "sort keys (alternate)", s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&vals, n, "sort permutation", s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&vals_alt, n, "sort permutation (alternate)", s);
-    if (r == BN_OK)
-        r = bn_gpu_keys(st->pos, n, ts->frame, st->g.curve == BN_CURVE_HILBERT, keys, vals, s);
-    if (r == BN_OK) cudaEventRecord(st->ev[BN_EV_KEYS], s);
-    if (r == BN_OK) r = bn_gpu_sort_pairs(&keys, &keys_alt, &vals, &vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
-    /* reorder: gather into the spare buffer of the same width, swap */
-    for (int k = 0; k < 3 && r == BN_OK; k++) {
-        r = bn_gpu_gather8(st->pos[k], vals, keys_alt, n, s);
-        if (r == BN_OK) swap_ptr(st->pos[k], keys_alt);
-        if (r == BN_OK) r = bn_gpu_gather8(st->vel[k], vals, keys_alt, n, s);
-        if (r == BN_OK) swap_ptr(st->vel[k], keys_alt);
+    BN_TRY(bn_cuda_dev_alloc(&b->keys, n, "sort keys", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->keys_alt, n, "sort keys (alternate)", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->vals, n, "sort permutation", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->vals_alt, n, "sort permutation (alternate)", s));
+    BN_TRY(bn_gpu_keys(st->pos, n, st->tree.frame, st->g.curve == BN_CURVE_HILBERT, b->keys, b->vals, s));
+    cudaEventRecord(st->ev[BN_EV_KEYS], s);
+    return bn_gpu_sort_pairs(&b->keys, &b->keys_alt, &b->vals, &b->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
+}
+
+/* Every particle array put in the order of perm (gathered into the spare
+ * buffer of the same width, then swapped). Nothing fails after the first
+ * gather but a launch error. */
+bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
+{
+    const int n = st->n;
+    cudaStream_t s = st->s;
+    const int *perm = b->vals;
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(bn_gpu_gather8(st->pos[k], perm, b->keys_alt, n, s));
+        swap_ptr(st->pos[k], b->keys_alt);
+        BN_TRY(bn_gpu_gather8(st->vel[k], perm, b->keys_alt, n, s));
+        swap_ptr(st->vel[k], b->keys_alt);
     }
-    if (r == BN_OK) r = bn_gpu_gather4(st->mass, vals, vals_alt, n, s);
-    if (r == BN_OK) swap_ptr(st->mass, vals_alt);
-    if (r == BN_OK) r = bn_gpu_gather4(st->orig, vals, vals_alt, n, s);
-    if (r == BN_OK) swap_ptr(st->orig, vals_alt);
-    if (r == BN_OK) r = bn_gpu_gather16(st->acc, vals, st->body, n, s); /* old |a| for the accel MAC */
-    if (r == BN_OK) swap_ptr(st->acc, st->body);
-    if (r == BN_OK && st->bin) r = bn_gpu_gather1(st->bin, vals, keys_alt, n, s); /* block steps */
-    if (r == BN_OK && st->bin) {
-        const cudaError_t e = cudaMemcpyAsync(st->bin, keys_alt, (size_t)n, cudaMemcpyDeviceToDevice, s);
-        if (e != cudaSuccess) r = bn_cuda_fail(e, "copying the sorted time bins", __FILE__, __LINE__);
+    BN_TRY(bn_gpu_gather4(st->mass, perm, b->vals_alt, n, s));
+    swap_ptr(st->mass, b->vals_alt);
+    BN_TRY(bn_gpu_gather4(st->orig, perm, b->vals_alt, n, s));
+    swap_ptr(st->orig, b->vals_alt);
+    BN_TRY(bn_gpu_gather16(st->acc, perm, st->body, n, s)); /* old |a| for the accel MAC */
+    swap_ptr(st->acc, st->body);
+    if (st->bin) { /* block steps */
+        BN_TRY(bn_gpu_gather1(st->bin, perm, b->keys_alt, n, s));
+        BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, b->keys_alt, (size_t)n, cudaMemcpyDeviceToDevice, s));
     }
-    bn_cuda_free(keys_alt, s);
-    bn_cuda_free(vals, s);
-    bn_cuda_free(vals_alt, s);
-    if (r != BN_OK) {
-        bn_cuda_free(keys, s);
-        return r;
-    }
-    *keys_out = keys;
     return BN_OK;
 }
 
@@ -161,24 +173,34 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, cons
     return BN_OK;
 }
 
-/* Keys to groups: the device tree the walk reads. */
+/* Keys to groups: the device tree the walk reads. The build decides on
+ * the device whether its tree fits the buffers; if not, the particles
+ * keep their order and the last tree is refreshed (tree_cuda.h). Only a
+ * build with no tree to fall back on waits for the device. */
 bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
-    uint64_t *keys = NULL;
     BN_TRY(bounding_cube(st));
     cudaEventRecord(st->ev[BN_EV_BBOX], s);
-    BN_TRY(sort_particles(st, &keys));
+    sort_buffers b = {NULL, NULL, NULL, NULL};
+    bn_status r = sort_keys(st, &b);
     cudaEventRecord(st->ev[BN_EV_SORT], s);
+    const int can_fall_back = st->tree_valid;
     ts->t.n = st->n;
+    if (r == BN_OK)
+        r = bn_gpu_build(ts, b.keys, st->n, g->leaf_size, g->group_size, can_fall_back, (int2 *)b.keys_alt,
+                         (unsigned *)b.vals_alt, s);
+    if (r == BN_OK) r = bn_gpu_keep_order_if_unfit(b.vals, st->n, ts->frame, s);
+    /* from here the particles move: the old tree holds only if they
+     * kept its order, which the device alone knows */
+    st->tree_valid = 0;
+    if (r == BN_OK) r = reorder_particles(st, &b);
     ts->t.body = st->body;
     ts->t.order = st->orig;
-    st->tree_valid = 0;
-    bn_status r = bn_gpu_build(ts, keys, st->n, g->leaf_size, g->group_size, s);
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
-    if (r == BN_OK) r = moments_and_groups(st, g, keys);
-    bn_cuda_free(keys, s);
+    if (r == BN_OK) r = moments_and_groups(st, g, b.keys);
+    free_sort_buffers(&b, s);
     st->tree_valid = r == BN_OK;
     return r;
 }
@@ -233,6 +255,16 @@ bn_status direct_forces(bn_cuda_state *st)
     return BN_OK;
 }
 
+/* Where the host waits anyway: the tree's shape as the device has it,
+ * and more room if a build did not fit (tree_store_cuda.cu). */
+bn_status poll_tree(bn_cuda_state *st)
+{
+    if (st->g.method != BN_METHOD_TREE) return BN_OK;
+    const bn_status r = bn_gpu_tree_poll(&st->tree, st->s);
+    if (r != BN_OK) st->tree_valid = 0;
+    return r;
+}
+
 /* Waits for the last evaluation and reads its times and counts. */
 bn_status cuda_stats(void *p, bn_force_stats *stats)
 {
@@ -242,6 +274,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     BN_CUDA_LAUNCH_CHECK();
     const int tree = st->g.method == BN_METHOD_TREE;
     if (tree) {
+        BN_TRY(poll_tree(st));
         BN_TRY(bn_gpu_walk_counts(st->walk, stats, st->s));
     } else {
         stats->n_pp = (double)st->n * (double)(st->n - 1);
@@ -250,8 +283,8 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     return BN_OK;
 }
 
-/* Queues an evaluation. The build reads the tree's shape back once;
- * nothing else waits for the device unless stats are asked for. */
+/* Queues an evaluation: nothing waits for the device unless stats are
+ * asked for (or no tree exists to fall back on: bn_gpu_build). */
 bn_status cuda_forces(void *p, bn_force_stats *stats)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
@@ -288,12 +321,12 @@ bn_status ensure_block_buffers(bn_cuda_state *st)
 bn_status select_active(bn_cuda_state *st, int bin_min, bn_gpu_active *act)
 {
     const bn_gpu_tree *t = &st->tree.t;
-    if (st->active_capacity < t->n_groups) {
+    if (st->active_capacity < t->group_bound) {
         bn_cuda_free(st->active, st->s);
         st->active = NULL;
         st->active_capacity = 0;
-        BN_TRY(bn_cuda_dev_alloc(&st->active, (size_t)t->n_groups, "active groups", st->s));
-        st->active_capacity = t->n_groups;
+        BN_TRY(bn_cuda_dev_alloc(&st->active, (size_t)t->group_bound, "active groups", st->s));
+        st->active_capacity = t->group_bound;
     }
     BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, st->active, st->block_ints + 2, st->s));
     act->groups = st->active;
@@ -339,8 +372,9 @@ bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n
 
 bn_status cuda_finish(void *p)
 {
-    BN_CUDA_CHECK(cudaStreamSynchronize(((bn_cuda_state *)p)->s));
-    return BN_OK;
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    return poll_tree(st);
 }
 
 bn_status cuda_kick(void *p, double dt)
@@ -364,7 +398,8 @@ bn_status cuda_max_accel(void *p, double *amax)
 bn_status cuda_energies(void *p, bn_energies *e)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    return bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s);
+    BN_TRY(bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s));
+    return poll_tree(st); /* the energies waited for the device */
 }
 
 const bn_backend_ops cuda_ops = {
@@ -398,16 +433,6 @@ extern "C" const char *bn_gpu_name(int ordinal)
     return name;
 }
 
-extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
-{
-    bn_gpu_tree *t = &ts->t;
-    void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_quad0, t->node_quad1, t->group_body,
-                    t->group_box, t->group_half, ts->scan_tmp, ts->minmax, ts->frame};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) bn_cuda_free(bufs[i], s);
-    if (ts->frame_host) cudaFreeHost(ts->frame_host);
-    memset(ts, 0, sizeof *ts);
-}
-
 extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, double *pos[3], float **mass,
                                         int **orig)
 {
@@ -415,7 +440,7 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
     const bn_gravity_params g = effective_params(st);
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     BN_TRY(build_tree(st, &g));
-    BN_TRY(bn_gpu_frame_download(&st->tree, st->s)); /* host copies of the cube and ref */
+    BN_TRY(bn_gpu_frame_download(&st->tree, st->s)); /* host copies of the shape, cube and ref */
     *tree = &st->tree;
     for (int k = 0; k < 3; k++) pos[k] = st->pos[k];
     *mass = st->mass;
@@ -425,3 +450,17 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
 
 extern "C" void bn_gpu_test_set_memory_limit(size_t bytes) { bn_cuda_set_alloc_limit(bytes); }
 extern "C" size_t bn_gpu_bytes_in_use(void) { return bn_cuda_bytes_in_use(); }
+
+extern "C" void bn_gpu_test_shrink_tree_capacity(void *state, int nodes)
+{
+    bn_cuda_state *st = (bn_cuda_state *)state;
+    if (nodes < st->tree.node_capacity) st->tree.node_capacity = nodes; /* the buffers stay as they are */
+}
+
+extern "C" int bn_gpu_test_tree_fallbacks(void *state, int *node_capacity)
+{
+    bn_cuda_state *st = (bn_cuda_state *)state;
+    if (poll_tree(st) != BN_OK) return -1;
+    if (node_capacity) *node_capacity = st->tree.node_capacity;
+    return st->tree.frame_host->fallbacks;
+}

@@ -23,6 +23,13 @@ void bn_gpu_tree_host_free(bn_tree *t);
 void bn_gpu_test_set_memory_limit(size_t bytes);
 /* Bytes of device memory live in the backend now (all solvers). */
 size_t bn_gpu_bytes_in_use(void);
+/* Tests of a build that outgrows the tree's buffers: make a CUDA backend
+ * state's tree buffers count as holding `nodes` nodes (as if a run's
+ * tree had outgrown them); and, after a poll (it waits for the device),
+ * the number of builds that did not fit and fell back on the last tree,
+ * and the node capacity. */
+void bn_gpu_test_shrink_tree_capacity(void *state, int nodes);
+int bn_gpu_test_tree_fallbacks(void *state, int *node_capacity);
 #ifdef __cplusplus
 }
 #endif

@@ -477,7 +477,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) next = 0;
     __syncthreads();
-    const int end = a.act.groups ? *a.act.count : a.t.n_groups;
+    const int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
     unsigned long long cnt[3] = {0, 0, 0};
     for (;;) {
         int k = 0;
@@ -545,7 +545,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     const size_t count_bytes = 3 * sizeof(unsigned long long);
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
     BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
-    if (t->n_groups <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
+    if (t->group_bound <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
 
     bn_walk_args a;
     a.t = *t;
@@ -560,7 +560,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.counts = s->counts;
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0};
     const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
-    const int blocks = (t->n_groups + per_block - 1) / per_block;
+    const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
     return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;

@@ -241,6 +241,9 @@ extern "C" bn_status bn_gpu_tree_from_host(const bn_particles *p, const bn_gravi
     hb_moments(&h, p, k, ic, lo, size, t->ref, g, &o);
     if (hb_groups(&h, p, k, t->ref, g, acc_old_mag, &o) < 0) goto done;
     t->n_groups = o.n_groups;
+    t->shape = NULL; /* the host's counts are exact */
+    t->node_bound = t->n_nodes;
+    t->group_bound = t->n_groups;
     st = hb_upload_all(t, &h, &o);
     if (st == BN_OK && order_host) {
         *order_host = o.order;

@@ -18,12 +18,19 @@
  *  - a cell that starts at i holds more than G bodies iff
  *    common_levels(key[i], key[i+G]) >= its level: one test.
  * So: plan (per body: nodes and group it starts, level histogram), one
- * exclusive scan for the write positions, one read-back of the tree's
- * shape (the only copy to the host in a step: it sizes the launches
- * and allocations), write (per body, its nodes and its group), a stable
- * 5-bit sort of the nodes into level order, and fill (per node: its body
- * range by a short binary search; its first child is the node its first
- * body starts one level down, the next one in body order).
+ * exclusive scan for the write positions, the shape (one thread: level
+ * starts, and whether the tree fits the capacities), write (per body,
+ * its nodes and its group), a stable 5-bit sort of the nodes into level
+ * order, and fill (per node: its body range by a short binary search; its
+ * first child is the node its first body starts one level down, the next
+ * one in body order).
+ *
+ * The host does not wait: every launch is sized by the capacities, and
+ * the kernels read the counts on the device. A tree that does not fit is
+ * not written (frame->fits = 0): the last one stays, the particles keep
+ * its order (bn_gpu_keep_order_if_unfit) and the moments refresh it. Only
+ * a build with no tree to fall back on (the first after an upload) reads
+ * the shape back, to size the buffers.
  * Integer atomics only (histograms): deterministic.
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -169,11 +176,11 @@ struct add_int2 {
 
 /* Per body: its nodes in body order (level, and the body in pre_first),
  * their own index as the sort's value, and its group. */
-__global__ void write_kernel(build_args a, const int2 *offset, const unsigned *info, int *node_level, int *node_index,
-                             int *pre_first, int2 *group_body)
+__global__ void write_kernel(build_args a, const bn_gpu_frame *f, const int2 *offset, const unsigned *info,
+                             int *node_level, int *node_index, int *pre_first, int2 *group_body)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= a.n) return;
+    if (i >= a.n || !f->fits) return;
     int d, D, kind, glevel;
     unpack(info[i], &d, &D, &kind, &glevel);
     const int2 o = offset[i];
@@ -193,10 +200,10 @@ __global__ void write_kernel(build_args a, const int2 *offset, const unsigned *i
 
 /* After the sort (node p of the tree was node q = index[p] in body
  * order): the first body of every node, and where each q went. */
-__global__ void rank_kernel(const int *index, const int *pre_first, int m, int *first, int *pos)
+__global__ void rank_kernel(const bn_gpu_frame *f, const int *index, const int *pre_first, int *first, int *pos)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= m) return;
+    if (!f->fits || p >= f->shape.n_nodes) return;
     const int q = index[p];
     first[p] = pre_first[q];
     pos[q] = p;
@@ -204,8 +211,8 @@ __global__ void rank_kernel(const int *index, const int *pre_first, int m, int *
 
 struct fill_args {
     build_args b;
+    const bn_gpu_frame *f;  /* fits, and the shape's level starts */
     const int *level, *index, *first, *pos; /* the nodes in tree order */
-    int level_start[kLevels + 1];
     int2 *node_body, *node_child;
 };
 
@@ -213,15 +220,16 @@ struct fill_args {
  * starts), and its children: the first is the node its first body starts
  * one level down, next in body order (q + 1), the others follow it in
  * the next level while they start inside the node (at most 8). */
-__global__ void fill_kernel(fill_args a, int n_nodes)
+__global__ void fill_kernel(fill_args a)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= n_nodes) return;
+    if (!a.f->fits || p >= a.f->shape.n_nodes) return;
+    const int *level_start = a.f->shape.level_start;
     const int i = a.first[p], l = a.level[p];
     const uint64_t *k = a.b.keys;
     const int L = a.b.leaf, n = a.b.n;
     const bool splits = l < BN_KEY_MAX_LEVEL && i + L < n && common_levels(k[i], k[i + L]) >= l;
-    int hi = p + 1 < a.level_start[l + 1] ? a.first[p + 1] : n;
+    int hi = p + 1 < level_start[l + 1] ? a.first[p + 1] : n;
     if (!splits && l < BN_KEY_MAX_LEVEL) hi = min(hi, i + L + 1); /* a leaf has at most L bodies */
     const int end = cell_end(k, i, hi, l);
     a.node_body[p] = make_int2(i, end - i);
@@ -229,50 +237,48 @@ __global__ void fill_kernel(fill_args a, int n_nodes)
         a.node_child[p] = make_int2(-1, 0);
         return;
     }
-    const int c0 = a.pos[a.index[p] + 1], last = a.level_start[l + 2];
+    const int c0 = a.pos[a.index[p] + 1], last = level_start[l + 2];
     int c = 1;
     while (c < 8 && c0 + c < last && a.first[c0 + c] < end) c++;
     a.node_child[p] = make_int2(c0, c);
 }
 
+/* One thread: the planned tree's shape, and whether it fits the
+ * buffers. If so it becomes current; if not, the current tree stays and
+ * is refreshed, and what the build needed is kept for the host's poll. */
+__global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capacity)
+{
+    bn_gpu_shape c;
+    c.level_start[0] = 0;
+    c.n_levels = 0;
+    for (int l = 0; l < kLevels; l++) {
+        c.level_start[l + 1] = c.level_start[l] + f->per_level[l];
+        if (f->per_level[l] > 0) c.n_levels = l + 1;
+    }
+    c.n_nodes = c.level_start[kLevels];
+    c.n_leaves = f->n_leaves;
+    c.n_groups = f->n_groups;
+    f->fits = !f->bad_box && c.n_nodes <= node_capacity && c.n_groups <= group_capacity;
+    if (f->fits) {
+        f->shape = c;
+        f->tree_box_size = f->box_size;
+        f->refreshed = 0;
+        return;
+    }
+    f->fallbacks++;
+    f->need_nodes = max(f->need_nodes, c.n_nodes);
+    f->need_groups = max(f->need_groups, c.n_groups);
+    f->refreshed = 1;
+    if (f->bad_box) f->shape.n_groups = 0; /* nothing to walk: the poll reports it */
+}
+
+__global__ void keep_order_kernel(int *perm, int n, const bn_gpu_frame *f)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && !f->fits) perm[i] = i;
+}
+
 int blocks_for(int m) { return (m + kThreads - 1) / kThreads; }
-
-template <typename T>
-bn_status realloc_array(T **p, size_t n, const char *what, cudaStream_t s)
-{
-    bn_cuda_free(*p, s);
-    *p = NULL;
-    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
-}
-
-/* Room for `need` nodes (contents are rewritten, never kept). */
-bn_status ensure_nodes(bn_gpu_tree_store *st, int need, cudaStream_t s)
-{
-    if (need <= st->node_capacity) return BN_OK;
-    const int cap = need + need / 8 + 1024; /* room for a run's growth */
-    bn_gpu_tree *t = &st->t;
-    st->node_capacity = 0;
-    BN_TRY(realloc_array(&t->node_body, cap, "tree nodes (bodies)", s));
-    BN_TRY(realloc_array(&t->node_child, cap, "tree nodes (children)", s));
-    BN_TRY(realloc_array(&t->node_com, cap, "tree nodes (centre of mass)", s));
-    BN_TRY(realloc_array(&t->node_quad0, cap, "tree nodes (quadrupole)", s));
-    BN_TRY(realloc_array(&t->node_quad1, cap, "tree nodes (quadrupole, MAC)", s));
-    st->node_capacity = cap;
-    return BN_OK;
-}
-
-bn_status ensure_groups(bn_gpu_tree_store *st, int need, cudaStream_t s)
-{
-    if (need <= st->group_capacity) return BN_OK;
-    const int cap = need + need / 8 + 64;
-    bn_gpu_tree *t = &st->t;
-    st->group_capacity = 0;
-    BN_TRY(realloc_array(&t->group_body, cap, "groups", s));
-    BN_TRY(realloc_array(&t->group_box, cap, "group boxes", s));
-    BN_TRY(realloc_array(&t->group_half, cap, "group boxes", s));
-    st->group_capacity = cap;
-    return BN_OK;
-}
 
 /* plan + scan; the write offsets stay in plan. */
 bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, unsigned *info, cudaStream_t s)
@@ -282,8 +288,10 @@ bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, un
     size_t bytes = 0;
     BN_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(NULL, bytes, plan, plan, add_int2(), make_int2(0, 0), a.n, s));
     if (bytes > st->scan_tmp_bytes) {
+        bn_cuda_free(st->scan_tmp, s);
+        st->scan_tmp = NULL;
         st->scan_tmp_bytes = 0;
-        BN_TRY(realloc_array((char **)&st->scan_tmp, bytes, "tree build scan scratch", s));
+        BN_TRY(bn_cuda_alloc(&st->scan_tmp, bytes, "tree build scan scratch", s));
         st->scan_tmp_bytes = bytes;
     }
     BN_CUDA_CHECK(
@@ -291,8 +299,9 @@ bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, un
     return BN_OK;
 }
 
-/* The one read-back: the frame with the tree's shape. */
-bn_status read_shape(bn_gpu_tree_store *st, cudaStream_t s)
+/* A build with no tree to fall back on: read the planned shape back and
+ * make room for it (the shape kernel then finds that it fits). */
+bn_status size_for_plan(bn_gpu_tree_store *st, cudaStream_t s)
 {
     BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
     BN_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -308,10 +317,10 @@ bn_status read_shape(bn_gpu_tree_store *st, cudaStream_t s)
         t->level_start[l + 1] = t->level_start[l] + f->per_level[l];
         if (f->per_level[l] > 0) t->n_levels = l + 1;
     }
-    t->n_nodes = t->level_start[t->n_levels];
+    t->n_nodes = t->level_start[kLevels];
     t->n_leaves = f->n_leaves;
     t->n_groups = f->n_groups;
-    return BN_OK;
+    return bn_gpu_tree_store_reserve(st, t->n_nodes, t->n_groups, 0, s);
 }
 
 /* Stable sort of the nodes by level: level order, body (key) order
@@ -333,65 +342,68 @@ bn_status sort_nodes(int **level, int **level_alt, int **index, int **index_alt,
     return BN_OK;
 }
 
-/* write, sort, rank and fill, once the shape is known. list[0..4]: node
- * level, index and their sort partners, first body in body order. */
+/* write, sort, rank and fill, sized by the node capacity (the kernels
+ * read the shape; none writes when the tree does not fit). list[0..4]:
+ * node level, index and their sort partners, first body in body order. */
 bn_status make_nodes(bn_gpu_tree_store *st, const build_args &a, const int2 *offset, const unsigned *info,
                      int *list[5], cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
-    const int m = t->n_nodes;
+    const int m = st->node_capacity;
     for (int k = 0; k < 5; k++) BN_TRY(bn_cuda_alloc((void **)&list[k], (size_t)m * sizeof(int), "tree node list", s));
-    write_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, offset, info, list[0], list[1], list[4], t->group_body);
+    /* the entries past the tree's nodes sort last: level 31 (0x1f1f1f1f
+     * in the 5 bits sorted), index 0 */
+    BN_CUDA_CHECK(cudaMemsetAsync(list[0], 0x1f, (size_t)m * sizeof(int), s));
+    BN_CUDA_CHECK(cudaMemsetAsync(list[1], 0, (size_t)m * sizeof(int), s));
+    write_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, st->frame, offset, info, list[0], list[1], list[4],
+                                                     t->group_body);
     BN_CUDA_LAUNCH_CHECK();
     BN_TRY(sort_nodes(&list[0], &list[2], &list[1], &list[3], m, s));
     /* the sort's spare buffers become first (tree order) and pos */
-    rank_kernel<<<blocks_for(m), kThreads, 0, s>>>(list[1], list[4], m, list[2], list[3]);
+    rank_kernel<<<blocks_for(m), kThreads, 0, s>>>(st->frame, list[1], list[4], list[2], list[3]);
     BN_CUDA_LAUNCH_CHECK();
     fill_args f;
     f.b = a;
+    f.f = st->frame;
     f.level = list[0];
     f.index = list[1];
     f.first = list[2];
     f.pos = list[3];
-    for (int l = 0; l <= kLevels; l++) f.level_start[l] = t->level_start[l];
     f.node_body = t->node_body;
     f.node_child = t->node_child;
-    fill_kernel<<<blocks_for(m), kThreads, 0, s>>>(f, m);
+    fill_kernel<<<blocks_for(m), kThreads, 0, s>>>(f);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t s)
-{
-    if (st->frame) return BN_OK;
-    BN_TRY(bn_cuda_alloc((void **)&st->frame, sizeof *st->frame, "tree frame", s));
-    BN_TRY(bn_cuda_alloc((void **)&st->minmax, 6 * sizeof(unsigned long long), "bounding box", s));
-    BN_CUDA_CHECK(cudaMallocHost((void **)&st->frame_host, sizeof *st->frame_host));
-    return BN_OK;
-}
-
 extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, int group_size,
-                                  cudaStream_t s)
+                                  int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s)
 {
-    if (n <= 0 || leaf_size < 1 || group_size < 1)
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_build: n = %d, leaf_size = %d, group_size = %d", n, leaf_size,
-                       group_size);
-    const size_t shape = offsetof(bn_gpu_frame, n_groups);
-    BN_CUDA_CHECK(cudaMemsetAsync((char *)st->frame + shape, 0, sizeof *st->frame - shape, s));
+    if (n <= 0 || leaf_size < 1 || group_size < 1 || !plan || !info)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_build: n = %d, leaf_size = %d, group_size = %d, scratch %p %p", n,
+                       leaf_size, group_size, (void *)plan, (void *)info);
+    if (can_fall_back && (st->node_capacity <= 0 || st->group_capacity <= 0)) can_fall_back = 0;
+    const size_t counters = offsetof(bn_gpu_frame, n_groups);
+    BN_CUDA_CHECK(cudaMemsetAsync((char *)st->frame + counters, 0, sizeof *st->frame - counters, s));
     build_args a = {keys, n, leaf_size, group_size};
-    int2 *plan = NULL;
-    unsigned *info = NULL;
+    BN_TRY(plan_bodies(st, a, plan, info, s));
+    if (!can_fall_back) BN_TRY(size_for_plan(st, s));
+    st->t.shape = &st->frame->shape;
+    st->t.node_bound = st->node_alloc;
+    st->t.group_bound = st->group_capacity;
+    shape_kernel<<<1, 1, 0, s>>>(st->frame, st->node_capacity, st->group_capacity);
+    BN_CUDA_LAUNCH_CHECK();
     int *list[5] = {NULL, NULL, NULL, NULL, NULL};
-    bn_status r = bn_cuda_alloc((void **)&plan, (size_t)n * sizeof(int2), "tree build plan", s);
-    if (r == BN_OK) r = bn_cuda_alloc((void **)&info, (size_t)n * sizeof(unsigned), "tree build plan", s);
-    if (r == BN_OK) r = plan_bodies(st, a, plan, info, s);
-    if (r == BN_OK) r = read_shape(st, s);
-    if (r == BN_OK) r = ensure_nodes(st, st->t.n_nodes, s);
-    if (r == BN_OK) r = ensure_groups(st, st->t.n_groups, s);
-    if (r == BN_OK) r = make_nodes(st, a, plan, info, list, s);
-    bn_cuda_free(plan, s);
-    bn_cuda_free(info, s);
+    const bn_status r = make_nodes(st, a, plan, info, list, s);
     for (int k = 0; k < 5; k++) bn_cuda_free(list[k], s);
     return r;
+}
+
+extern "C" bn_status bn_gpu_keep_order_if_unfit(int *perm, int n, const bn_gpu_frame *frame, cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    keep_order_kernel<<<blocks_for(n), kThreads, 0, s>>>(perm, n, frame);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }

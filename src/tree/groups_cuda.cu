@@ -12,12 +12,12 @@ namespace {
 const int kThreads = 256;
 
 /* One warp per group: box of its bodies and the smallest old |a|. */
-__global__ void group_boxes(const int2 *group_body, int n_groups, const float4 *body, const float4 *acc_old,
-                            float alpha, float4 *box, float4 *half)
+__global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
 {
     const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
-    if (g >= n_groups) return; /* whole warps leave together */
-    const int2 b = group_body[g];
+    if (g >= bn_gpu_tree_groups(&t)) return; /* whole warps leave together */
+    const float4 *body = t.body;
+    const int2 b = t.group_body[g];
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, amin = INFINITY;
     for (int i = b.x + lane; i < b.x + b.y; i += 32) {
         const float4 p = body[i];
@@ -37,8 +37,8 @@ __global__ void group_boxes(const int2 *group_body, int n_groups, const float4 *
         amin = fminf(amin, __shfl_xor_sync(0xffffffffu, amin, off));
     }
     if (lane == 0) {
-        box[g] = make_float4(0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]), 0.0f);
-        half[g] = make_float4(0.5f * (hi[0] - lo[0]), 0.5f * (hi[1] - lo[1]), 0.5f * (hi[2] - lo[2]),
+        t.group_box[g] = make_float4(0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]), 0.0f);
+        t.group_half[g] = make_float4(0.5f * (hi[0] - lo[0]), 0.5f * (hi[1] - lo[1]), 0.5f * (hi[2] - lo[2]),
                               acc_old ? alpha * amin : 0.0f);
     }
 }
@@ -47,13 +47,12 @@ __global__ void group_boxes(const int2 *group_body, int n_groups, const float4 *
  * its active groups in order, with one integer atomic for the warp's
  * place in the list: the list's order between warps varies from run to
  * run, the forces do not (groups are walked independently). */
-__global__ void select_active(const int2 *group_body, int n_groups, const uint8_t *bin, int bin_min, int *list,
-                              int *count)
+__global__ void select_active(bn_gpu_tree t, const uint8_t *bin, int bin_min, int *list, int *count)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
     bool active = false;
-    if (g < n_groups) {
-        const int2 b = group_body[g];
+    if (g < bn_gpu_tree_groups(&t)) {
+        const int2 b = t.group_body[g];
         for (int i = b.x; i < b.x + b.y && !active; i++) active = bin[i] >= bin_min;
     }
     const unsigned mask = __ballot_sync(0xffffffffu, active);
@@ -69,9 +68,8 @@ extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *b
                                           int *count, cudaStream_t s)
 {
     BN_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), s));
-    if (t->n_groups <= 0) return BN_OK;
-    select_active<<<(t->n_groups + kThreads - 1) / kThreads, kThreads, 0, s>>>(t->group_body, t->n_groups, bin,
-                                                                                bin_min, groups, count);
+    if (t->group_bound <= 0) return BN_OK;
+    select_active<<<(t->group_bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(*t, bin, bin_min, groups, count);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
@@ -79,10 +77,10 @@ extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *b
 extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s)
 {
     const bn_gpu_tree *t = &st->t;
-    if (t->n_groups <= 0) return BN_OK;
+    if (t->group_bound <= 0) return BN_OK;
     const int warps_per_block = kThreads / 32;
-    group_boxes<<<(t->n_groups + warps_per_block - 1) / warps_per_block, kThreads, 0, s>>>(
-        t->group_body, t->n_groups, t->body, acc_old, (float)alpha, t->group_box, t->group_half);
+    group_boxes<<<(t->group_bound + warps_per_block - 1) / warps_per_block, kThreads, 0, s>>>(*t, acc_old,
+                                                                                             (float)alpha);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

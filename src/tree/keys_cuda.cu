@@ -116,11 +116,3 @@ extern "C" bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
-
-extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s)
-{
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (int k = 0; k < 3; k++) st->t.ref[k] = st->frame_host->ref[k];
-    return BN_OK;
-}

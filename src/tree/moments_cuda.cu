@@ -27,10 +27,11 @@ struct level_args {
     const int2 *node_body, *node_child;
     const double *x, *y, *z;
     const float *mass;
-    const uint64_t *keys;
-    const bn_gpu_frame *frame; /* key cube and ref (the cube's centre here) */
+    const uint64_t *keys;      /* NULL: a refresh (no octants)            */
+    const bn_gpu_frame *frame; /* key cube, ref (the cube's centre here),
+                                  the tree's shape and octant scale      */
     double theta, G;
-    int hilbert, mac, quadrupole, level, start, count;
+    int hilbert, mac, quadrupole, level;
     moments *mom;
     float4 *com, *quad0, *quad1;
 };
@@ -115,20 +116,18 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
     return r;
 }
 
-__global__ void level_kernel(level_args a)
+/* The moments and opening radius of one node of a.level. */
+__device__ void node_moments(const level_args &a, int node, bool octants)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= a.count) return;
-    const int node = a.start + i;
     const int2 b = a.node_body[node], ch = a.node_child[node];
-    const double l = a.frame->box_size / (double)(1u << a.level);
+    const double l = a.frame->tree_box_size / (double)(1u << a.level);
     double centre[3];
-    if (a.keys) cell_centre(a, a.keys[b.x], l, centre);
+    if (octants) cell_centre(a, a.keys[b.x], l, centre);
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
     const double lo[3] = {r.lo[0], r.lo[1], r.lo[2]}, hi[3] = {r.hi[0], r.hi[1], r.hi[2]};
-    const double rad = bn_mac_cell_radius(a.mac, a.theta, l, a.keys ? centre : NULL, r.c, lo, hi);
+    const double rad = bn_mac_cell_radius(a.mac, a.theta, l, octants ? centre : NULL, r.c, lo, hi);
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),
@@ -136,12 +135,23 @@ __global__ void level_kernel(level_args a)
     a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
                                 (float)(a.G * r.m * l * l));
 }
+
+/* The nodes of a.level (their range read from the device's shape; the
+ * grid is sized for the most the level can hold, so it strides). */
+__global__ void level_kernel(level_args a)
+{
+    const int *ls = a.frame->shape.level_start;
+    const int end = ls[a.level + 1];
+    const bool octants = a.keys && !a.frame->refreshed;
+    for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end; node += gridDim.x * blockDim.x)
+        node_moments(a, node, octants);
+}
 /* com relative to the new ref (old ref + the root's com), after every
  * level; the frame's ref moves with it (read by make_bodies next). */
-__global__ void store_com(const moments *mom, int n_nodes, bn_gpu_frame *frame, float4 *com)
+__global__ void store_com(const moments *mom, bn_gpu_frame *frame, float4 *com)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n_nodes) return;
+    if (i >= frame->shape.n_nodes) return;
     const double *shift = mom[0].c;
     const moments &r = mom[i];
     com[i] = make_float4((float)(r.c[0] - shift[0]), (float)(r.c[1] - shift[1]), (float)(r.c[2] - shift[2]),
@@ -150,14 +160,26 @@ __global__ void store_com(const moments *mom, int n_nodes, bn_gpu_frame *frame, 
         for (int k = 0; k < 3; k++) frame->ref[k] += shift[k];
 }
 
+/* Blocks for level l: enough for all the nodes it can hold (8^l, and
+ * the capacity), at most kMaxBlocks (the kernel strides). */
+int level_blocks(int level, int capacity)
+{
+    const int kMaxBlocks = 2048;
+    long most = capacity;
+    if (level < 10) most = most < (1L << (3 * level)) ? most : (1L << (3 * level));
+    const long blocks = (most + kThreads - 1) / kThreads;
+    return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : (int)blocks;
+}
 } // namespace
 
 extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass,
                                     const uint64_t *keys, const bn_gravity_params *g, cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
+    const int bound = t->node_bound;
+    if (bound <= 0) return BN_OK;
     moments *mom = NULL;
-    BN_TRY(bn_cuda_alloc((void **)&mom, (size_t)t->n_nodes * sizeof(moments), "moments scratch (double)", s));
+    BN_TRY(bn_cuda_alloc((void **)&mom, (size_t)bound * sizeof(moments), "moments scratch (double)", s));
     level_args a = {};
     a.node_body = t->node_body;
     a.node_child = t->node_child;
@@ -177,17 +199,15 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
     a.quad0 = t->node_quad0;
     a.quad1 = t->node_quad1;
     bn_status st_out = BN_OK;
-    for (int level = t->n_levels - 1; level >= 0 && st_out == BN_OK; level--) {
+    /* every level a tree can have: the host does not know its depth */
+    for (int level = BN_KEY_MAX_LEVEL; level >= 0 && st_out == BN_OK; level--) {
         a.level = level;
-        a.start = t->level_start[level];
-        a.count = t->level_start[level + 1] - a.start;
-        level_kernel<<<(a.count + kThreads - 1) / kThreads, kThreads, 0, s>>>(a);
+        level_kernel<<<level_blocks(level, bound), kThreads, 0, s>>>(a);
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
     }
-    if (st_out == BN_OK && t->n_nodes > 0) {
-        store_com<<<(t->n_nodes + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, t->n_nodes, st->frame,
-                                                                              t->node_com);
+    if (st_out == BN_OK) {
+        store_com<<<(bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, st->frame, t->node_com);
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments store_com launch", __FILE__, __LINE__);
     }

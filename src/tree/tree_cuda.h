@@ -4,8 +4,9 @@
  * one (src/tree/*_cpu.c): bounding cube and keys (keys_cuda.cu), stable
  * radix sort and reordering into key order (sort_cuda.cu), nodes and
  * groups from the sorted keys (build_cuda.cu), moments bottom-up
- * (moments_cuda.cu), group boxes (groups_cuda.cu). Every device buffer
- * is tallied (core/cuda_check.h).
+ * (moments_cuda.cu), group boxes (groups_cuda.cu); the buffers they fill
+ * and the host's polls of the device's shape (tree_store_cuda.cu). Every
+ * device buffer is tallied (core/cuda_check.h).
  */
 #ifndef BN_TREE_CUDA_H
 #define BN_TREE_CUDA_H
@@ -18,15 +19,27 @@
 extern "C" {
 #endif
 
-/* What one evaluation learns on the device and the host needs to size
- * its launches: the key cube and float origin (written by the keys stage,
- * moved by the moments), and the tree's shape (written by the build).
- * The build reads it back once: the only device-to-host copy of a step. */
+/* What the device knows about the current evaluation and tree. The
+ * host never waits for it inside a step: the launches of a build are
+ * sized by capacities (bn_gpu_tree_store), and the build decides on the
+ * device whether its tree fits them. If it does not, the particles keep
+ * the last tree's order and that tree is refreshed (as between block
+ * steps: exact, only slower); the host learns of it at its next poll,
+ * where it waits anyway, and grows the capacities. */
 typedef struct bn_gpu_frame {
     double box_lo[3], box_size; /* the key cube [box_lo, box_lo + box_size)^3 */
     double ref[3];          /* float origin: the cube's centre, then the
                                root's centre of mass (moments stage)     */
+    double tree_box_size;   /* the key cube's side when the current tree
+                               was built (its octants' sides)            */
     int bad_box;            /* coordinates not finite, or too wide      */
+    int fits;               /* this build's tree fitted: it is current  */
+    int refreshed;          /* the current tree is an older build's (its
+                               octants need not hold its bodies)        */
+    int fallbacks;          /* builds that did not fit, since the start */
+    int need_nodes, need_groups; /* the largest such build's counts     */
+    bn_gpu_shape shape;     /* the current tree's shape                 */
+    /* the plan's counters, zeroed by every build (keep them last) */
     int n_groups, n_leaves;
     int per_level[BN_KEY_MAX_LEVEL + 1]; /* nodes on each level          */
 } bn_gpu_frame;
@@ -34,19 +47,33 @@ typedef struct bn_gpu_frame {
 /* The device tree and the buffers behind it, kept between evaluations
  * (they only grow, so a run settles on one allocation). */
 typedef struct bn_gpu_tree_store {
-    bn_gpu_tree t;          /* what the walk reads                       */
-    bn_gpu_frame *frame;    /* device frame of the current evaluation    */
-    bn_gpu_frame *frame_host; /* pinned copy: read back by the build (the
-                               shape), whole by bn_gpu_frame_download   */
-    int node_capacity, group_capacity;
+    bn_gpu_tree t;          /* what the walk reads (t.shape: frame->shape) */
+    bn_gpu_frame *frame;    /* device frame                              */
+    bn_gpu_frame *frame_host; /* pinned copy, made by a poll or by a build
+                               with nothing to fall back on             */
+    int node_capacity, group_capacity; /* what a build may fill           */
+    int node_alloc;         /* nodes allocated (= node_capacity but in
+                               tests that pretend to have less room)     */
     void *scan_tmp;         /* CUB scan scratch                           */
     size_t scan_tmp_bytes;
     unsigned long long *minmax; /* bounding-box reduction (6 ordered words) */
 } bn_gpu_tree_store;
 
+/* ---- tree_store_cuda.cu ---- */
 /* Device frame and its pinned host copy (once per store). */
 bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t s);
 void bn_gpu_tree_store_free(bn_gpu_tree_store *st, cudaStream_t s);
+/* Room for this many nodes and groups; keep: copy the current tree into
+ * the new buffers (else their contents are lost). */
+bn_status bn_gpu_tree_store_reserve(bn_gpu_tree_store *st, int nodes, int groups, int keep, cudaStream_t s);
+/* Where the host waits anyway (stats, finish, energies, tests): copy the
+ * frame to frame_host (synchronous), update the host copies of the
+ * shape and ref, and grow the capacities to what a build that did not
+ * fit needed (keeping the current tree). Fails if the keys stage found
+ * a coordinate that is not finite or too wide a box. */
+bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s);
+/* Tests and diagnostics: the same as a poll. */
+bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s);
 
 /* ---- keys_cuda.cu ---- */
 /* Bounding box of n positions (exact min/max) and the key cube around it
@@ -55,9 +82,6 @@ bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st
 /* keys[i] of position i in the frame's cube; index[i] = i (the sort's values). */
 bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
                       int *index, cudaStream_t s);
-/* Tests and diagnostics: copy the device frame to frame_host
- * (synchronous) and t.ref from it. */
-bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s);
 
 /* ---- sort_cuda.cu ---- */
 /* Stable sort of (key, value) pairs by the low end_bit key bits. The
@@ -78,11 +102,20 @@ bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_g
 /* Octree and groups of n sorted keys in one pass over the bodies: nodes
  * with more than leaf_size bodies split by the next 3 key bits; groups are
  * the nodes with at most group_size bodies whose parent has more (a bigger
- * leaf is cut in chunks). Fills st->t's node and group_body arrays, the
- * counts and level_start. Reads st->frame back once (the tree's shape
- * sizes the later launches); fails if the keys stage flagged the box. */
+ * leaf is cut in chunks). Fills st->t's node and group_body arrays and
+ * frame->shape, on the device, if the tree fits the capacities
+ * (frame->fits); otherwise leaves the last tree as it is.
+ * can_fall_back: a tree of the particles' current order exists, so
+ * nothing is read back. Without one the shape is read back once (the only
+ * synchronisation) to size the buffers, and the host copies of the shape
+ * are set. plan (n int2) and info (n unsigned) are scratch: the sort's
+ * spare buffers serve. Then bn_gpu_keep_order_if_unfit before the
+ * particles are reordered. */
 bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, int group_size,
-                       cudaStream_t s);
+                       int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s);
+/* perm[i] = i where the build's tree did not fit: the particles keep the
+ * order of the tree that stays. */
+bn_status bn_gpu_keep_order_if_unfit(int *perm, int n, const bn_gpu_frame *frame, cudaStream_t s);
 
 /* ---- moments_cuda.cu ---- */
 /* Mass, centre of mass and traceless quadrupole of every node, bottom-up
@@ -90,9 +123,11 @@ bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int l
  * quadrupole/G of g). Moves the frame's ref (on entry: the cube's
  * centre) to the root's centre of mass, on the device, and stores the
  * coms in float relative to it: make the float bodies after this stage.
- * keys NULL: a refresh of the last build's tree after the bodies moved
- * (block time steps): the octants are not looked up, the criteria take
- * the moved geometry (bn_mac_cell_radius with centre NULL). */
+ * keys NULL, or a build that did not fit (frame->refreshed): a refresh
+ * of the current tree after the bodies moved (block time steps): the
+ * octants are not looked up, the criteria take the moved geometry
+ * (bn_mac_cell_radius with centre NULL). Level ranges come from the
+ * device shape: one launch per possible level. */
 bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, const uint64_t *keys,
                          const bn_gravity_params *g, cudaStream_t s);
 

@@ -20,6 +20,14 @@
 #include <stdint.h>
 #include "tree/keys.h"
 
+/* The tree's shape: what its launches need to know. The GPU build keeps
+ * it on the device (the host does not wait for it); the host holds a copy
+ * that is exact only after a poll (bn_gpu_tree_poll, tree_cuda.h). */
+typedef struct bn_gpu_shape {
+    int n_nodes, n_leaves, n_levels, n_groups;
+    int level_start[BN_KEY_MAX_LEVEL + 2]; /* nodes of level l: [ls[l], ls[l+1]) */
+} bn_gpu_shape;
+
 typedef struct bn_gpu_tree {
     int n;                  /* bodies                                   */
     double ref[3];          /* float coordinates are relative to this
@@ -29,8 +37,13 @@ typedef struct bn_gpu_tree {
                                set of body i (the backend keeps its
                                arrays in key order: body i = particle i) */
 
+    /* Counts: `shape` on the device is authoritative when not NULL (the
+     * GPU build); the host fields below are then a copy made at the last
+     * poll, and launches are sized by the bounds instead. */
+    const bn_gpu_shape *shape;
+    int node_bound, group_bound; /* at least n_nodes, n_groups: launch sizes */
     int n_nodes, n_leaves, n_levels;
-    int level_start[BN_KEY_MAX_LEVEL + 2]; /* host copy                  */
+    int level_start[BN_KEY_MAX_LEVEL + 2];
     int2 *node_body;        /* first body, body count                   */
     int2 *node_child;       /* first child, child count (0: a leaf)     */
     float4 *node_com;       /* centre of mass (relative to ref), mass   */
@@ -43,4 +56,12 @@ typedef struct bn_gpu_tree {
     float4 *group_half;     /* half sizes x, y, z, alpha * min |a_old|
                                of the group (accel MAC; 0 otherwise)     */
 } bn_gpu_tree;
+
+#ifdef __CUDACC__
+/* The number of groups, read where kernels run. */
+__device__ __forceinline__ int bn_gpu_tree_groups(const bn_gpu_tree *t)
+{
+    return t->shape ? t->shape->n_groups : t->n_groups;
+}
+#endif
 #endif

@@ -1,0 +1,123 @@
+/*
+ * The buffers of the device tree and the host's view of them.
+ *
+ * A build sizes its launches and buffers by the store's capacities and
+ * decides on the device whether its tree fits (build_cuda.cu), so the
+ * host never waits inside a step. The host looks at the device's frame
+ * only where it waits anyway (stats, finish, energies, tests): a poll
+ * copies the frame, refreshes the host copies of the tree's shape, and
+ * grows the capacities when a build did not fit, keeping the current
+ * tree so that the next build can still fall back on it.
+ */
+#include <string.h>
+#include "tree/tree_cuda.h"
+
+namespace {
+
+/* Room for the headroom of a run whose tree grows between polls. */
+int with_headroom(int need, int extra) { return need + need / 8 + extra; }
+
+/* *p becomes a buffer of cap elements; keep: its first `keep` elements
+ * are copied over (the current tree), else its contents are lost. */
+template <typename T>
+bn_status regrow(T **p, int cap, int keep, const char *what, cudaStream_t s)
+{
+    T *q = NULL;
+    BN_TRY(bn_cuda_alloc((void **)&q, (size_t)cap * sizeof(T), what, s));
+    if (keep > 0) {
+        const cudaError_t e = cudaMemcpyAsync(q, *p, (size_t)keep * sizeof(T), cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) {
+            bn_cuda_free(q, s);
+            return bn_cuda_fail(e, what, __FILE__, __LINE__);
+        }
+    }
+    bn_cuda_free(*p, s);
+    *p = q;
+    return BN_OK;
+}
+
+bn_status reserve_nodes(bn_gpu_tree_store *st, int need, int keep, cudaStream_t s)
+{
+    if (need <= st->node_capacity) return BN_OK;
+    const int cap = with_headroom(need, 1024);
+    bn_gpu_tree *t = &st->t;
+    BN_TRY(regrow(&t->node_body, cap, keep, "tree nodes (bodies)", s));
+    BN_TRY(regrow(&t->node_child, cap, keep, "tree nodes (children)", s));
+    BN_TRY(regrow(&t->node_com, cap, keep, "tree nodes (centre of mass)", s));
+    BN_TRY(regrow(&t->node_quad0, cap, keep, "tree nodes (quadrupole)", s));
+    BN_TRY(regrow(&t->node_quad1, cap, keep, "tree nodes (quadrupole, MAC)", s));
+    st->node_capacity = st->node_alloc = cap;
+    t->node_bound = cap;
+    return BN_OK;
+}
+
+bn_status reserve_groups(bn_gpu_tree_store *st, int need, int keep, cudaStream_t s)
+{
+    if (need <= st->group_capacity) return BN_OK;
+    const int cap = with_headroom(need, 64);
+    bn_gpu_tree *t = &st->t;
+    BN_TRY(regrow(&t->group_body, cap, keep, "groups", s));
+    BN_TRY(regrow(&t->group_box, cap, keep, "group boxes", s));
+    BN_TRY(regrow(&t->group_half, cap, keep, "group boxes", s));
+    st->group_capacity = cap;
+    t->group_bound = cap;
+    return BN_OK;
+}
+
+/* The host copies of the device's shape and ref, from frame_host. */
+void take_shape(bn_gpu_tree_store *st)
+{
+    const bn_gpu_frame *f = st->frame_host;
+    bn_gpu_tree *t = &st->t;
+    t->n_nodes = f->shape.n_nodes;
+    t->n_leaves = f->shape.n_leaves;
+    t->n_levels = f->shape.n_levels;
+    t->n_groups = f->shape.n_groups;
+    memcpy(t->level_start, f->shape.level_start, sizeof t->level_start);
+    for (int k = 0; k < 3; k++) t->ref[k] = f->ref[k];
+}
+} // namespace
+
+extern "C" bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t s)
+{
+    if (st->frame) return BN_OK;
+    BN_TRY(bn_cuda_alloc((void **)&st->frame, sizeof *st->frame, "tree frame", s));
+    BN_CUDA_CHECK(cudaMemsetAsync(st->frame, 0, sizeof *st->frame, s));
+    BN_TRY(bn_cuda_alloc((void **)&st->minmax, 6 * sizeof(unsigned long long), "bounding box", s));
+    BN_CUDA_CHECK(cudaMallocHost((void **)&st->frame_host, sizeof *st->frame_host));
+    memset(st->frame_host, 0, sizeof *st->frame_host);
+    return BN_OK;
+}
+
+extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
+{
+    bn_gpu_tree *t = &ts->t;
+    void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_quad0, t->node_quad1, t->group_body,
+                    t->group_box, t->group_half, ts->scan_tmp, ts->minmax, ts->frame};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) bn_cuda_free(bufs[i], s);
+    if (ts->frame_host) cudaFreeHost(ts->frame_host);
+    memset(ts, 0, sizeof *ts);
+}
+
+extern "C" bn_status bn_gpu_tree_store_reserve(bn_gpu_tree_store *st, int nodes, int groups, int keep,
+                                               cudaStream_t s)
+{
+    BN_TRY(reserve_nodes(st, nodes, keep ? st->t.n_nodes : 0, s));
+    return reserve_groups(st, groups, keep ? st->t.n_groups : 0, s);
+}
+
+extern "C" bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s)
+{
+    if (!st->frame) return BN_OK;
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    const bn_gpu_frame *f = st->frame_host;
+    if (f->bad_box)
+        return bn_fail(BN_ERR_ARGUMENT, "GPU tree: a particle coordinate is not finite, or the particles span "
+                                        "too much for keys (bounding box %g..%g in x)",
+                       f->box_lo[0], f->box_lo[0] + f->box_size);
+    take_shape(st);
+    return bn_gpu_tree_store_reserve(st, f->need_nodes, f->need_groups, 1, s);
+}
+
+extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s) { return bn_gpu_tree_poll(st, s); }
