@@ -148,25 +148,29 @@ if [ $SWEEP = 1 ]; then # best time at equal accuracy: leaf and group sizes
     done
     QUICK=2
 fi
-# The settings tuned for p99 <= 2e-3 at 2^24 (BENCHMARKS.md, session 9):
-# bonsai-box, groups of up to 256, group expansion 0.4 (0.2 at 2^20: its
-# error shows more at small N, where groups are wide), theta 0.67.
-# Session 7-8's point (groups of 128, theta 0.65) stays as one row.
-TUNED="--mac bonsai-box --group-size 256 --group-expansion 0.4"
+# The settings tuned for p99 <= 2e-3 at 2^24 (BENCHMARKS.md, session 10):
+# bonsai-box, leaves of up to 32 bodies, groups of up to 256, group
+# expansion 0.4 (0.2 at 2^20: its error shows more at small N, where
+# groups are wide), theta 0.67. Session 7-8's point (leaves of 16, groups
+# of 128, theta 0.65) stays as one row.
+TUNED="--mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
 TH=0.67
 [ $QUICK = 2 ] || { # 2^20: library defaults (bonsai, groups of 64, expansion 0.2), then tuned
 bench --model plummer --n 1048576 --theta 0.5 --check
 bench --model plummer --n 1048576 --theta 0.75 --check
 bench --model plummer --n 1048576 --theta 0.65 --mac bonsai-box --group-size 128 --check
 bench --model hernquist --n 1048576 --theta 0.65 --mac bonsai-box --group-size 128 --check
+bench --model plummer --n 1048576 --theta $TH $TUNED --group-expansion 0.2 --check
 bench --model plummer --n 262144 --method direct --repeat 3
 }
 if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
     bench --model plummer --n 16777216 --theta $TH $TUNED --check --steps 8
     bench --model plummer --n 16777216 --theta $TH $TUNED --group-expansion 0 --check
     bench --model plummer --n 16777216 --theta 0.65 --mac bonsai-box --group-size 128 --group-expansion 0.4 --check
+    bench --model plummer --n 16777216 --theta $TH $TUNED --leaf-size 16 --check # session 9's point
     bench --model plummer --n 16777216 --theta 0.5 $TUNED --check
-    # the Ryoanji point: equal theta; groups of 128 are the faster there
+    # the Ryoanji point: equal theta; leaves of 16 and groups of 128 are
+    # the faster there
     bench --model plummer --n 16777216 --theta 0.5 --mac bonsai-box --group-size 128 --group-expansion 0.8 --check
     bench --model plummer --n 16777216 --theta 0.75 $TUNED --check
     bench --model hernquist --n 16777216 --theta $TH $TUNED --check
@@ -177,6 +181,7 @@ if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
     BLOCK="--steps 64 --time-bins 6 --dt 0.0625 --eta 0.1"
     bench --model hernquist --n 16777216 --theta $TH $TUNED --check --repeat 1 $BLOCK
     bench --model plummer --n 16777216 --theta $TH $TUNED --check --repeat 1 $BLOCK
+    bench --model nfw --n 16777216 --theta $TH $TUNED --check --repeat 1 $BLOCK
 fi
 
 # ---- the largest N: 2^29 = 5.4e8 particles (about 72 GB of device memory)

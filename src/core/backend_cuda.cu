@@ -199,8 +199,12 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     ts->t.body = st->body;
     ts->t.order = st->orig;
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
-    if (r == BN_OK) r = moments_and_groups(st, g, b.keys);
+    uint64_t *keys = b.keys; /* the moments look up octants; the rest goes
+                                before their scratch is allocated (peak) */
+    b.keys = NULL;
     free_sort_buffers(&b, s);
+    if (r == BN_OK) r = moments_and_groups(st, g, keys);
+    bn_cuda_free(keys, s);
     st->tree_valid = r == BN_OK;
     return r;
 }
