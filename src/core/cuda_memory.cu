@@ -59,6 +59,22 @@ void prepare_pool(void)
     g_pool_ready = true;
 }
 
+/* The pool keeps what was freed, in blocks of the sizes freed: a larger
+ * request can fail while enough is free in smaller blocks. Give the
+ * pool's unused memory back to the driver (after the stream's frees have
+ * happened) so that the request can be mapped from it. Only on the
+ * failure path: it waits for the stream. */
+cudaError_t retry_after_trim(void **ptr, size_t bytes, cudaStream_t s)
+{
+    (void)cudaGetLastError();
+    int dev = 0;
+    cudaMemPool_t pool;
+    if (cudaStreamSynchronize(s) != cudaSuccess || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess || cudaMemPoolTrimTo(pool, 0) != cudaSuccess)
+        return cudaErrorMemoryAllocation;
+    return cudaMallocAsync(ptr, bytes, s);
+}
+
 bn_status out_of_memory(const char *what, size_t bytes, const char *where)
 {
     size_t free_b = 0, total_b = 0;
@@ -96,6 +112,7 @@ extern "C" bn_status bn_cuda_alloc(void **ptr, size_t bytes, const char *what, c
     prepare_pool();
     if (g_limit && g_in_use + bytes > g_limit) return out_of_memory(what, bytes, "(test limit)");
     cudaError_t err = cudaMallocAsync(ptr, bytes, s);
+    if (err == cudaErrorMemoryAllocation) err = retry_after_trim(ptr, bytes, s);
     if (err == cudaErrorMemoryAllocation) {
         *ptr = NULL;
         return out_of_memory(what, bytes, NULL);
