@@ -2,20 +2,23 @@
  * The CUDA backend: particles live on the device between steps, in key
  * order (reordered every evaluation, with their uploaded index kept in
  * `orig`), positions and velocities in double, accelerations and
- * potentials as float4. A step (kick, drift, forces, kick) copies
+ * potentials as float4. A shared step of fixed length (kick, drift,
+ * forces, kick) copies
  * nothing to the host and never waits for the device: the tree's shape
  * stays on the device (tree_cuda.h), and the host reads it, and stats,
  * only where it waits anyway. Download scatters the arrays back into the
  * uploaded order.
  *
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
- * orig 4 + acc 16 + body 16 = 88; during the sort +24 (keys, alternate
- * keys, two index arrays); the tree keeps 64 bytes per node, about 0.25
- * nodes per particle with leaves of 16; while it is built the plan takes
- * 12 bytes per particle and the node list 16 per node, and the moments
- * add 80 per node while they are made. Every buffer is tallied
- * (cuda_check.h); the peak is device_bytes_peak: 123-138 bytes per
- * particle measured on an H100 at 2^20 and 2^24 (uniform cube lowest).
+ * orig 4 + acc 16 + body 16 = 88; during the sort and build +24 (keys,
+ * alternate keys, two index arrays; the build's plan lives in the
+ * spares); the tree keeps 64 bytes per node of capacity (an eighth more
+ * than the last tree's nodes: about 0.13 nodes per particle with leaves
+ * of 32, 0.25 with 16); while it is built the node list takes 20 per node
+ * of capacity, and the moments add 104 per node while they are made (only
+ * the keys are still alive then). Every buffer is tallied (cuda_check.h);
+ * the peak is device_bytes_peak: 124 bytes per particle measured on an
+ * H100 at 2^24-2^29 with leaves of 32, 140 with leaves of 16.
  *
  * A failure inside an evaluation (out of memory) leaves the particles
  * valid: the arrays are reordered together, after every allocation of
