@@ -107,6 +107,16 @@ static void test_active_walk(void **state)
     check_active_walk(200);
 }
 
+/* A Plummer sphere of 2^15 particles (the library's default model). */
+static bn_particles *plummer_32k(void)
+{
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 1 << 15;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    return p;
+}
+
 /* After a drift that moves bodies out of their octants, a refreshed tree
  * (no rebuild) still meets the bars of a fresh one against double direct
  * summation, for both the octant and the box criterion. */
@@ -114,10 +124,7 @@ static void test_refreshed_tree_accuracy(void **state)
 {
     (void)state;
     const bn_backend_ops *ops = bn_cuda_backend_ops();
-    bn_ic_params icp = bn_ic_params_default();
-    icp.n = 1 << 15;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&icp, &p));
+    bn_particles *p = plummer_32k();
     const bn_mac macs[2] = {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX};
     for (int m = 0; m < 2; m++) {
         bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
@@ -152,10 +159,7 @@ static void test_build_that_does_not_fit(void **state)
 {
     (void)state;
     const bn_backend_ops *ops = bn_cuda_backend_ops();
-    bn_ic_params icp = bn_ic_params_default();
-    icp.n = 1 << 15;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&icp, &p));
+    bn_particles *p = plummer_32k();
     bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
     g.mac = BN_MAC_BONSAI_BOX;
     void *ref = gpu_state(&g, p), *st = gpu_state(&g, p);

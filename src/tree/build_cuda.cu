@@ -243,10 +243,9 @@ __global__ void fill_kernel(fill_args a)
     a.node_child[p] = make_int2(c0, c);
 }
 
-/* One thread: the planned tree's shape, and whether it fits the
- * buffers. If so it becomes current; if not, the current tree stays and
- * is refreshed, and what the build needed is kept for the host's poll. */
-__global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capacity)
+/* The planned tree's shape from the plan's counters (on the device, and
+ * on the host when it reads the plan back). */
+__host__ __device__ bn_gpu_shape planned_shape(const bn_gpu_frame *f)
 {
     bn_gpu_shape c;
     c.level_start[0] = 0;
@@ -258,6 +257,15 @@ __global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capac
     c.n_nodes = c.level_start[kLevels];
     c.n_leaves = f->n_leaves;
     c.n_groups = f->n_groups;
+    return c;
+}
+
+/* One thread: the planned tree's shape, and whether it fits the
+ * buffers. If so it becomes current; if not, the current tree stays and
+ * is refreshed, and what the build needed is kept for the host's poll. */
+__global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capacity)
+{
+    const bn_gpu_shape c = planned_shape(f);
     f->fits = !f->bad_box && c.n_nodes <= node_capacity && c.n_groups <= group_capacity;
     if (f->fits) {
         f->shape = c;
@@ -305,22 +313,10 @@ bn_status size_for_plan(bn_gpu_tree_store *st, cudaStream_t s)
 {
     BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
     BN_CUDA_CHECK(cudaStreamSynchronize(s));
-    const bn_gpu_frame *f = st->frame_host;
-    if (f->bad_box)
-        return bn_fail(BN_ERR_ARGUMENT, "GPU tree: a particle coordinate is not finite, or the particles span "
-                                        "too much for keys (bounding box %g..%g in x)",
-                       f->box_lo[0], f->box_lo[0] + f->box_size);
-    bn_gpu_tree *t = &st->t;
-    t->level_start[0] = 0;
-    t->n_levels = 0;
-    for (int l = 0; l < kLevels; l++) {
-        t->level_start[l + 1] = t->level_start[l] + f->per_level[l];
-        if (f->per_level[l] > 0) t->n_levels = l + 1;
-    }
-    t->n_nodes = t->level_start[kLevels];
-    t->n_leaves = f->n_leaves;
-    t->n_groups = f->n_groups;
-    return bn_gpu_tree_store_reserve(st, t->n_nodes, t->n_groups, 0, s);
+    BN_TRY(bn_gpu_frame_check(st->frame_host));
+    const bn_gpu_shape c = planned_shape(st->frame_host);
+    bn_gpu_tree_take_shape(&st->t, &c);
+    return bn_gpu_tree_store_reserve(st, c.n_nodes, c.n_groups, 0, s);
 }
 
 /* Stable sort of the nodes by level: level order, body (key) order

@@ -72,6 +72,11 @@ bn_status bn_gpu_tree_store_reserve(bn_gpu_tree_store *st, int nodes, int groups
  * fit needed (keeping the current tree). Fails if the keys stage found
  * a coordinate that is not finite or too wide a box. */
 bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s);
+/* The host copies of a shape in t (n_nodes, ..., level_start). */
+void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c);
+/* The error of a frame (a host copy) whose keys stage found a coordinate
+ * that is not finite, or too wide a box. */
+bn_status bn_gpu_frame_check(const bn_gpu_frame *f);
 /* Tests and diagnostics: the same as a poll. */
 bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s);
 

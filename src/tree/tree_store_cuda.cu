@@ -64,18 +64,6 @@ bn_status reserve_groups(bn_gpu_tree_store *st, int need, int keep, cudaStream_t
     return BN_OK;
 }
 
-/* The host copies of the device's shape and ref, from frame_host. */
-void take_shape(bn_gpu_tree_store *st)
-{
-    const bn_gpu_frame *f = st->frame_host;
-    bn_gpu_tree *t = &st->t;
-    t->n_nodes = f->shape.n_nodes;
-    t->n_leaves = f->shape.n_leaves;
-    t->n_levels = f->shape.n_levels;
-    t->n_groups = f->shape.n_groups;
-    memcpy(t->level_start, f->shape.level_start, sizeof t->level_start);
-    for (int k = 0; k < 3; k++) t->ref[k] = f->ref[k];
-}
 } // namespace
 
 extern "C" bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t s)
@@ -112,12 +100,27 @@ extern "C" bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s)
     BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
     BN_CUDA_CHECK(cudaStreamSynchronize(s));
     const bn_gpu_frame *f = st->frame_host;
-    if (f->bad_box)
-        return bn_fail(BN_ERR_ARGUMENT, "GPU tree: a particle coordinate is not finite, or the particles span "
-                                        "too much for keys (bounding box %g..%g in x)",
-                       f->box_lo[0], f->box_lo[0] + f->box_size);
-    take_shape(st);
+    BN_TRY(bn_gpu_frame_check(f));
+    bn_gpu_tree_take_shape(&st->t, &f->shape);
+    for (int k = 0; k < 3; k++) st->t.ref[k] = f->ref[k];
     return bn_gpu_tree_store_reserve(st, f->need_nodes, f->need_groups, 1, s);
 }
 
 extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s) { return bn_gpu_tree_poll(st, s); }
+
+extern "C" bn_status bn_gpu_frame_check(const bn_gpu_frame *f)
+{
+    if (!f->bad_box) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "GPU tree: a particle coordinate is not finite, or the particles span too "
+                                    "much for keys (bounding box %g..%g in x)",
+                   f->box_lo[0], f->box_lo[0] + f->box_size);
+}
+
+extern "C" void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c)
+{
+    t->n_nodes = c->n_nodes;
+    t->n_leaves = c->n_leaves;
+    t->n_levels = c->n_levels;
+    t->n_groups = c->n_groups;
+    memcpy(t->level_start, c->level_start, sizeof t->level_start);
+}
