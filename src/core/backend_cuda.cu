@@ -191,9 +191,8 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     const int can_fall_back = st->tree_valid;
     ts->t.n = st->n;
     if (r == BN_OK)
-        r = bn_gpu_build(ts, b.keys, st->n, g->leaf_size, g->group_size, can_fall_back, (int2 *)b.keys_alt,
-                         (unsigned *)b.vals_alt, s);
-    if (r == BN_OK) r = bn_gpu_keep_order_if_unfit(b.vals, st->n, ts->frame, s);
+        r = bn_gpu_build(ts, b.keys, b.vals, st->n, g->leaf_size, g->group_size, can_fall_back,
+                         (int2 *)b.keys_alt, (unsigned *)b.vals_alt, s);
     /* from here the particles move: the old tree holds only if they
      * kept its order, which the device alone knows */
     st->tree_valid = 0;

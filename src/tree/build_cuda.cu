@@ -28,7 +28,8 @@
  * The host does not wait: every launch is sized by the capacities, and
  * the kernels read the counts on the device. A tree that does not fit is
  * not written (frame->fits = 0): the last one stays, the particles keep
- * its order (bn_gpu_keep_order_if_unfit) and the moments refresh it. Only
+ * its order (the sort's permutation becomes the identity) and the
+ * moments refresh it. Only
  * a build with no tree to fall back on (the first after an upload) reads
  * the shape back, to size the buffers.
  * Integer atomics only (histograms): deterministic.
@@ -270,16 +271,16 @@ __global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capac
     if (f->fits) {
         f->shape = c;
         f->tree_box_size = f->box_size;
-        f->refreshed = 0;
         return;
     }
     f->fallbacks++;
     f->need_nodes = max(f->need_nodes, c.n_nodes);
     f->need_groups = max(f->need_groups, c.n_groups);
-    f->refreshed = 1;
     if (f->bad_box) f->shape.n_groups = 0; /* nothing to walk: the poll reports it */
 }
 
+/* A build that did not fit: the particles keep the order of the tree
+ * that stays. */
 __global__ void keep_order_kernel(int *perm, int n, const bn_gpu_frame *f)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -373,10 +374,10 @@ bn_status make_nodes(bn_gpu_tree_store *st, const build_args &a, const int2 *off
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, int group_size,
-                                  int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s)
+extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int *perm, int n, int leaf_size,
+                                  int group_size, int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s)
 {
-    if (n <= 0 || leaf_size < 1 || group_size < 1 || !plan || !info)
+    if (n <= 0 || leaf_size < 1 || group_size < 1 || !perm || !plan || !info)
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_build: n = %d, leaf_size = %d, group_size = %d, scratch %p %p", n,
                        leaf_size, group_size, (void *)plan, (void *)info);
     if (can_fall_back && (st->node_capacity <= 0 || st->group_capacity <= 0)) can_fall_back = 0;
@@ -393,13 +394,8 @@ extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, i
     int *list[5] = {NULL, NULL, NULL, NULL, NULL};
     const bn_status r = make_nodes(st, a, plan, info, list, s);
     for (int k = 0; k < 5; k++) bn_cuda_free(list[k], s);
-    return r;
-}
-
-extern "C" bn_status bn_gpu_keep_order_if_unfit(int *perm, int n, const bn_gpu_frame *frame, cudaStream_t s)
-{
-    if (n <= 0) return BN_OK;
-    keep_order_kernel<<<blocks_for(n), kThreads, 0, s>>>(perm, n, frame);
+    if (r != BN_OK || !can_fall_back) return r; /* a build sized here fits */
+    keep_order_kernel<<<blocks_for(n), kThreads, 0, s>>>(perm, n, st->frame);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

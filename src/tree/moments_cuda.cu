@@ -142,7 +142,7 @@ __global__ void level_kernel(level_args a)
 {
     const int *ls = a.frame->shape.level_start;
     const int end = ls[a.level + 1];
-    const bool octants = a.keys && !a.frame->refreshed;
+    const bool octants = a.keys && a.frame->fits;
     for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end; node += gridDim.x * blockDim.x)
         node_moments(a, node, octants);
 }

@@ -33,9 +33,9 @@ typedef struct bn_gpu_frame {
     double tree_box_size;   /* the key cube's side when the current tree
                                was built (its octants' sides)            */
     int bad_box;            /* coordinates not finite, or too wide      */
-    int fits;               /* this build's tree fitted: it is current  */
-    int refreshed;          /* the current tree is an older build's (its
-                               octants need not hold its bodies)        */
+    int fits;               /* this build's tree fitted and is current;
+                               0: the current tree is an older build's
+                               (its octants need not hold its bodies)   */
     int fallbacks;          /* builds that did not fit, since the start */
     int need_nodes, need_groups; /* the largest such build's counts     */
     bn_gpu_shape shape;     /* the current tree's shape                 */
@@ -113,14 +113,12 @@ bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_g
  * can_fall_back: a tree of the particles' current order exists, so
  * nothing is read back. Without one the shape is read back once (the only
  * synchronisation) to size the buffers, and the host copies of the shape
- * are set. plan (n int2) and info (n unsigned) are scratch: the sort's
- * spare buffers serve. Then bn_gpu_keep_order_if_unfit before the
- * particles are reordered. */
-bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int n, int leaf_size, int group_size,
-                       int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s);
-/* perm[i] = i where the build's tree did not fit: the particles keep the
- * order of the tree that stays. */
-bn_status bn_gpu_keep_order_if_unfit(int *perm, int n, const bn_gpu_frame *frame, cudaStream_t s);
+ * are set. perm: the sort's permutation, made the identity on the device
+ * when the tree does not fit (the particles then keep the order of the
+ * tree that stays). plan (n int2) and info (n unsigned) are scratch: the
+ * sort's spare buffers serve. */
+bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int *perm, int n, int leaf_size,
+                       int group_size, int can_fall_back, int2 *plan, unsigned *info, cudaStream_t s);
 
 /* ---- moments_cuda.cu ---- */
 /* Mass, centre of mass and traceless quadrupole of every node, bottom-up
@@ -128,7 +126,7 @@ bn_status bn_gpu_keep_order_if_unfit(int *perm, int n, const bn_gpu_frame *frame
  * quadrupole/G of g). Moves the frame's ref (on entry: the cube's
  * centre) to the root's centre of mass, on the device, and stores the
  * coms in float relative to it: make the float bodies after this stage.
- * keys NULL, or a build that did not fit (frame->refreshed): a refresh
+ * keys NULL, or a build that did not fit (frame->fits 0): a refresh
  * of the current tree after the bodies moved (block time steps): the
  * octants are not looked up, the criteria take the moved geometry
  * (bn_mac_cell_radius with centre NULL). Level ranges come from the
