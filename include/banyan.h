@@ -355,18 +355,35 @@ BN_API bn_status bn_simulation_add_particle(bn_simulation *sim, const double pos
  * the simulation. */
 BN_API bn_status bn_simulation_particles(bn_simulation *sim, const bn_particles **out);
 BN_API double bn_simulation_time(const bn_simulation *sim);
-BN_API void bn_simulation_set_time(bn_simulation *sim, double t);
+/* Fails on a time that is not finite. */
+BN_API bn_status bn_simulation_set_time(bn_simulation *sim, double t);
 BN_API long bn_simulation_steps(const bn_simulation *sim);
 /* Forces at the current positions. */
 BN_API bn_status bn_simulation_compute_forces(bn_simulation *sim);
-/* One kick-drift-kick step; returns the step taken in *dt_taken (may be NULL). */
+/* Steps toward t_limit, at most max_steps of them, none past it (the last
+ * one shortened to land on it, as in bn_simulation_step_to). The steps
+ * are queued back to back: the backend's clock chooses each one's length
+ * (and, with block steps, the next tick and its active particles) where
+ * the accelerations are, so on the GPU nothing comes to the host between
+ * them; the clock (time, steps, block state) is read once, at the end.
+ * How many to queue is predicted from the last step: if steps grow
+ * longer, the ones queued after t_limit is reached are idle (nothing
+ * moves; the GPU still builds the tree: bn_simulation_idle_steps counts
+ * them); if they grow shorter, the call returns short of t_limit.
+ * *steps_taken (may be NULL) receives the steps made. */
+BN_API bn_status bn_simulation_advance(bn_simulation *sim, double t_limit, long max_steps, long *steps_taken);
+/* Steps queued after their batch had reached its time limit. */
+BN_API long bn_simulation_idle_steps(const bn_simulation *sim);
+/* One kick-drift-kick step (a batch of one: bn_simulation_advance);
+ * returns the step taken in *dt_taken (may be NULL). */
 BN_API bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken);
 /* One step that does not pass t_limit: shortened (or stretched by at most
  * 1e-6 of itself) to end exactly on t_limit when t_limit is that close.
  * Nothing happens when t_limit <= time (*dt_taken = 0). */
 BN_API bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken);
 /* Steps until time == t_end exactly (the last step is shortened to land on
- * t_end); nothing happens when t_end <= time. */
+ * t_end), in batches (bn_simulation_advance); nothing happens when
+ * t_end <= time. */
 BN_API bn_status bn_simulation_integrate(bn_simulation *sim, double t_end);
 /* Energies at the current positions. With block steps velocities are
  * synchronised only at the end of a cycle (tick 0): read them there. */

@@ -114,6 +114,12 @@ if [ $BENCH_ONLY = 0 ]; then
     timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
         --n 3000 --repeat 1 --method direct >"$LOGS/sanitizer-direct.log" 2>&1
     note "compute-sanitizer memcheck (direct): rc $?"
+    # adaptive shared steps: their length decided on the device (clock)
+    for tool in memcheck initcheck; do
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
+            --n 5000 --repeat 1 --steps 6 --eta 0.05 >"$LOGS/sanitizer-adaptive-$tool.log" 2>&1
+        note "compute-sanitizer $tool (adaptive shared steps): rc $?"
+    done
     # a build that does not fit the tree's buffers (its fallback path)
     for tool in memcheck initcheck; do
         TU_TEST_FILTER=test_build_that_does_not_fit timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
@@ -210,15 +216,16 @@ while True:
     if j < 0: break
     r, i = dec.raw_decode(text, j)
     rows.append(r)
-print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s %5s %7s %8s" % (
+print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s %5s %7s %8s %8s" % (
     "model", "N", "method", "theta", "kap", "leaf", "group", "total_ms", "sort", "build", "moment", "walk_ms", "Mpart/s",
-    "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms", "bins", "active", "mean_ms"))
+    "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms", "bins", "active", "mean_ms", "batch_ms"))
 for r in rows:
-    print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f %5d %7.4f %8.2f" % (
+    print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f %5d %7.4f %8.2f %8.2f" % (
         r["model"], r["n"], r["method"], r["theta"], r.get("group_expansion", 0), r["leaf_size"], r["group_size"],
         1e3 * r["t_total"], 1e3 * r["t_sort"], 1e3 * r["t_build"], 1e3 * r["t_moments"], 1e3 * r["t_walk"],
         r["particles_per_s"] / 1e6, r["pp_per_particle"], r["pc_per_particle"], r.get("far_per_group", 0),
         r.get("err_p50", float("nan")), r.get("err_p99", float("nan")), r["device_bytes_per_particle"],
         1e3 * r.get("step_best", float("nan")), 1e3 * r.get("step_t_total", float("nan")), r.get("time_bins", 0),
-        r.get("active_mean", float("nan")), 1e3 * r.get("step_mean", float("nan"))))
+        r.get("active_mean", float("nan")), 1e3 * r.get("step_mean", float("nan")),
+        1e3 * r.get("batch_mean", float("nan"))))
 PY

@@ -34,6 +34,8 @@ Snapshots:
   directory: snaps
   times: [0.125]
   render: no
+Statistics:
+  interval: 0
 EOF
 
 # --- a tiny run ------------------------------------------------------------

@@ -119,6 +119,18 @@ static void test_matches_an_independent_block_kdk(void **state)
     bn_particles_free(p);
 }
 
+static void test_batches_are_the_steps(void **state)
+{
+    (void)state;
+    tu_check_batches(BN_BACKEND_CPU);
+}
+
+static void test_idle_steps_change_nothing(void **state)
+{
+    (void)state;
+    tu_check_idle_steps(BN_BACKEND_CPU);
+}
+
 static void test_plummer_energy_with_block_steps(void **state)
 {
     (void)state;
@@ -166,6 +178,8 @@ int main(void)
         cmocka_unit_test(test_one_bin_is_the_shared_step),
         cmocka_unit_test(test_matches_an_independent_block_kdk),
         cmocka_unit_test(test_plummer_energy_with_block_steps),
+        cmocka_unit_test(test_batches_are_the_steps),
+        cmocka_unit_test(test_idle_steps_change_nothing),
         cmocka_unit_test(test_landing_and_mid_cycle_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

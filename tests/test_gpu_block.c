@@ -200,6 +200,49 @@ static void test_build_that_does_not_fit(void **state)
     bn_particles_free(p);
 }
 
+static void test_batches_are_the_steps(void **state)
+{
+    (void)state;
+    tu_check_batches(BN_BACKEND_GPU);
+}
+
+static void test_idle_steps_change_nothing(void **state)
+{
+    (void)state;
+    tu_check_idle_steps(BN_BACKEND_GPU);
+}
+
+/* A batch of steps copies to the host only at its end (the clock, and
+ * the tree's frame that the poll reads while the host waits anyway):
+ * as many copies for 16 steps as for one. Adaptive shared steps, whose
+ * length comes from max |a|, and block steps, whose next tick comes from
+ * the bins. */
+static void test_batch_reads_only_at_its_end(void **state)
+{
+    (void)state;
+    bn_particles *p = plummer_32k();
+    const bn_integrator_params rules[2] = {{1.0 / 64, 0.05, 0, 1}, {1.0 / 16, 0.05, 4, 1}};
+    for (int r = 0; r < 2; r++) {
+        bn_simulation *sim = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), rules[r]);
+        TU_OK(bn_simulation_compute_forces(sim));
+        TU_OK(bn_simulation_finish(sim));
+        const long sizes[2] = {1, 16};
+        long reads[2];
+        for (int k = 0; k < 2; k++) {
+            const long r0 = bn_gpu_host_reads();
+            long made = 0;
+            TU_OK(bn_simulation_advance(sim, INFINITY, sizes[k], &made));
+            reads[k] = bn_gpu_host_reads() - r0;
+            assert_int_equal(made, sizes[k]);
+        }
+        print_message("%s steps: %ld copies to the host for a batch of 1 step, %ld for 16\n",
+                      r ? "block" : "adaptive shared", reads[0], reads[1]);
+        assert_true(reads[1] == reads[0] && reads[1] <= 2);
+        bn_simulation_free(sim);
+    }
+    bn_particles_free(p);
+}
+
 /* One cycle of 8 ticks on both backends: the same number of steps and
  * active particles up to a few bin flips (float against double
  * accelerations), and positions that agree to float-force level. */
@@ -253,4 +296,7 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_one_bin_is_the_shared_step),
                  cmocka_unit_test(test_refreshed_tree_accuracy),
                  cmocka_unit_test(test_build_that_does_not_fit),
                  cmocka_unit_test(test_same_as_cpu),
+                 cmocka_unit_test(test_batches_are_the_steps),
+                 cmocka_unit_test(test_idle_steps_change_nothing),
+                 cmocka_unit_test(test_batch_reads_only_at_its_end),
                  cmocka_unit_test(test_plummer_energy_with_block_steps))

@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include "core/backend.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,3 +216,94 @@ void tu_check_block_energy(bn_backend backend)
     bn_particles_free(p);
 }
 
+
+static void assert_same_state(const bn_particles *a, const bn_particles *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (int k = 0; k < 3; k++) {
+        assert_memory_equal(a->pos[k], b->pos[k], a->n * sizeof(double));
+        assert_memory_equal(a->vel[k], b->vel[k], a->n * sizeof(double));
+    }
+}
+
+/* t_end reached one step at a time, and in batches of at most `batch`. */
+static void check_batches_with(const bn_particles *p, bn_gravity_params g, bn_integrator_params ip, double t_end,
+                               long batch)
+{
+    bn_simulation *one = tu_make_sim(p, g, ip), *many = tu_make_sim(p, g, ip);
+    while (bn_simulation_time(one) < t_end) TU_OK(bn_simulation_step_to(one, t_end, NULL));
+    long calls = 0;
+    while (bn_simulation_time(many) < t_end) {
+        TU_OK(bn_simulation_advance(many, t_end, batch, NULL));
+        calls++;
+    }
+    const long steps = bn_simulation_steps(one);
+    print_message("bins %d, rebuild %d: %ld steps, in %ld batches of <= %ld (%ld idle steps)\n", ip.time_bins,
+                  ip.tree_rebuild, steps, calls, batch, bn_simulation_idle_steps(many));
+    assert_true(bn_simulation_time(one) == t_end && bn_simulation_time(many) == t_end);
+    assert_int_equal(bn_simulation_steps(many), steps);
+    assert_true(steps > 10);
+    if (ip.time_bins == 0 || ip.tree_rebuild == 1) assert_true(calls < steps); /* else one step per batch */
+    const bn_particles *a = NULL, *b = NULL;
+    TU_OK(bn_simulation_particles(one, &a));
+    TU_OK(bn_simulation_particles(many, &b));
+    assert_same_state(a, b);
+    bn_simulation_free(one);
+    bn_simulation_free(many);
+}
+
+void tu_check_batches(bn_backend backend)
+{
+    bn_particles *p = tu_random_particles(3000, 9, 1);
+    const bn_gravity_params g = tu_block_gravity(backend, BN_METHOD_TREE, 0.01);
+    const bn_integrator_params shared = {1.0 / 32, 0.02, 0, 1}, block = {1.0 / 16, 0.05, 4, 1},
+                               block_host = {1.0 / 16, 0.05, 4, 3};
+    check_batches_with(p, g, shared, 0.1, 1000);
+    check_batches_with(p, g, shared, 0.1, 7);
+    check_batches_with(p, g, block, 0.25, 1000);
+    check_batches_with(p, g, block_host, 0.25, 1000);
+    bn_particles_free(p);
+}
+
+static bn_particles *backend_particles(const bn_backend_ops *ops, void *st)
+{
+    bn_particles *q = NULL;
+    TU_OK(bn_particles_create(&q, 0));
+    TU_OK(ops->download(st, q));
+    return q;
+}
+
+void tu_check_idle_steps(bn_backend backend)
+{
+    const bn_backend_ops *ops = backend == BN_BACKEND_GPU ? bn_cuda_backend_ops() : &bn_cpu_backend_ops;
+    bn_particles *p = tu_random_particles(5000, 12, 1);
+    const bn_gravity_params g = tu_block_gravity(backend, BN_METHOD_TREE, 0.01);
+    void *st = NULL;
+    TU_OK(ops->create(&st, &g));
+    TU_OK(ops->upload(st, p));
+    TU_OK(ops->forces(st, NULL));
+    bn_particles *before = backend_particles(ops, st);
+    bn_clock c;
+    memset(&c, 0, sizeof c);
+    c.time = c.t_limit = 0.5; /* the limit is reached */
+    TU_OK(ops->clock_write(st, &c));
+    const bn_step_rule shared = {0.01, 0.05, 0.01, 0, 1}, block = {0.01, 0.05, 0.01, 3, 1};
+    const bn_clock_stage shared_step[] = {BN_STAGE_SHARED_PLAN, BN_STAGE_HALF_KICK, BN_STAGE_DRIFT,
+                                          BN_STAGE_FORCES, BN_STAGE_HALF_KICK, BN_STAGE_SHARED_END};
+    const bn_clock_stage block_step[] = {BN_STAGE_BLOCK_BEGIN, BN_STAGE_BLOCK_KICK, BN_STAGE_BLOCK_PLAN,
+                                         BN_STAGE_DRIFT, BN_STAGE_FORCES, BN_STAGE_BLOCK_KICK, BN_STAGE_BLOCK_END};
+    for (size_t i = 0; i < sizeof shared_step / sizeof *shared_step; i++)
+        TU_OK(ops->clock_stage(st, &shared, shared_step[i]));
+    for (size_t i = 0; i < sizeof block_step / sizeof *block_step; i++)
+        TU_OK(ops->clock_stage(st, &block, block_step[i]));
+    TU_OK(ops->clock_read(st, &c));
+    assert_true(c.time == 0.5 && c.steps == 0 && c.idle_steps == 2 && c.tick == 0);
+    bn_particles *after = backend_particles(ops, st);
+    assert_same_state(before, after);
+    for (int k = 0; k < 3; k++) assert_memory_equal(before->acc[k], after->acc[k], p->n * sizeof(double));
+    assert_memory_equal(before->pot, after->pot, p->n * sizeof(double));
+    ops->destroy(st);
+    bn_particles_free(before);
+    bn_particles_free(after);
+    bn_particles_free(p);
+}

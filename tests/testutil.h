@@ -54,6 +54,15 @@ void tu_check_one_bin_is_shared(bn_backend backend);
  * shared steps' forces computed. */
 void tu_check_block_energy(bn_backend backend);
 
+/* Steps queued in batches (bn_simulation_advance, integrate) are the
+ * steps one at a time, bit for bit: adaptive shared steps, block steps
+ * rebuilt every step and block steps decided on the host. */
+void tu_check_batches(bn_backend backend);
+/* Steps queued after the clock reached its limit change nothing: a
+ * shared and a block step leave every particle array bit for bit as it
+ * was, and count as idle, not as steps. */
+void tu_check_idle_steps(bn_backend backend);
+
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
 

@@ -96,7 +96,7 @@ static bn_status setup_simulation(run_ctx *c)
     if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
     bn_particles_free(p);
     BN_TRY(s);
-    bn_simulation_set_time(c->sim, c->t_start);
+    BN_TRY(bn_simulation_set_time(c->sim, c->t_start));
     BN_TRY(run_schedule_build(&c->sched, c->prm, c->t_start));
     return bn_simulation_compute_forces(c->sim);
 }
@@ -167,6 +167,13 @@ static bn_status outputs_due(run_ctx *c)
     return BN_OK;
 }
 
+/* Most steps between two looks at the clock when no output is due: the
+ * progress line's pace (a look costs one wait for the device). */
+#define RUN_BATCH_STEPS 64
+
+/* The steps between outputs run as batches (bn_simulation_advance): on
+ * the GPU the host waits for the device only where an output, the
+ * progress line or a batch's end needs the time. */
 static bn_status integrate(run_ctx *c)
 {
     c->next_energy = c->t_start;
@@ -175,7 +182,8 @@ static bn_status integrate(run_ctx *c)
     while (bn_simulation_time(c->sim) < c->prm->t_end) {
         double stop = fmin(c->prm->t_end, run_schedule_next(&c->sched));
         if (c->prm->energy_interval > 0) stop = fmin(stop, c->next_energy);
-        BN_TRY(bn_simulation_step_to(c->sim, stop, NULL));
+        const long batch = c->prm->energy_interval > 0 ? RUN_BATCH_STEPS : 1;
+        BN_TRY(bn_simulation_advance(c->sim, stop, batch, NULL));
         BN_TRY(outputs_due(c));
         run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
                             c->log.last_rel);

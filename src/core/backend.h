@@ -16,7 +16,7 @@
 #ifndef BN_BACKEND_H
 #define BN_BACKEND_H
 #include "banyan.h"
-#include "integrate/timebins.h"
+#include "integrate/clock.h"
 
 typedef struct bn_backend_ops {
     const char *name;
@@ -50,6 +50,16 @@ typedef struct bn_backend_ops {
     bn_status (*max_accel)(void *state, double *amax);
     /* Kinetic, potential (from the last forces), momenta, com. */
     bn_status (*energies)(void *state, bn_energies *e);
+    /* The integrator's clock (integrate/clock.h), kept with the particles
+     * so that the steps of a simulation are decided where the
+     * accelerations are. clock_stage() queues one stage of a step (the
+     * GPU returns at once; r->rebuild matters to FORCES and BLOCK_END);
+     * clock_read() waits for the queued work and copies the clock (the
+     * only copy to the host a queue of steps needs); clock_write()
+     * replaces it (after upload() or to set the time). */
+    bn_status (*clock_stage)(void *state, const bn_step_rule *r, bn_clock_stage stage);
+    bn_status (*clock_read)(void *state, bn_clock *c);
+    bn_status (*clock_write)(void *state, const bn_clock *c);
 } bn_backend_ops;
 
 extern const bn_backend_ops bn_cpu_backend_ops;

@@ -17,6 +17,7 @@ typedef struct cpu_state {
     int have_forces;
     int have_tree;    /* the workspace's tree is of these particles      */
     uint8_t *bin;     /* block steps: each particle's bin; NULL: all 0   */
+    bn_clock clock;   /* integrate/clock.h                               */
     bn_force_stats last_stats;
 } cpu_state;
 
@@ -232,7 +233,54 @@ static bn_status cpu_energies(void *st, bn_energies *e)
     return bn_energies_compute(s->p, e);
 }
 
+/* The forces of the clock's step: nothing when it is idle; with block
+ * steps those of its active bins. */
+static bn_status cpu_step_forces(cpu_state *s, const bn_step_rule *r)
+{
+    if (!s->clock.live) return BN_OK;
+    if (r->n_bins == 0) return evaluate(s, NULL, 0, 1);
+    return cpu_forces_active(s, s->clock.bin_min, r->rebuild);
+}
+
+static bn_status cpu_clock_stage(void *st, const bn_step_rule *r, bn_clock_stage stage)
+{
+    cpu_state *s = st;
+    bn_clock *c = &s->clock;
+    if (stage == BN_STAGE_SHARED_PLAN) c->amax = r->eta > 0 ? bn_max_accel_cpu(s->p) : 0;
+    if (bn_clock_apply(c, r, stage)) return BN_OK;
+    switch (stage) {
+    case BN_STAGE_HALF_KICK:
+        if (c->live) bn_kick_cpu(s->p, 0.5 * c->dt);
+        return BN_OK;
+    case BN_STAGE_DRIFT:
+        if (c->live) bn_drift_cpu(s->p, c->dt);
+        return BN_OK;
+    case BN_STAGE_BLOCK_KICK: {
+        if (!c->kick_on) return BN_OK;
+        long kicked = 0;
+        BN_TRY(cpu_block_kick(s, &c->kick, &c->max_bin, &kicked));
+        c->n_active = (int)kicked;
+        return BN_OK;
+    }
+    case BN_STAGE_FORCES: return cpu_step_forces(s, r);
+    default: return bn_fail(BN_ERR_ARGUMENT, "clock stage %d unknown", (int)stage);
+    }
+}
+
+static bn_status cpu_clock_read(void *st, bn_clock *c)
+{
+    *c = ((cpu_state *)st)->clock;
+    return BN_OK;
+}
+
+static bn_status cpu_clock_write(void *st, const bn_clock *c)
+{
+    ((cpu_state *)st)->clock = *c;
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
+    cpu_clock_stage, cpu_clock_read, cpu_clock_write,
 };

@@ -53,6 +53,8 @@ void cuda_destroy(void *p)
     bn_cuda_free(st->active, st->s);
     bn_cuda_free(st->block_ints, st->s);
     if (st->block_host) cudaFreeHost(st->block_host);
+    bn_cuda_free(st->clock, st->s);
+    if (st->clock_host) cudaFreeHost(st->clock_host);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
     for (int e = 0; e < BN_EV_COUNT; e++)
@@ -80,6 +82,13 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     if (err != cudaSuccess) r = bn_cuda_fail(err, "creating the CUDA stream and events", __FILE__, __LINE__);
     TRY_CREATE(bn_gpu_tree_store_init(&st->tree, st->s));
     TRY_CREATE(bn_gpu_walk_scratch_create(&st->walk));
+    TRY_CREATE(bn_cuda_dev_alloc(&st->clock, 1, "integrator clock", st->s));
+    if (r == BN_OK && cudaMallocHost((void **)&st->clock_host, sizeof *st->clock_host) != cudaSuccess)
+        r = bn_cuda_fail(cudaGetLastError(), "pinned host copy of the clock", __FILE__, __LINE__);
+    if (r == BN_OK) {
+        memset(st->clock_host, 0, sizeof *st->clock_host);
+        r = bn_gpu_clock_set(st->clock, st->clock_host, st->s);
+    }
 #undef TRY_CREATE
     if (r != BN_OK) {
         cuda_destroy(st);
@@ -288,24 +297,33 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     return BN_OK;
 }
 
-/* Queues an evaluation: nothing waits for the device unless stats are
- * asked for (or no tree exists to fall back on: bn_gpu_build). */
-bn_status cuda_forces(void *p, bn_force_stats *stats)
+/* Queues an evaluation of every particle: nothing waits for the device
+ * unless stats are asked for (or no tree exists to fall back on:
+ * bn_gpu_build). With live (a clock's), the walk does nothing when *live
+ * is 0: an idle step's tree is built from the positions the last one was,
+ * and so is that tree again. */
+bn_status evaluate_all(bn_cuda_state *st, const int *live)
 {
-    bn_cuda_state *st = (bn_cuda_state *)p;
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     if (st->g.method == BN_METHOD_TREE) {
         const bn_gravity_params g = effective_params(st);
         BN_TRY(build_tree(st, &g));
-        BN_TRY(bn_gpu_walk(&st->tree.t, &g, st->acc, st->walk, NULL, st->s));
+        const bn_gpu_active gate = {NULL, NULL, NULL, 0, NULL, live};
+        BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &gate, st->acc, st->walk, NULL, st->s));
     } else {
         BN_TRY(direct_forces(st));
     }
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;
+    return BN_OK;
+}
+
+bn_status cuda_forces(void *p, bn_force_stats *stats)
+{
+    BN_TRY(evaluate_all((bn_cuda_state *)p, NULL));
     return stats ? cuda_stats(p, stats) : BN_OK;
 }
 
@@ -322,8 +340,9 @@ bn_status ensure_block_buffers(bn_cuda_state *st)
     return BN_OK;
 }
 
-/* The active groups of this walk, listed on the device. */
-bn_status select_active(bn_cuda_state *st, int bin_min, bn_gpu_active *act)
+/* The active groups of this walk, listed on the device; bin_min is
+ * *bin_min_dev when that is set. */
+bn_status select_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev, bn_gpu_active *act)
 {
     const bn_gpu_tree *t = &st->tree.t;
     if (st->active_capacity < t->group_bound) {
@@ -333,32 +352,41 @@ bn_status select_active(bn_cuda_state *st, int bin_min, bn_gpu_active *act)
         BN_TRY(bn_cuda_dev_alloc(&st->active, (size_t)t->group_bound, "active groups", st->s));
         st->active_capacity = t->group_bound;
     }
-    BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, st->active, st->block_ints + 2, st->s));
+    BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, bin_min_dev, st->active, st->block_ints + 2, st->s));
+    memset(act, 0, sizeof *act);
     act->groups = st->active;
     act->count = st->block_ints + 2;
     act->bin = st->bin;
     act->bin_min = bin_min;
+    act->bin_min_dev = bin_min_dev;
     return BN_OK;
 }
 
-/* Forces of the particles in bins >= bin_min: a rebuilt or refreshed
- * tree, walked by the active groups only. Direct summation computes all. */
-bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
+/* Forces of the particles in bins >= bin_min (*bin_min_dev when set): a
+ * rebuilt or refreshed tree, walked by the active groups only. */
+bn_status evaluate_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev, int rebuild)
 {
-    bn_cuda_state *st = (bn_cuda_state *)p;
-    const int all = bin_min <= 0 || !st->bin;
-    if (st->g.method != BN_METHOD_TREE || (all && (rebuild || !st->tree_valid))) return cuda_forces(p, NULL);
+    BN_TRY(ensure_block_buffers(st));
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
     BN_TRY(rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g));
     bn_gpu_active act;
-    if (!all) BN_TRY(select_active(st, bin_min, &act));
-    BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, all ? NULL : &act, st->acc, st->walk, NULL, st->s));
+    BN_TRY(select_active(st, bin_min, bin_min_dev, &act));
+    BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s));
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;
     return BN_OK;
+}
+
+/* Direct summation computes them all, as does a rebuild for every bin. */
+bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    const int all = bin_min <= 0 || !st->bin;
+    if (st->g.method != BN_METHOD_TREE || (all && (rebuild || !st->tree_valid))) return cuda_forces(p, NULL);
+    return evaluate_active(st, bin_min, NULL, rebuild);
 }
 
 bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n_kicked)
@@ -366,10 +394,9 @@ bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n
     bn_cuda_state *st = (bn_cuda_state *)p;
     BN_TRY(ensure_block_buffers(st));
     BN_CUDA_CHECK(cudaMemsetAsync(st->block_ints, 0, 2 * sizeof(int), st->s));
-    BN_TRY(bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, k, st->block_ints, st->s));
+    BN_TRY(bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, k, st->block_ints, NULL, st->s));
     if (!max_bin) return BN_OK;
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->block_host, st->block_ints, 2 * sizeof(int), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
+    BN_TRY(bn_cuda_read(st->block_host, st->block_ints, 2 * sizeof(int), "block kick counts", st->s));
     *max_bin = st->block_host[0];
     if (n_kicked) *n_kicked = st->block_host[1];
     return BN_OK;
@@ -385,13 +412,13 @@ bn_status cuda_finish(void *p)
 bn_status cuda_kick(void *p, double dt)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    return bn_gpu_kick(st->vel, st->acc, st->n, dt, st->s);
+    return bn_gpu_kick(st->vel, st->acc, st->n, dt, NULL, st->s);
 }
 
 bn_status cuda_drift(void *p, double dt)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    return bn_gpu_drift(st->pos, st->vel, st->n, dt, st->s);
+    return bn_gpu_drift(st->pos, st->vel, st->n, dt, NULL, st->s);
 }
 
 bn_status cuda_max_accel(void *p, double *amax)
@@ -407,10 +434,50 @@ bn_status cuda_energies(void *p, bn_energies *e)
     return poll_tree(st); /* the energies waited for the device */
 }
 
+/* The forces of the clock's step. Shared: every particle's, the walk
+ * skipped when the step is idle. Block: those of the active bins the
+ * clock planned (none on an idle step); direct summation computes all. */
+bn_status step_forces(bn_cuda_state *st, const bn_step_rule *r)
+{
+    if (r->n_bins == 0 || st->g.method != BN_METHOD_TREE) return evaluate_all(st, &st->clock->live);
+    return evaluate_active(st, 0, &st->clock->bin_min, r->rebuild);
+}
+
+/* Every stage is queued: none waits for the device or reads from it. */
+bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    switch (stage) {
+    case BN_STAGE_HALF_KICK: return bn_gpu_kick(st->vel, st->acc, st->n, 0, st->clock, st->s);
+    case BN_STAGE_DRIFT: return bn_gpu_drift(st->pos, st->vel, st->n, 0, st->clock, st->s);
+    case BN_STAGE_BLOCK_KICK:
+        BN_TRY(ensure_block_buffers(st));
+        return bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
+    case BN_STAGE_FORCES: return step_forces(st, r);
+    default: return bn_gpu_clock_update(st->clock, r, stage, st->acc, st->n, st->s);
+    }
+}
+
+/* The one copy to the host a batch of steps makes; the host waits here
+ * anyway, so the tree is polled too. */
+bn_status cuda_clock_read(void *p, bn_clock *c)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_cuda_read(st->clock_host, st->clock, sizeof *c, "integrator clock", st->s));
+    *c = *st->clock_host;
+    return poll_tree(st);
+}
+
+bn_status cuda_clock_write(void *p, const bn_clock *c)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    return bn_gpu_clock_set(st->clock, c, st->s);
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
-    cuda_energies,
+    cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write,
 };
 } // namespace
 
@@ -455,6 +522,7 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
 
 extern "C" void bn_gpu_test_set_memory_limit(size_t bytes) { bn_cuda_set_alloc_limit(bytes); }
 extern "C" size_t bn_gpu_bytes_in_use(void) { return bn_cuda_bytes_in_use(); }
+extern "C" long bn_gpu_host_reads(void) { return bn_cuda_reads(); }
 
 extern "C" void bn_gpu_test_shrink_tree_capacity(void *state, int nodes)
 {

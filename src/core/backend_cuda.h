@@ -23,6 +23,9 @@ void bn_gpu_tree_host_free(bn_tree *t);
 void bn_gpu_test_set_memory_limit(size_t bytes);
 /* Bytes of device memory live in the backend now (all solvers). */
 size_t bn_gpu_bytes_in_use(void);
+/* Copies from the device to the host so far (all solvers): what a test
+ * counts around a batch of steps. */
+long bn_gpu_host_reads(void);
 /* Tests of a build that outgrows the tree's buffers: make a CUDA backend
  * state's tree buffers count as holding `nodes` nodes (as if a run's
  * tree had outgrown them); and, after a poll (it waits for the device),

@@ -8,6 +8,7 @@
 #include "banyan.h"
 #include "core/cuda_check.h"
 #include "gravity/walk_gpu.h"
+#include "integrate/clock.h"
 #include "tree/tree_cuda.h"
 
 /* CUDA events between the stages of a force evaluation (stage times). */
@@ -36,6 +37,8 @@ struct bn_cuda_state {
     int *block_ints;  /* device: finest kicked bin, kicked count, active
                          groups                                         */
     int *block_host;  /* pinned copy of the first two                   */
+    bn_clock *clock;  /* the integrator's clock (integrate/clock.h)     */
+    bn_clock *clock_host; /* pinned: where clock_read copies it         */
     bn_gpu_tree_store tree;
     bn_gpu_walk_scratch *walk;
     cudaEvent_t ev[BN_EV_COUNT];

@@ -45,6 +45,12 @@ void bn_cuda_reset_peak(void);
  * say how many particles would fit when memory runs out (the backend
  * sets it from its measured peak; an estimate before the first one). */
 void bn_cuda_set_bytes_per_particle(double bytes);
+/* Every copy to the host goes through here: queued on s, waited for,
+ * and counted, so that a test can show what a queue of steps reads (a
+ * batch of steps: the clock and the tree's frame, once, at its end). */
+bn_status bn_cuda_read(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s);
+/* Copies to the host so far (bn_cuda_read). */
+long bn_cuda_reads(void);
 /* Tests: make allocations fail once more than `bytes` would be live
  * (0 = no limit), to exercise the out-of-memory path. */
 void bn_cuda_set_alloc_limit(size_t bytes);

@@ -17,6 +17,7 @@ struct live_alloc {
 live_alloc *g_live = NULL;
 size_t g_n_live = 0, g_cap_live = 0;
 size_t g_in_use = 0, g_peak = 0, g_limit = 0;
+long g_reads = 0; /* bn_cuda_read calls */
 double g_bytes_per_particle = 150.0;        /* the issue's budget until measured */
 bool g_pool_ready = false;
 
@@ -163,6 +164,23 @@ extern "C" void bn_cuda_set_bytes_per_particle(double bytes)
 {
     std::lock_guard<std::mutex> hold(g_lock);
     if (bytes > 0) g_bytes_per_particle = bytes;
+}
+
+extern "C" bn_status bn_cuda_read(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s)
+{
+    {
+        std::lock_guard<std::mutex> hold(g_lock);
+        g_reads++;
+    }
+    cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    return err == cudaSuccess ? BN_OK : bn_cuda_fail(err, what, __FILE__, __LINE__);
+}
+
+extern "C" long bn_cuda_reads(void)
+{
+    std::lock_guard<std::mutex> hold(g_lock);
+    return g_reads;
 }
 
 extern "C" void bn_cuda_set_alloc_limit(size_t bytes)

@@ -130,8 +130,8 @@ bn_status download_array(bn_cuda_state *st, const double *src, int c, double *tm
     else
         unsort_acc<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp);
     BN_CUDA_LAUNCH_CHECK();
-    BN_CUDA_CHECK(cudaMemcpyAsync(dst, tmp, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s)); /* dst may be pageable: done before tmp is reused */
+    /* waited for: dst may be pageable, and tmp is reused next */
+    return bn_cuda_read(dst, tmp, (size_t)n * sizeof(double), "particle download", st->s);
     return BN_OK;
 }
 

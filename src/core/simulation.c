@@ -18,17 +18,15 @@ struct bn_simulation {
     int have_forces;          /* backend has forces at current positions */
     const bn_backend_ops *ops;
     void *state;
-    double time;
-    long steps;
+    /* The backend's clock (integrate/clock.h) as last read: the time, the
+     * steps and, with block steps, where the cycle stands. Current
+     * whenever a call returns: the steps of a batch are queued without
+     * it, and it is read once at the batch's end. */
+    bn_clock clock;
     bn_force_stats stats;
     int stats_current;        /* stats hold the last evaluation's        */
-    /* block time steps (integ.time_bins > 0), integrate/timebins.h */
-    int tick;                 /* within the cycle; 0: synchronised       */
-    int max_bin;              /* finest occupied bin                     */
-    long n_active;            /* particles kicked at the last tick       */
+    /* block steps with tree_rebuild != 1, decided on the host */
     long steps_since_build;   /* force evaluations on the current tree   */
-    long tree_builds;         /* block steps that rebuilt it             */
-    double cycle_start, cycle_length, cycle_end;
     /* the self-tuned rebuild (tree_rebuild = 0): walk flops per active
      * particle on a fresh tree, per smallest active bin, and the flops
      * the refreshed trees have cost beyond that since the last rebuild */
@@ -83,9 +81,10 @@ static bn_status sync_host(bn_simulation *sim)
  * until the cycle ends; a change that recreates it must wait for that. */
 static bn_status require_synchronised(const bn_simulation *sim, const char *what)
 {
-    if (sim->tick == 0) return BN_OK;
+    const bn_clock *c = &sim->clock;
+    if (c->tick == 0) return BN_OK;
     return bn_fail(BN_ERR_ARGUMENT, "%s: not possible inside a block-step cycle (tick %d of %d); step to its end "
-                   "at time %.17g first", what, sim->tick, 1 << (sim->integ.time_bins - 1), sim->cycle_end);
+                   "at time %.17g first", what, c->tick, 1 << (sim->integ.time_bins - 1), c->cycle_end);
 }
 
 bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g)
@@ -127,7 +126,7 @@ bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
     sim->host_current = 1;
     sim->backend_current = 0;
     sim->have_forces = 0;
-    sim->tick = 0; /* new particles: synchronised velocities */
+    sim->clock.tick = 0; /* new particles: synchronised velocities */
     return BN_OK;
 }
 
@@ -169,6 +168,7 @@ static bn_status ensure_backend(bn_simulation *sim)
     if (!sim->backend_current) {
         BN_TRY(bn_particles_validate(sim->host, "simulation"));
         BN_TRY(sim->ops->upload(sim->state, sim->host));
+        BN_TRY(sim->ops->clock_write(sim->state, &sim->clock));
         sim->backend_current = 1;
         sim->have_forces = 0;
     }
@@ -182,9 +182,16 @@ bn_status bn_simulation_particles(bn_simulation *sim, const bn_particles **out)
     return BN_OK;
 }
 
-double bn_simulation_time(const bn_simulation *sim) { return sim->time; }
-void bn_simulation_set_time(bn_simulation *sim, double t) { sim->time = t; }
-long bn_simulation_steps(const bn_simulation *sim) { return sim->steps; }
+double bn_simulation_time(const bn_simulation *sim) { return sim->clock.time; }
+long bn_simulation_steps(const bn_simulation *sim) { return sim->clock.steps; }
+long bn_simulation_idle_steps(const bn_simulation *sim) { return sim->clock.idle_steps; }
+
+bn_status bn_simulation_set_time(bn_simulation *sim, double t)
+{
+    if (!isfinite(t)) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_time: time %g is not finite", t);
+    sim->clock.time = t;
+    return sim->ops && sim->backend_current ? sim->ops->clock_write(sim->state, &sim->clock) : BN_OK;
+}
 const bn_force_stats *bn_simulation_force_stats(bn_simulation *sim)
 {
     if (!sim->stats_current && sim->ops && sim->have_forces) {
@@ -224,135 +231,38 @@ static double step_softening(const bn_simulation *sim)
     return sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
 }
 
-/* The shared step: fixed dt, or eta sqrt(eps / max|a|) capped at dt. */
-static bn_status choose_step(bn_simulation *sim, double *dt)
+static bn_step_rule step_rule(const bn_simulation *sim)
 {
-    *dt = sim->integ.dt;
-    if (sim->integ.eta > 0) {
-        double amax = 0;
-        BN_TRY(sim->ops->max_accel(sim->state, &amax));
-        const double eps = step_softening(sim);
-        if (amax > 0) {
-            double adaptive = sim->integ.eta * sqrt(eps / amax);
-            if (adaptive < *dt) *dt = adaptive;
-        }
-    }
-    return BN_OK;
+    bn_step_rule r;
+    r.dt = sim->integ.dt;
+    r.eta = sim->integ.eta;
+    r.eps = step_softening(sim);
+    r.n_bins = sim->integ.time_bins;
+    r.rebuild = 1;
+    return r;
 }
 
-/* One kick-drift-kick step of length dt. The forces at the start are those
- * of the previous step's end (computed once per step). Everything stays
- * on the backend: nothing is copied to the host. */
-static bn_status kdk(bn_simulation *sim, double dt)
+static bn_status stage(bn_simulation *sim, const bn_step_rule *r, bn_clock_stage st)
 {
-    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-    BN_TRY(sim->ops->kick(sim->state, 0.5 * dt));
-    BN_TRY(sim->ops->drift(sim->state, dt));
-    BN_TRY(bn_simulation_compute_forces(sim));
-    BN_TRY(sim->ops->kick(sim->state, 0.5 * dt));
-    sim->time += dt;
-    sim->steps++;
-    sim->host_current = 0;
-    return BN_OK;
+    return sim->ops->clock_stage(sim->state, r, st);
 }
 
-/* A step that would end within this fraction of itself before t_limit is
- * stretched to land on t_limit: this avoids a last step of round-off
- * size when t_limit - t is a multiple of dt up to rounding. */
-#define BN_LAND_SLACK 1e-6
+static bn_status read_clock(bn_simulation *sim) { return sim->ops->clock_read(sim->state, &sim->clock); }
 
-/* Does a step (or block cycle) of length dt, with `left` to go until the
- * time limit, end on the limit instead? */
-static int lands_on_limit(double dt, double left)
+/* One kick-drift-kick step, its length chosen by the backend's clock. The
+ * forces at the start are those of the previous step's end (computed once
+ * per step). Nothing is copied to the host. */
+static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
 {
-    return dt * (1 + BN_LAND_SLACK) >= left;
+    BN_TRY(stage(sim, r, BN_STAGE_SHARED_PLAN));
+    BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
+    BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
+    BN_TRY(stage(sim, r, BN_STAGE_FORCES));
+    BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
+    return stage(sim, r, BN_STAGE_SHARED_END);
 }
 
-static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken);
-
-bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken)
-{
-    if (!isfinite(t_limit)) return bn_fail(BN_ERR_ARGUMENT, "step: time limit %g is not finite", t_limit);
-    if (dt_taken) *dt_taken = 0;
-    if (!(t_limit > sim->time)) return BN_OK;
-    if (sim->integ.time_bins > 0) return block_step(sim, t_limit, dt_taken);
-    BN_TRY(ensure_backend(sim));
-    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-    double dt;
-    BN_TRY(choose_step(sim, &dt));
-    const double left = t_limit - sim->time;
-    const int lands = lands_on_limit(dt, left);
-    if (lands) dt = left;
-    BN_TRY(kdk(sim, dt));
-    /* time + (t_limit - time) may differ from t_limit in the last bit */
-    if (lands) sim->time = t_limit;
-    if (dt_taken) *dt_taken = dt;
-    return BN_OK;
-}
-
-bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken)
-{
-    if (sim->integ.time_bins > 0) return block_step(sim, INFINITY, dt_taken);
-    BN_TRY(ensure_backend(sim));
-    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-    double dt;
-    BN_TRY(choose_step(sim, &dt));
-    BN_TRY(kdk(sim, dt));
-    if (dt_taken) *dt_taken = dt;
-    return BN_OK;
-}
-
-bn_status bn_simulation_integrate(bn_simulation *sim, double t_end)
-{
-    if (!isfinite(t_end)) return bn_fail(BN_ERR_ARGUMENT, "integrate: t_end = %g is not finite", t_end);
-    while (sim->time < t_end) BN_TRY(bn_simulation_step_to(sim, t_end, NULL));
-    return BN_OK;
-}
-
-bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out)
-{
-    BN_TRY(ensure_backend(sim));
-    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-    return sim->ops->energies(sim->state, out);
-}
-
-/* ---- block (hierarchical) time steps: integrate/timebins.h ---- */
-
-static double block_tick_seconds(const bn_simulation *sim)
-{
-    return ldexp(sim->cycle_length, -(sim->integ.time_bins - 1));
-}
-
-static bn_block_kick block_kick_params(const bn_simulation *sim, int bin_min, int close, int open)
-{
-    bn_block_kick k;
-    k.bin_min = bin_min;
-    k.close = close;
-    k.open = open;
-    k.n_bins = sim->integ.time_bins;
-    k.tick = block_tick_seconds(sim);
-    k.eta = sim->integ.eta;
-    k.eps = step_softening(sim);
-    return k;
-}
-
-/* At a full synchronisation (forces of every particle known): the
- * cycle's length (dt, or less to land on t_limit), every particle's bin
- * and its opening half kick. */
-static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
-{
-    BN_TRY(ensure_backend(sim));
-    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
-    double D = sim->integ.dt;
-    const double left = t_limit - sim->time;
-    const int lands = lands_on_limit(D, left);
-    if (lands) D = left;
-    sim->cycle_start = sim->time;
-    sim->cycle_length = D;
-    sim->cycle_end = lands ? t_limit : sim->time + D;
-    const bn_block_kick k = block_kick_params(sim, 0, 0, 1);
-    return sim->ops->block_kick(sim->state, &k, &sim->max_bin, &sim->n_active);
-}
+/* ---- block (hierarchical) time steps: integrate/timebins.h, clock.h ---- */
 
 /* GOTHIC's self-tuned rebuild interval (paper 001 sec. 2.6): a refreshed
  * tree's cells grow as their bodies spread, so every walk on it costs
@@ -368,9 +278,17 @@ static bn_status block_begin_cycle(bn_simulation *sim, double t_limit)
  * than its flop count; hence not the default. */
 #define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
 
-static int block_wants_rebuild(const bn_simulation *sim, int cycle_ends)
+/* Rebuilding at every step (tree_rebuild 1, the default) needs nothing
+ * from the device; the other intervals decide on the host, from the
+ * clock (a cycle's end) and the walk's counts read after each step. */
+static int block_host_decides(const bn_simulation *sim)
 {
-    if (cycle_ends) return 1;
+    return sim->integ.time_bins > 0 && sim->integ.tree_rebuild != 1;
+}
+
+static int block_wants_rebuild(const bn_simulation *sim)
+{
+    if (sim->clock.ends) return 1; /* every particle active */
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
     return sim->excess_flops >= BN_REBUILD_FLOPS_PER_PARTICLE * (double)sim->host->n;
 }
@@ -379,54 +297,157 @@ static int block_wants_rebuild(const bn_simulation *sim, int cycle_ends)
  * fresh tree's for the same active bins. */
 static void block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
-    if (sim->integ.tree_rebuild > 0 || sim->n_active <= 0) return;
+    const double n_active = (double)sim->clock.n_active;
+    if (sim->integ.tree_rebuild > 0 || n_active <= 0) return;
     const bn_force_stats *st = bn_simulation_force_stats(sim);
-    const double flops = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->n_active);
-    const double per = flops / (double)sim->n_active;
+    const double flops = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, n_active);
+    const double per = flops / n_active;
     if (rebuilt) sim->excess_flops = 0;
     if (rebuilt || !(sim->fresh_flops[bin_min] > 0)) {
         sim->fresh_flops[bin_min] = per;
         return;
     }
-    const double excess = flops - sim->fresh_flops[bin_min] * (double)sim->n_active;
+    const double excess = flops - sim->fresh_flops[bin_min] * n_active;
     if (excess > 0) sim->excess_flops += excess;
 }
 
-/* One block step: drift everything to the next tick where some particle
- * ends its step (the finest occupied bin's), forces of the particles
- * active there, their closing kicks and, inside the cycle, their new bins
- * and opening kicks. The tree is rebuilt at the end of a cycle (every
- * particle active) and as block_wants_rebuild says; refreshed otherwise. */
-static bn_status block_step(bn_simulation *sim, double t_limit, double *dt_taken)
+/* One block step: a new cycle if the last one ended (bins of every
+ * particle and their opening kicks), the drift of everything to the next
+ * tick where some particle ends its step, forces of the particles active
+ * there, their closing kicks and, inside the cycle, their new bins and
+ * opening kicks. With tree_rebuild != 1 the host reads the clock twice
+ * per step to choose between rebuilding and refreshing the tree. */
+static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
 {
-    if (sim->tick == 0) BN_TRY(block_begin_cycle(sim, t_limit));
-    else if (t_limit < sim->cycle_end)
+    const int host_decides = block_host_decides(sim);
+    BN_TRY(stage(sim, r, BN_STAGE_BLOCK_BEGIN));
+    BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
+    BN_TRY(stage(sim, r, BN_STAGE_BLOCK_PLAN));
+    if (host_decides) {
+        BN_TRY(read_clock(sim));
+        r->rebuild = block_wants_rebuild(sim);
+    }
+    const int bin_min = sim->clock.bin_min;
+    BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
+    BN_TRY(stage(sim, r, BN_STAGE_FORCES));
+    BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
+    BN_TRY(stage(sim, r, BN_STAGE_BLOCK_END));
+    if (!host_decides) return BN_OK;
+    BN_TRY(read_clock(sim));
+    sim->steps_since_build = r->rebuild ? 1 : sim->steps_since_build + 1;
+    block_tune_rebuild(sim, bin_min, r->rebuild);
+    return BN_OK;
+}
+
+/* ---- batches ---- */
+
+/* Most steps queued before the clock is read: bounds the queue and the
+ * host's prediction loop. */
+#define BN_BATCH_MAX 4096
+
+/* How many steps reach t_limit from the clock as last read, if the steps
+ * stay as long as the last one (shared: its max |a|; block: the finest
+ * bin seen last). Shorter steps leave the batch short of t_limit (the
+ * next batch goes on); longer ones leave idle steps at its end. */
+static long predict_steps(const bn_simulation *sim, const bn_step_rule *r, double t_limit, long max_steps)
+{
+    bn_clock c = sim->clock;
+    c.t_limit = t_limit;
+    const int guess_bin = c.max_bin;
+    long m = 0;
+    while (m < max_steps) {
+        if (r->n_bins == 0) {
+            bn_clock_shared_plan(&c, r);
+            bn_clock_shared_end(&c);
+        } else {
+            bn_clock_block_begin(&c, r);
+            c.max_bin = guess_bin;
+            bn_clock_block_plan(&c, r);
+            bn_clock_block_end(&c, r);
+        }
+        if (!c.live) break;
+        m++;
+    }
+    return m > 0 ? m : 1;
+}
+
+/* The checks before a batch toward t_limit: 0 when there is nothing to
+ * do. */
+static bn_status batch_ready(bn_simulation *sim, double t_limit, int *go)
+{
+    *go = 0;
+    if (!(t_limit > sim->clock.time)) return BN_OK;
+    if (sim->integ.time_bins > 0 && sim->clock.tick != 0 && t_limit < sim->clock.cycle_end)
         return bn_fail(BN_ERR_ARGUMENT, "step: time limit %.17g falls inside the running block-step cycle, which "
-                       "ends at %.17g (output times must lie on cycle ends)", t_limit, sim->cycle_end);
-    const int K = sim->integ.time_bins, ticks = 1 << (K - 1);
-    const int next = sim->tick + bn_time_bin_ticks(sim->max_bin, K);
-    const double dt = (double)(next - sim->tick) * block_tick_seconds(sim);
-    BN_TRY(sim->ops->drift(sim->state, dt));
-    const int bin_min = bn_time_bin_min_active(next, K), ends = next == ticks;
-    const int rebuild = block_wants_rebuild(sim, ends);
+                       "ends at %.17g (output times must lie on cycle ends)", t_limit, sim->clock.cycle_end);
+    BN_TRY(ensure_backend(sim));
+    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
+    *go = 1;
+    return BN_OK;
+}
+
+/* Up to max_steps steps toward t_limit, queued back to back; the clock is
+ * read once at the end (and, on a failure, to stay true). */
+static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
+{
+    int go = 0;
+    BN_TRY(batch_ready(sim, t_limit, &go));
+    if (!go) return BN_OK;
+    bn_step_rule r = step_rule(sim);
+    if (max_steps > BN_BATCH_MAX) max_steps = BN_BATCH_MAX;
+    const long m = block_host_decides(sim) ? 1 : predict_steps(sim, &r, t_limit, max_steps);
+    sim->clock.t_limit = t_limit;
+    bn_status s = sim->ops->clock_write(sim->state, &sim->clock);
+    for (long k = 0; s == BN_OK && k < m; k++)
+        s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
     memset(&sim->stats, 0, sizeof sim->stats);
     sim->stats_current = 0;
-    BN_TRY(sim->ops->forces_active(sim->state, bin_min, rebuild));
-    sim->steps_since_build = rebuild ? 1 : sim->steps_since_build + 1;
-    sim->tree_builds += rebuild;
-    sim->have_forces = 1;
     sim->host_current = 0;
-    /* at the cycle's end every particle closes and nothing opens: no bin
-     * to learn, nothing to read back (the next cycle's opening kick does) */
-    const bn_block_kick k = block_kick_params(sim, bin_min, 1, !ends);
-    BN_TRY(sim->ops->block_kick(sim->state, &k, ends ? NULL : &sim->max_bin, &sim->n_active));
-    if (ends) sim->n_active = (long)sim->host->n;
-    block_tune_rebuild(sim, bin_min, rebuild);
-    sim->tick = ends ? 0 : next;
-    sim->time = ends ? sim->cycle_end : sim->cycle_start + (double)next * block_tick_seconds(sim);
-    sim->steps++;
-    if (dt_taken) *dt_taken = dt;
+    const bn_status read = read_clock(sim);
+    return s != BN_OK ? s : read;
+}
+
+bn_status bn_simulation_advance(bn_simulation *sim, double t_limit, long max_steps, long *steps_taken)
+{
+    if (steps_taken) *steps_taken = 0;
+    if (isnan(t_limit)) return bn_fail(BN_ERR_ARGUMENT, "advance: time limit is NaN");
+    if (max_steps < 1) return bn_fail(BN_ERR_ARGUMENT, "advance: max_steps must be >= 1, got %ld", max_steps);
+    const long before = sim->clock.steps;
+    const bn_status s = run_batch(sim, t_limit, max_steps);
+    if (steps_taken) *steps_taken = sim->clock.steps - before;
+    return s;
+}
+
+/* One step: a batch of one (the clock read at its end gives its length). */
+static bn_status one_step(bn_simulation *sim, double t_limit, double *dt_taken)
+{
+    if (dt_taken) *dt_taken = 0;
+    long made = 0;
+    BN_TRY(bn_simulation_advance(sim, t_limit, 1, &made));
+    if (dt_taken && made) *dt_taken = sim->clock.dt;
     return BN_OK;
+}
+
+bn_status bn_simulation_step_to(bn_simulation *sim, double t_limit, double *dt_taken)
+{
+    if (!isfinite(t_limit)) return bn_fail(BN_ERR_ARGUMENT, "step: time limit %g is not finite", t_limit);
+    return one_step(sim, t_limit, dt_taken);
+}
+
+bn_status bn_simulation_step(bn_simulation *sim, double *dt_taken) { return one_step(sim, INFINITY, dt_taken); }
+
+bn_status bn_simulation_integrate(bn_simulation *sim, double t_end)
+{
+    if (!isfinite(t_end)) return bn_fail(BN_ERR_ARGUMENT, "integrate: t_end = %g is not finite", t_end);
+    while (sim->clock.time < t_end) BN_TRY(bn_simulation_advance(sim, t_end, BN_BATCH_MAX, NULL));
+    return BN_OK;
+}
+
+bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out)
+{
+    BN_TRY(ensure_backend(sim));
+    if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
+    return sim->ops->energies(sim->state, out);
 }
 
 bn_block_info bn_simulation_block_info(const bn_simulation *sim)
@@ -435,12 +456,13 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
     memset(&b, 0, sizeof b);
     b.n_bins = sim->integ.time_bins;
     if (b.n_bins <= 0) return b;
-    b.tick = sim->tick;
+    const bn_clock *c = &sim->clock;
+    b.tick = c->tick;
     b.ticks = 1 << (b.n_bins - 1);
-    b.max_bin = sim->max_bin;
-    b.n_active = sim->n_active;
-    b.tree_builds = sim->tree_builds;
-    b.cycle_start = sim->cycle_start;
-    b.cycle_length = sim->cycle_length;
+    b.max_bin = c->max_bin;
+    b.n_active = c->n_active;
+    b.tree_builds = c->builds;
+    b.cycle_start = c->cycle_start;
+    b.cycle_length = c->cycle_length;
     return b;
 }

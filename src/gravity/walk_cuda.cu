@@ -433,6 +433,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     st.n_far += st.far_n;
     __syncwarp();
     const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
+    const int bin_min = a.act.bin_min_dev ? *a.act.bin_min_dev : a.act.bin_min;
 
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -443,7 +444,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
             v.z += __shfl_xor_sync(BN_FULL, v.z, off);
             v.w += __shfl_xor_sync(BN_FULL, v.w, off);
         }
-        const bool writes = tid[k] < nt && (!a.act.bin || a.act.bin[first + tid[k]] >= a.act.bin_min);
+        const bool writes = tid[k] < nt && (!a.act.bin || a.act.bin[first + tid[k]] >= bin_min);
         if (sub == 0 && writes) {
             bn_local_eval_f(&far, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
             /* the self pair added -m/eps (d = 0 exactly): take it back */
@@ -475,6 +476,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
     __shared__ int next;
     const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (a.act.live && !*a.act.live) return; /* an idle step: the whole grid leaves */
     if (threadIdx.x == 0) next = 0;
     __syncthreads();
     const int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
@@ -523,8 +525,7 @@ extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *
     stats->n_pp = stats->n_pc = stats->n_far = 0;
     if (!s->counts) return BN_OK;
     unsigned long long h[3];
-    BN_CUDA_CHECK(cudaMemcpyAsync(h, s->counts, sizeof h, cudaMemcpyDeviceToHost, stream));
-    BN_CUDA_CHECK(cudaStreamSynchronize(stream));
+    BN_TRY(bn_cuda_read(h, s->counts, sizeof h, "walk counters", stream));
     stats->n_pp = (double)h[0];
     stats->n_pc = (double)h[1];
     stats->n_far = (double)h[2];
@@ -558,7 +559,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.soft = a.eps2 > 0.f;
     a.out = out;
     a.counts = s->counts;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0};
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0, NULL, NULL};
     const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
     const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
     bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);

@@ -6,6 +6,7 @@
  * block adds the partials in order: deterministic, no atomics.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "integrate/integrate_cuda.h"
 
@@ -24,8 +25,14 @@ int blocks_for(int n)
  * that kick and drift round exactly as the CPU backend's C code does. */
 __device__ double axpy(double a, double x, double y) { return __dadd_rn(__dmul_rn(a, x), y); }
 
-__global__ void kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, int n, double dt)
+/* With a clock: half of its step, nothing when the step is idle. */
+__global__ void kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, int n, double dt,
+                            const bn_clock *c)
 {
+    if (c) {
+        if (!c->live) return;
+        dt = 0.5 * c->dt;
+    }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float4 a = acc[i];
@@ -62,10 +69,16 @@ __device__ int block_kick_one(double *vx, double *vy, double *vz, const float4 *
 }
 
 /* Every thread stays to the warp reductions: one pair of integer atomics
- * per warp, not per particle (millions on one address would serialise). */
+ * per warp, not per particle (millions on one address would serialise).
+ * With a clock: its kick, when it has one, and its reductions. */
 __global__ void block_kick_kernel(double *vx, double *vy, double *vz, const float4 *acc, uint8_t *bin, int n,
-                                  bn_block_kick k, int *out)
+                                  bn_block_kick k, int *out, bn_clock *c)
 {
+    if (c) {
+        if (!c->kick_on) return;
+        k = c->kick;
+        out = &c->max_bin;
+    }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const bool kicked = i < n && bin[i] >= k.bin_min;
     const int b = kicked ? block_kick_one(vx, vy, vz, acc, bin, i, k) : 0;
@@ -78,8 +91,12 @@ __global__ void block_kick_kernel(double *vx, double *vy, double *vz, const floa
 }
 
 __global__ void drift_kernel(double *x, double *y, double *z, const double *vx, const double *vy, const double *vz,
-                             int n, double dt)
+                             int n, double dt, const bn_clock *c)
 {
+    if (c) {
+        if (!c->live) return;
+        dt = c->dt;
+    }
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     x[i] = axpy(dt, vx[i], x[i]);
@@ -137,6 +154,16 @@ __global__ void energy_partials(energy_args a)
     if (threadIdx.x < kSums) a.partial[blockIdx.x * kSums + threadIdx.x] = sh[threadIdx.x][0];
 }
 
+/* The clock's own stages (clock.h), with the shared plan's max |a| from
+ * the float bits the reduction left. */
+__global__ void clock_kernel(bn_clock *c, bn_step_rule r, int stage)
+{
+    if (stage == BN_STAGE_SHARED_PLAN) c->amax = r.eta > 0 ? sqrt((double)__uint_as_float(c->amax2_bits)) : 0.0;
+    bn_clock_apply(c, &r, stage);
+}
+
+__global__ void clock_set_kernel(bn_clock *c, bn_clock value) { *c = value; }
+
 /* One thread per sum adds the block partials in block order. */
 __global__ void energy_total(const double *partial, int blocks, double *total)
 {
@@ -148,29 +175,36 @@ __global__ void energy_total(const double *partial, int blocks, double *total)
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, double dt, cudaStream_t s)
+static_assert(offsetof(bn_clock, n_active) == offsetof(bn_clock, max_bin) + sizeof(int),
+              "the block kick adds into max_bin and n_active as out[0] and out[1]");
+
+extern "C" bn_status bn_gpu_kick(double *vel[3], const float4 *acc, int n, double dt, const bn_clock *c,
+                                 cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
-    kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, n, dt);
+    kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, n, dt, c);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 
 extern "C" bn_status bn_gpu_block_kick(double *vel[3], const float4 *acc, uint8_t *bin, int n,
-                                       const bn_block_kick *k, int *out, cudaStream_t s)
+                                       const bn_block_kick *k, int *out, bn_clock *c, cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
-    block_kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, bin, n, *k,
-                                                                         out);
+    bn_block_kick none;
+    memset(&none, 0, sizeof none);
+    block_kick_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(vel[0], vel[1], vel[2], acc, bin, n,
+                                                                         k ? *k : none, out, c);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, double dt, cudaStream_t s)
+extern "C" bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, double dt, const bn_clock *c,
+                                  cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
     drift_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], vel[0], vel[1],
-                                                                     vel[2], n, dt);
+                                                                     vel[2], n, dt, c);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
@@ -185,14 +219,33 @@ extern "C" bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cu
         max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, d);
         err = cudaGetLastError();
     }
-    if (err == cudaSuccess) err = cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
     if (err != cudaSuccess) r = bn_cuda_fail(err, "max |a| reduction", __FILE__, __LINE__);
+    if (r == BN_OK) r = bn_cuda_read(&h, d, sizeof h, "max |a|", s);
     bn_cuda_free(d, s);
     float a2;
     memcpy(&a2, &h, sizeof a2);
     *amax = sqrt((double)a2);
     return r;
+}
+
+extern "C" bn_status bn_gpu_clock_update(bn_clock *c, const bn_step_rule *r, int stage, const float4 *acc, int n,
+                                         cudaStream_t s)
+{
+    if (stage == BN_STAGE_SHARED_PLAN && r->eta > 0) {
+        BN_CUDA_CHECK(cudaMemsetAsync(&c->amax2_bits, 0, sizeof c->amax2_bits, s));
+        if (n > 0) max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, &c->amax2_bits);
+        BN_CUDA_LAUNCH_CHECK();
+    }
+    clock_kernel<<<1, 1, 0, s>>>(c, *r, stage);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_clock_set(bn_clock *c, const bn_clock *value, cudaStream_t s)
+{
+    clock_set_kernel<<<1, 1, 0, s>>>(c, *value);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }
 
 extern "C" bn_status bn_gpu_energies(double *const pos[3], double *const vel[3], const float *mass,
@@ -208,11 +261,10 @@ extern "C" bn_status bn_gpu_energies(double *const pos[3], double *const vel[3],
         energy_total<<<1, 32, 0, s>>>(buf, blocks, buf + (size_t)blocks * kSums);
         err = cudaGetLastError();
     }
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(h, buf + (size_t)blocks * kSums, sizeof h, cudaMemcpyDeviceToHost, s);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    bn_status r = err == cudaSuccess ? BN_OK : bn_cuda_fail(err, "energy reduction", __FILE__, __LINE__);
+    if (r == BN_OK) r = bn_cuda_read(h, buf + (size_t)blocks * kSums, sizeof h, "energy sums", s);
     bn_cuda_free(buf, s);
-    if (err != cudaSuccess) return bn_cuda_fail(err, "energy reduction", __FILE__, __LINE__);
+    BN_TRY(r);
     memset(e, 0, sizeof *e);
     e->kinetic = h[0];
     e->potential = h[1];

@@ -189,8 +189,9 @@ const bn_param_desc bn_param_table[] = {
     {"Statistics", "energy_file", BN_PT_STRING, OFF(energy_file), "energy.txt", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Energy log (time, kinetic, potential, total, |E-E0|/|E0|, |P|, |L|, wall time), relative to "
      "--output-dir unless absolute (its directory is created if missing)."},
-    {"Statistics", "interval", BN_PT_DOUBLE, OFF(energy_interval), "0", NONNEGATIVE, NULL, NULL,
-     "Time between rows of the energy log; 0: every step."},
+    {"Statistics", "interval", BN_PT_DOUBLE, OFF(energy_interval), "0.0625", NONNEGATIVE, NULL, NULL,
+     "Time between rows of the energy log; 0: every step. Between rows (and snapshots) the steps run "
+     "in batches that wait for nothing: with 0 the host waits for the device at every step."},
 };
 const int bn_param_count = (int)(sizeof bn_param_table / sizeof bn_param_table[0]);
 _Static_assert(sizeof bn_param_table / sizeof bn_param_table[0] <= BN_PARAM_MAX, "raise BN_PARAM_MAX");

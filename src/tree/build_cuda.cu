@@ -312,8 +312,7 @@ bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, un
  * make room for it (the shape kernel then finds that it fits). */
 bn_status size_for_plan(bn_gpu_tree_store *st, cudaStream_t s)
 {
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    BN_TRY(bn_cuda_read(st->frame_host, st->frame, sizeof *st->frame, "tree frame", s));
     BN_TRY(bn_gpu_frame_check(st->frame_host));
     const bn_gpu_shape c = planned_shape(st->frame_host);
     bn_gpu_tree_take_shape(&st->t, &c);

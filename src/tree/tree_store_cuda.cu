@@ -97,8 +97,7 @@ extern "C" bn_status bn_gpu_tree_store_reserve(bn_gpu_tree_store *st, int nodes,
 extern "C" bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s)
 {
     if (!st->frame) return BN_OK;
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->frame_host, st->frame, sizeof *st->frame, cudaMemcpyDeviceToHost, s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    BN_TRY(bn_cuda_read(st->frame_host, st->frame, sizeof *st->frame, "tree frame", s));
     const bn_gpu_frame *f = st->frame_host;
     BN_TRY(bn_gpu_frame_check(f));
     bn_gpu_tree_take_shape(&st->t, &f->shape);
