@@ -2,11 +2,12 @@
  * The CUDA backend: particles live on the device between steps, in key
  * order (reordered every evaluation, with their uploaded index kept in
  * `orig`), positions and velocities in double, accelerations and
- * potentials as float4. A shared step of fixed length (kick, drift,
- * forces, kick) copies nothing to the host and never waits for the
- * device: the tree's shape stays on the device (tree_cuda.h), and the
- * host reads it, and stats, only where it waits anyway. Download scatters
- * the arrays back into the uploaded order.
+ * potentials as float4. A time step (kick, drift, forces, kick; shared,
+ * adaptive or block) copies nothing to the host and never waits for the
+ * device: the tree's shape (tree_cuda.h) and the integrator's clock
+ * (integrate/clock.h) stay on the device, and the host reads them, and
+ * stats, only where it waits anyway (the end of a batch of steps).
+ * Download scatters the arrays back into the uploaded order.
  *
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
  * orig 4 + acc 16 + body 16 = 88; during the sort and build +24 (keys,

@@ -476,10 +476,10 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
     __shared__ int next;
     const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (a.act.live && !*a.act.live) return; /* an idle step: the whole grid leaves */
     if (threadIdx.x == 0) next = 0;
     __syncthreads();
-    const int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
+    int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
+    if (a.act.live && !*a.act.live) end = 0; /* an idle step: nothing to walk */
     unsigned long long cnt[3] = {0, 0, 0};
     for (;;) {
         int k = 0;
