@@ -97,6 +97,17 @@ grep -q 'virial_ratio: 0.5 .*only used by model uniform-sphere' "$T/c/unused_par
 [ "$(ls "$T/d/snaps" | wc -l)" -eq 4 ] || fail "Snapshots:interval 0.1 gave $(ls "$T/d/snaps" | wc -l) files"
 [ "$(snap_time "$T/d/snaps/snapshot_0002.hdf5")" = "0.2" ] || fail "interval snapshot time"
 
+# --- batches of steps are the steps: adaptive steps (eta > 0) landing on 0.125
+# and 0.25, with a row per step (batches of one: landing on the snapshot) and a
+# row every 0.125 (batches of many), reach the same state
+"$BANYAN" run "$T/tiny.yml" -o "$T/batch0" -q -P TimeIntegration:eta:0.05 -P Statistics:interval:0 \
+    || fail "adaptive run with a row per step failed"
+"$BANYAN" run "$T/tiny.yml" -o "$T/batch0.125" -q -P TimeIntegration:eta:0.05 -P Statistics:interval:0.125 \
+    -P Snapshots:times:[] || fail "adaptive run with a row every 0.125 failed"
+[ "$(grep -vc '^#' "$T/batch0/energy.txt")" -gt 17 ] || fail "eta 0.05 did not shorten the steps"
+[ "$(cols "$T/batch0/energy.txt" | tail -1)" = "$(cols "$T/batch0.125/energy.txt" | tail -1)" ] \
+    || fail "batches of steps end elsewhere than single steps: $(cols "$T/batch0.125/energy.txt" | tail -1)"
+
 # --- restart from a snapshot --------------------------------------------------
 "$BANYAN" run "$T/tiny.yml" -o "$T/e" -q -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" \
     -P Snapshots:times:[] || fail "run from a snapshot failed"

@@ -459,14 +459,16 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
     }
 }
 
-/* The one copy to the host a batch of steps makes; the host waits here
- * anyway, so the tree is polled too. */
+/* What a batch of steps copies to the host: the clock, and the tree's
+ * frame (a poll, since the host waits here anyway), with one wait. */
 bn_status cuda_clock_read(void *p, bn_clock *c)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    BN_TRY(bn_cuda_read(st->clock_host, st->clock, sizeof *c, "integrator clock", st->s));
+    BN_TRY(bn_cuda_read_queued(st->clock_host, st->clock, sizeof *c, "integrator clock", st->s));
+    BN_TRY(poll_tree(st)); /* its read waits for the stream, the clock's copy included */
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s)); /* at once after a poll; the wait without a tree */
     *c = *st->clock_host;
-    return poll_tree(st);
+    return BN_OK;
 }
 
 bn_status cuda_clock_write(void *p, const bn_clock *c)

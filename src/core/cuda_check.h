@@ -49,6 +49,9 @@ void bn_cuda_set_bytes_per_particle(double bytes);
  * and counted, so that a test can show what a queue of steps reads (a
  * batch of steps: the clock and the tree's frame, once, at its end). */
 bn_status bn_cuda_read(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s);
+/* The same copy (dst pinned), queued and counted but not waited for: the
+ * next wait on s covers it (several small reads, one wait). */
+bn_status bn_cuda_read_queued(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s);
 /* Copies to the host so far (bn_cuda_read). */
 long bn_cuda_reads(void);
 /* Tests: make allocations fail once more than `bytes` would be live

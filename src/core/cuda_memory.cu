@@ -166,14 +166,20 @@ extern "C" void bn_cuda_set_bytes_per_particle(double bytes)
     if (bytes > 0) g_bytes_per_particle = bytes;
 }
 
-extern "C" bn_status bn_cuda_read(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s)
+extern "C" bn_status bn_cuda_read_queued(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s)
 {
     {
         std::lock_guard<std::mutex> hold(g_lock);
         g_reads++;
     }
-    cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
-    if (err == cudaSuccess) err = cudaStreamSynchronize(s);
+    const cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
+    return err == cudaSuccess ? BN_OK : bn_cuda_fail(err, what, __FILE__, __LINE__);
+}
+
+extern "C" bn_status bn_cuda_read(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s)
+{
+    BN_TRY(bn_cuda_read_queued(dst, src, bytes, what, s));
+    const cudaError_t err = cudaStreamSynchronize(s);
     return err == cudaSuccess ? BN_OK : bn_cuda_fail(err, what, __FILE__, __LINE__);
 }
 
