@@ -84,8 +84,10 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     TRY_CREATE(bn_gpu_tree_store_init(&st->tree, st->s));
     TRY_CREATE(bn_gpu_walk_scratch_create(&st->walk));
     TRY_CREATE(bn_cuda_dev_alloc(&st->clock, 1, "integrator clock", st->s));
-    if (r == BN_OK && cudaMallocHost((void **)&st->clock_host, sizeof *st->clock_host) != cudaSuccess)
-        r = bn_cuda_fail(cudaGetLastError(), "pinned host copy of the clock", __FILE__, __LINE__);
+    if (r == BN_OK) {
+        err = cudaMallocHost((void **)&st->clock_host, sizeof *st->clock_host);
+        if (err != cudaSuccess) r = bn_cuda_fail(err, "pinned host copy of the clock", __FILE__, __LINE__);
+    }
     if (r == BN_OK) {
         memset(st->clock_host, 0, sizeof *st->clock_host);
         r = bn_gpu_clock_set(st->clock, st->clock_host, st->s);

@@ -249,6 +249,14 @@ static bn_status stage(bn_simulation *sim, const bn_step_rule *r, bn_clock_stage
 
 static bn_status read_clock(bn_simulation *sim) { return sim->ops->clock_read(sim->state, &sim->clock); }
 
+/* A step's forces are queued: the stats to come are theirs. */
+static bn_status queue_forces(bn_simulation *sim, const bn_step_rule *r)
+{
+    memset(&sim->stats, 0, sizeof sim->stats);
+    sim->stats_current = 0;
+    return stage(sim, r, BN_STAGE_FORCES);
+}
+
 /* One kick-drift-kick step, its length chosen by the backend's clock. The
  * forces at the start are those of the previous step's end (computed once
  * per step). Nothing is copied to the host. */
@@ -257,7 +265,7 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
     BN_TRY(stage(sim, r, BN_STAGE_SHARED_PLAN));
     BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
-    BN_TRY(stage(sim, r, BN_STAGE_FORCES));
+    BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
     return stage(sim, r, BN_STAGE_SHARED_END);
 }
@@ -329,7 +337,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
     }
     const int bin_min = sim->clock.bin_min;
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
-    BN_TRY(stage(sim, r, BN_STAGE_FORCES));
+    BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_END));
     if (!host_decides) return BN_OK;
@@ -398,11 +406,9 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     const long m = block_host_decides(sim) ? 1 : predict_steps(sim, &r, t_limit, max_steps);
     sim->clock.t_limit = t_limit;
     bn_status s = sim->ops->clock_write(sim->state, &sim->clock);
+    sim->host_current = 0; /* the first kick changes the particles */
     for (long k = 0; s == BN_OK && k < m; k++)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
-    memset(&sim->stats, 0, sizeof sim->stats);
-    sim->stats_current = 0;
-    sim->host_current = 0;
     const bn_status read = read_clock(sim);
     return s != BN_OK ? s : read;
 }
