@@ -213,6 +213,9 @@ static void print_summary(const run_ctx *c)
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
     printf("  energy error |E-E0|/|E0| at t_end: %.3e (%ld rows in %s)\n", c->log.last_rel, c->energy_rows,
            c->prm->energy_file);
+    const long idle = bn_simulation_idle_steps(c->sim);
+    if (idle > 0) /* queued in a batch after it had reached its output time */
+        printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);
     const int in_outdir = !strcmp(c->prm->snap_dir, ".");
     printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s%s%s_NNNN.hdf5%s%s\n", c->outdir, c->sched.n,
            in_outdir ? "" : c->prm->snap_dir, in_outdir ? "" : "/", c->prm->snap_basename,
