@@ -119,14 +119,15 @@ static bn_particles *plummer_32k(void)
 
 /* After a drift that moves bodies out of their octants, a refreshed tree
  * (no rebuild) still meets the bars of a fresh one against double direct
- * summation, for both the octant and the box criterion. */
+ * summation, for the octant, the box and the acceleration criterion (the
+ * last with the accelerations of the evaluation before). */
 static void test_refreshed_tree_accuracy(void **state)
 {
     (void)state;
     const bn_backend_ops *ops = bn_cuda_backend_ops();
     bn_particles *p = plummer_32k();
-    const bn_mac macs[2] = {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX};
-    for (int m = 0; m < 2; m++) {
+    const bn_mac macs[3] = {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX, BN_MAC_ACCEL};
+    for (int m = 0; m < 3; m++) {
         bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
         g.mac = macs[m];
         void *st = gpu_state(&g, p);

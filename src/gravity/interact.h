@@ -155,6 +155,20 @@ BN_HD double bn_mac_open_radius(int mac, double l, double delta, double theta)
     return r > guard ? r : guard;
 }
 
+/* The side a criterion takes for a cell of octant side l whose bodies
+ * fill the box [lo, hi]: bonsai-box the box's largest side (floored,
+ * bn_mac_box_side); the octant criteria l, or the box's side where the
+ * bodies have spread beyond their octant (a refreshed tree). The accel
+ * criterion's G M l^2 takes it too, so that a refreshed cell is not
+ * judged smaller than its bodies' spread. */
+BN_HD double bn_mac_cell_side(int mac, double l, const double lo[3], const double hi[3])
+{
+    double side = 0;
+    for (int k = 0; k < 3; k++) side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
+    if (mac == 3) return bn_mac_box_side(side, l);
+    return side > l ? side : l;
+}
+
 /* Opening radius of one cell, the criterion choosing its geometry (the
  * one place both backends take it from): the octant (side l, centre
  * `centre`) for bonsai, bh and accel; the bounding box [lo, hi] of the
@@ -167,14 +181,11 @@ BN_HD double bn_mac_cell_radius(int mac, double theta, double l, const double ce
                                 const double lo[3], const double hi[3])
 {
     const int box = mac == 3 || !centre; /* BN_MAC_BONSAI_BOX, or moved */
-    double side = 0, d2 = 0;
+    double d2 = 0;
     for (int k = 0; k < 3; k++) {
         const double c = box ? 0.5 * (lo[k] + hi[k]) : centre[k];
         d2 += (com[k] - c) * (com[k] - c);
-        side = hi[k] - lo[k] > side ? hi[k] - lo[k] : side;
     }
-    if (mac == 3) l = bn_mac_box_side(side, l);
-    else if (side > l) l = side;
-    return bn_mac_open_radius(mac, l, sqrt(d2), theta);
+    return bn_mac_open_radius(mac, bn_mac_cell_side(mac, l, lo, hi), sqrt(d2), theta);
 }
 #endif

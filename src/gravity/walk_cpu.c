@@ -259,7 +259,8 @@ static void pack_cells(const bn_tree *t, double G, walk_cell *cells)
         walk_cell *w = cells + c;
         for (int k = 0; k < 3; k++) w->com[k] = t->com[3 * c + k];
         w->r2 = t->open_radius[c] * t->open_radius[c];
-        w->gml2 = G * t->mass_node[c] * t->size[c] * t->size[c];
+        const double l = bn_mac_cell_side(BN_MAC_ACCEL, t->size[c], t->body_lo + 3 * c, t->body_hi + 3 * c);
+        w->gml2 = G * t->mass_node[c] * l * l;
         w->mass = t->mass_node[c];
         w->first_child = t->first_child[c];
         w->n_children = t->n_children[c];

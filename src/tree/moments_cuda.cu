@@ -128,12 +128,13 @@ __device__ void node_moments(const level_args &a, int node, bool octants)
 
     const double lo[3] = {r.lo[0], r.lo[1], r.lo[2]}, hi[3] = {r.hi[0], r.hi[1], r.hi[2]};
     const double rad = bn_mac_cell_radius(a.mac, a.theta, l, octants ? centre : NULL, r.c, lo, hi);
+    const double side = bn_mac_cell_side(a.mac, l, lo, hi); /* the accel criterion's l */
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
     a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),
                                 (float)(q * r.s[3]));
     a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
-                                (float)(a.G * r.m * l * l));
+                                (float)(a.G * r.m * side * side));
 }
 
 /* The nodes of a.level (their range read from the device's shape; the
