@@ -33,6 +33,10 @@ typedef struct bn_backend_ops {
     bn_status (*stats)(void *state, bn_force_stats *stats);
     /* Wait until the queued work is done (timings). */
     bn_status (*finish)(void *state);
+    /* The stages of a step with their parameters from the host: kick,
+     * drift, forces_active, block_kick and max_accel. bn_simulation
+     * steps with clock_stage() instead (below), whose stages take them
+     * from the clock; these serve the tests of each stage. */
     bn_status (*kick)(void *state, double dt);
     bn_status (*drift)(void *state, double dt);
     /* Block time steps (integrate/timebins.h); the backend keeps every
@@ -46,7 +50,7 @@ typedef struct bn_backend_ops {
      * returns the finest bin among them and their number (the GPU reads
      * these 8 bytes back). */
     bn_status (*block_kick)(void *state, const bn_block_kick *k, int *max_bin, long *n_kicked);
-    /* Largest |a| over all particles (adaptive shared time step). */
+    /* Largest |a| over all particles (read back). */
     bn_status (*max_accel)(void *state, double *amax);
     /* Kinetic, potential (from the last forces), momenta, com. */
     bn_status (*energies)(void *state, bn_energies *e);

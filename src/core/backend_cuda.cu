@@ -457,8 +457,13 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
         BN_TRY(ensure_block_buffers(st));
         return bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
     case BN_STAGE_FORCES: return step_forces(st, r);
-    default: return bn_gpu_clock_update(st->clock, r, stage, st->acc, st->n, st->s);
+    case BN_STAGE_SHARED_PLAN:
+    case BN_STAGE_SHARED_END:
+    case BN_STAGE_BLOCK_BEGIN:
+    case BN_STAGE_BLOCK_PLAN:
+    case BN_STAGE_BLOCK_END: return bn_gpu_clock_update(st->clock, r, stage, st->acc, st->n, st->s);
     }
+    return bn_fail(BN_ERR_ARGUMENT, "clock stage %d unknown", (int)stage);
 }
 
 /* What a batch of steps copies to the host: the clock, and the tree's
