@@ -335,7 +335,9 @@ typedef struct bn_integrator_params {
                          work since the last rebuild adds up to the cost
                          of a rebuild (a few % faster on cuspy halos,
                          slower on a Plummer sphere: BENCHMARKS.md).
-                         Default 1: every step.                          */
+                         Default 1: every step. Other values choose on
+                         the host, which then reads the clock back at
+                         every step (batches of one step).               */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 
