@@ -116,13 +116,29 @@ struct bn_walk_targets {
     float4 acc[2]; /* ax, ay, az, phi (without G)             */
 };
 
+/* How far the pp and pc loops are unrolled. The walk kernel holds ten
+ * copies of the pp loop and five of the pc loop (lanes per target pair
+ * L = 1..16, softened or not), so unrolling multiplies its code: at 4
+ * and 2 it took 168 KB, more than the instruction caches hold, and warps
+ * stalled on instruction fetches (ncu: 37% of their stall cycles on the
+ * uniform cube). At 2 and 1 it takes 86 KB with no register spills: the
+ * cube's walk takes 21% less time and Plummer's the same (BENCHMARKS.md,
+ * session 11, runs 8-9). */
+#ifndef BN_WALK_PP_UNROLL
+#define BN_WALK_PP_UNROLL 2
+#endif
+#ifndef BN_WALK_PC_UNROLL
+#define BN_WALK_PC_UNROLL 1
+#endif
+constexpr int kPpUnroll = BN_WALK_PP_UNROLL, kPcUnroll = BN_WALK_PC_UNROLL; /* (pragmas take no macros) */
+
 /* Apply the sources [head, head + n) of the pp ring to this lane's
  * targets, taking every L-th source starting at `sub`. */
 template <int L, bool SOFT>
 __device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, int n, int sub, float eps2,
                                                 bn_walk_targets *tg)
 {
-#pragma unroll 4
+#pragma unroll(kPpUnroll)
     for (int j = sub; j < n; j += L) {
         const float4 s = ring[(head + j) & (BN_WALK_RING - 1)];
 #pragma unroll
@@ -140,7 +156,7 @@ template <int L>
 __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head, int n, int sub, float eps2,
                                                 bn_walk_targets *tg)
 {
-#pragma unroll 2
+#pragma unroll(kPcUnroll)
     for (int j = sub; j < n; j += L) {
         const int e = (head + j) & (BN_WALK_RING - 1);
         const float4 c = sm->pc_com[e], q0 = sm->pc_q0[e];
