@@ -181,7 +181,7 @@ if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
     bench --model plummer --n 16777216 --theta 0.75 $TUNED --check
     bench --model hernquist --n 16777216 --theta $TH $TUNED --check
     bench --model uniform-cube --n 16777216 --theta 0.75 $TUNED --check
-    bench --model uniform-cube --n 16777216 --theta 0.75 $TUNED --leaf-size 64 --check # walk at 65% of direct
+    bench --model uniform-cube --n 16777216 --theta 0.75 $TUNED --leaf-size 64 --check # walk at 75% of direct
     bench --model plummer --n 16777216 --theta 0.65 --check
     bench --model plummer --n 67108864 --theta $TH $TUNED --repeat 2 --check
     # block time steps (the GOTHIC point): 64 steps, mean wall time per step
