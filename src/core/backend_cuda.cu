@@ -522,7 +522,7 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
     const bn_gravity_params g = effective_params(st);
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     BN_TRY(build_tree(st, &g));
-    BN_TRY(bn_gpu_frame_download(&st->tree, st->s)); /* host copies of the shape, cube and ref */
+    BN_TRY(bn_gpu_tree_poll(&st->tree, st->s)); /* host copies of the shape, cube and ref */
     *tree = &st->tree;
     for (int k = 0; k < 3; k++) pos[k] = st->pos[k];
     *mass = st->mass;

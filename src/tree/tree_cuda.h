@@ -77,8 +77,6 @@ void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c);
 /* The error of a frame (a host copy) whose keys stage found a coordinate
  * that is not finite, or too wide a box. */
 bn_status bn_gpu_frame_check(const bn_gpu_frame *f);
-/* Tests and diagnostics: the same as a poll. */
-bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s);
 
 /* ---- keys_cuda.cu ---- */
 /* Bounding box of n positions (exact min/max) and the key cube around it

@@ -17,8 +17,7 @@ template <typename T>
 bn_status copy_down(T *dst, const T *src, size_t n)
 {
     if (n == 0) return BN_OK;
-    BN_CUDA_CHECK(cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost));
-    return BN_OK;
+    return bn_cuda_read(dst, src, n * sizeof(T), "tree download", 0);
 }
 
 template <typename T>

@@ -105,7 +105,6 @@ extern "C" bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s)
     return bn_gpu_tree_store_reserve(st, f->need_nodes, f->need_groups, 1, s);
 }
 
-extern "C" bn_status bn_gpu_frame_download(bn_gpu_tree_store *st, cudaStream_t s) { return bn_gpu_tree_poll(st, s); }
 
 extern "C" bn_status bn_gpu_frame_check(const bn_gpu_frame *f)
 {
