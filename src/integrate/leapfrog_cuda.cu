@@ -209,17 +209,20 @@ extern "C" bn_status bn_gpu_drift(double *pos[3], double *const vel[3], int n, d
     return BN_OK;
 }
 
+/* *out = the float bits of max |a|^2 over acc, queued (out zeroed here). */
+static bn_status queue_max_accel(const float4 *acc, int n, unsigned int *out, cudaStream_t s)
+{
+    BN_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof *out, s));
+    if (n > 0) max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, out);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
 extern "C" bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cudaStream_t s)
 {
     unsigned int *d = NULL, h = 0;
     BN_TRY(bn_cuda_alloc((void **)&d, sizeof *d, "max |a| reduction", s));
-    bn_status r = BN_OK;
-    cudaError_t err = cudaMemsetAsync(d, 0, sizeof *d, s);
-    if (err == cudaSuccess && n > 0) {
-        max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, d);
-        err = cudaGetLastError();
-    }
-    if (err != cudaSuccess) r = bn_cuda_fail(err, "max |a| reduction", __FILE__, __LINE__);
+    bn_status r = queue_max_accel(acc, n, d, s);
     if (r == BN_OK) r = bn_cuda_read(&h, d, sizeof h, "max |a|", s);
     bn_cuda_free(d, s);
     float a2;
@@ -231,11 +234,7 @@ extern "C" bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cu
 extern "C" bn_status bn_gpu_clock_update(bn_clock *c, const bn_step_rule *r, int stage, const float4 *acc, int n,
                                          cudaStream_t s)
 {
-    if (stage == BN_STAGE_SHARED_PLAN && r->eta > 0) {
-        BN_CUDA_CHECK(cudaMemsetAsync(&c->amax2_bits, 0, sizeof c->amax2_bits, s));
-        if (n > 0) max_accel_kernel<<<blocks_for(n), kThreads, 0, s>>>(acc, n, &c->amax2_bits);
-        BN_CUDA_LAUNCH_CHECK();
-    }
+    if (stage == BN_STAGE_SHARED_PLAN && r->eta > 0) BN_TRY(queue_max_accel(acc, n, &c->amax2_bits, s));
     clock_kernel<<<1, 1, 0, s>>>(c, *r, stage);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
