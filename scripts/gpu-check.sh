@@ -23,11 +23,18 @@
 #                     variant compiled with other -D flags)
 #     --profile "ARGS"  also Nsight Compute on the walk kernel of one
 #                     `banyan bench --repeat 1 ARGS` (ncu.txt in $OUT)
+#     --same-bits BIN   also compare the GPU forces of banyan and of BIN
+#                     (another build, e.g. before a change meant to keep
+#                     every bit) on Plummer, Hernquist and cube snapshots
+#                     of 2^20 at two settings: every difference must be 0
+#     --sass "BIN..."   also the walk kernel's machine code (cuobjdump) of
+#                     banyan and of each BIN, with instruction counts, in
+#                     $OUT/sass.tar.gz
 set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES="" PROFILE=""
+PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES="" PROFILE="" SAME_BITS="" SASS=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
@@ -37,8 +44,10 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
     --benches) BENCHES=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --profile) PROFILE=$2; shift 2 ;;
+    --same-bits) SAME_BITS=$2; shift 2 ;;
+    --sass) SASS=$2; shift 2 ;;
     *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" \
-            "[--profile ARGS]" >&2
+            "[--profile ARGS] [--same-bits BIN] [--sass \"BIN...\"]" >&2
        exit 2 ;;
     esac
 done
@@ -202,9 +211,38 @@ if [ -n "$PROFILE" ]; then
     # shellcheck disable=SC2086
     timeout 300 ncu --kernel-name bn_walk_kernel --launch-count 1 --section SpeedOfLight \
         --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats \
-        --section WarpStateStats --section MemoryWorkloadAnalysis --section InstructionStats \
+        --section WarpStateStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
         $BANYAN bench --backend gpu --repeat 1 $PROFILE >"$OUT/ncu.txt" 2>&1
     note "ncu on the walk ($PROFILE): rc $? ($(grep -c . "$OUT/ncu.txt") lines in ncu.txt)"
+fi
+
+# ---- the same bits as another build ----------------------------------
+if [ -n "$SAME_BITS" ]; then
+    d=$(mktemp -d)
+    for m in plummer hernquist uniform-cube; do
+        $BANYAN ic $m --n 1048576 -o "$d/$m.hdf5" >>"$LOGS/same-bits.log" 2>&1
+        for opts in "--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4" \
+                    "--theta 0.5 --group-size 32 --eps 0"; do
+            # shellcheck disable=SC2086
+            $BANYAN forces "$d/$m.hdf5" -o "$d/new.hdf5" --backend gpu $opts >>"$LOGS/same-bits.log" 2>&1 &&
+                "$SAME_BITS" forces "$d/$m.hdf5" -o "$d/old.hdf5" --backend gpu $opts >>"$LOGS/same-bits.log" 2>&1 &&
+                $BANYAN compare "$d/new.hdf5" "$d/old.hdf5" --json >"$d/cmp.json" 2>>"$LOGS/same-bits.log"
+            note "same bits as $SAME_BITS, $m 2^20 $opts: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("max |da|/|a| %g, max |dphi|/|phi| %g" % (r["acc_rel_error"]["max"], r["pot_rel_error"]["max"]))' "$d/cmp.json" 2>&1)"
+        done
+    done
+    rm -rf "$d"
+fi
+
+# ---- the walk kernel's machine code --------------------------------------
+if [ -n "$SASS" ]; then
+    mkdir -p "$OUT/sass"
+    for b in $BANYAN $SASS; do
+        f=$OUT/sass/$(echo "$b" | tr '/' '_').sass
+        # the kernel's listing: from its "Function :" line to the next one
+        cuobjdump -sass "$b" 2>&1 | awk '/Function : .*bn_walk_kernel/ {on = 1} /Function : / && !/bn_walk_kernel/ {on = 0} on' >"$f"
+        note "walk SASS of $b: $(grep -cE '/\*[0-9a-f]{4,}\*/' "$f") instructions"
+    done
+    tar czf "$OUT/sass.tar.gz" -C "$OUT" sass && rm -rf "$OUT/sass"
 fi
 
 # ---- the short table, last -------------------------------------------

@@ -70,7 +70,9 @@
                                  no walk of the Plummer or Hernquist models
                                  overflows it (512 does, rarely)          */
 #endif
-#define BN_WALK_RING 64       /* entries of each interaction ring buffer  */
+#define BN_WALK_RING 64       /* entries of each interaction ring buffer:
+                                 two tiles of 32 (flushes take whole tiles
+                                 from heads 0 and 32, so none wraps)     */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_MIN_BLOCKS
 #define BN_WALK_MIN_BLOCKS (24 / BN_WALK_WARPS) /* blocks per SM the registers
@@ -79,6 +81,7 @@
                                  by 3-5% at 2^24, and 16 (118)           */
 #endif
 #define BN_FULL 0xffffffffu
+static_assert(BN_WALK_RING == 64, "a ring is two tiles of 32: its heads stay at 0 and 32");
 static_assert(BN_LOCAL_TERMS % 4 == 0, "the far-field terms are kept as float4");
 
 struct bn_gpu_walk_scratch {
@@ -132,15 +135,18 @@ struct bn_walk_targets {
 #endif
 constexpr int kPpUnroll = BN_WALK_PP_UNROLL, kPcUnroll = BN_WALK_PC_UNROLL; /* (pragmas take no macros) */
 
-/* Apply the sources [head, head + n) of the pp ring to this lane's
- * targets, taking every L-th source starting at `sub`. */
+/* Apply the sources tile[0, n) of the pp ring to this lane's targets,
+ * taking every L-th source starting at `sub`. A tile never wraps around
+ * the ring: the rings are flushed 32 entries at a time, so their heads
+ * stay at 0 or 32 and a tile (n <= 32) is contiguous. The loop indexes
+ * the tile directly (one pointer step per source), where wrapping cost
+ * four integer instructions per source load (add, shift, mask, add). */
 template <int L, bool SOFT>
-__device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, int n, int sub, float eps2,
-                                                bn_walk_targets *tg)
+__device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int sub, float eps2, bn_walk_targets *tg)
 {
 #pragma unroll(kPpUnroll)
     for (int j = sub; j < n; j += L) {
-        const float4 s = ring[(head + j) & (BN_WALK_RING - 1)];
+        const float4 s = tile[j];
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             const float dx = s.x - tg->pos[k].x, dy = s.y - tg->pos[k].y, dz = s.z - tg->pos[k].z;
@@ -152,15 +158,17 @@ __device__ __forceinline__ void bn_walk_eval_pp(const float4 *ring, int head, in
     }
 }
 
+/* The same for the cells [head, head + n) of the pc ring (head 0 or 32). */
 template <int L>
 __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head, int n, int sub, float eps2,
                                                 bn_walk_targets *tg)
 {
+    const float4 *com = sm->pc_com + head, *quad0 = sm->pc_q0 + head;
+    const float2 *quad1 = sm->pc_q1 + head;
 #pragma unroll(kPcUnroll)
     for (int j = sub; j < n; j += L) {
-        const int e = (head + j) & (BN_WALK_RING - 1);
-        const float4 c = sm->pc_com[e], q0 = sm->pc_q0[e];
-        const float2 q1 = sm->pc_q1[e];
+        const float4 c = com[j], q0 = quad0[j];
+        const float2 q1 = quad1[j];
         const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
 #pragma unroll
         for (int k = 0; k < 2; k++)
@@ -175,11 +183,11 @@ __device__ __forceinline__ void bn_walk_flush_pp_l(const bn_walk_smem *sm, int h
                                                    float eps2, bn_walk_targets *tg)
 {
     switch (L) {
-    case 1: bn_walk_eval_pp<1, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
-    case 2: bn_walk_eval_pp<2, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
-    case 4: bn_walk_eval_pp<4, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
-    case 8: bn_walk_eval_pp<8, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
-    default: bn_walk_eval_pp<16, SOFT>(sm->pp, head, n, sub, eps2, tg); break;
+    case 1: bn_walk_eval_pp<1, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
+    case 2: bn_walk_eval_pp<2, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
+    case 4: bn_walk_eval_pp<4, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
+    case 8: bn_walk_eval_pp<8, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
+    default: bn_walk_eval_pp<16, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
     }
 }
 
