@@ -55,13 +55,20 @@
                                  SM share its L1: one warp per block, which
                                  spreads them over the SMs, was slower)  */
 #endif
-#ifndef BN_WALK_GROUPS_PER_WARP
-#define BN_WALK_GROUPS_PER_WARP 4 /* a block walks BN_WALK_WARPS x this many
-                                 neighbouring groups, each warp taking the
-                                 next one when done: with one group per
+#define BN_WALK_GROUPS_PER_WARP 4 /* a block walks BN_WALK_WARPS x up to this
+                                 many neighbouring groups, each warp taking
+                                 the next one when done: with one group per
                                  warp, warps done early held their slots
                                  idle until the block's slowest group was
-                                 walked (19% of the warp time at 2^22)  */
+                                 walked (19% of the warp time at 2^22).
+                                 4, 2 or 1 (bn_gpu_walk_active's launch) */
+#ifndef BN_WALK_MIN_WAVES
+#define BN_WALK_MIN_WAVES 8   /* fewer groups per warp (4, 2, 1) until the
+                                 grid fills the GPU this many times over:
+                                 with 2 waves of blocks of 16 groups, SMs
+                                 idle while the last blocks finish (2^20:
+                                 1 group per warp walks 9% faster; 2^24
+                                 keeps 4; session 12, run 2)             */
 #endif
 #ifndef BN_WALK_STACK
 #define BN_WALK_STACK 760     /* cells on a warp's stack: as small as lets
@@ -81,11 +88,13 @@
                                  by 3-5% at 2^24, and 16 (118)           */
 #endif
 #define BN_FULL 0xffffffffu
+static_assert(BN_WALK_GROUPS_PER_WARP == 4, "the walk's launch instantiates 4, 2 and 1 groups per warp");
 static_assert(BN_WALK_RING == 64, "a ring is two tiles of 32: its heads stay at 0 and 32");
 static_assert(BN_LOCAL_TERMS % 4 == 0, "the far-field terms are kept as float4");
 
 struct bn_gpu_walk_scratch {
     unsigned long long *counts; /* device: particle-particle, particle-cell, far cells */
+    int resident_blocks;        /* walk blocks the GPU runs at once (0: not asked yet) */
 };
 
 /* What a warp keeps in shared memory. */
@@ -311,15 +320,32 @@ __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk
     }
 }
 
-/* Append the bodies [first, first + count) to the pp ring, evaluating a
- * tile of 32 whenever one is complete. */
-__device__ void bn_walk_add_bodies(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
+/* Append to the pp ring the bodies of every lane's opened leaf (lane j:
+ * bodies [first, first + count), count 0 for none), in lane order, 32
+ * at a time however they fall into leaves, evaluating a tile of 32
+ * whenever one is complete. Lane k fetches body number base + k of the
+ * concatenation: its leaf is the first lane whose running total exceeds
+ * that number (a binary search over the lanes' inclusive sums). One
+ * round per 32 bodies, where a round per leaf left most lanes idle
+ * (leaves hold 32 bodies at most, most far fewer): 3% off the walk at
+ * 2^24 (session 12, run 6). The ring holds the same sources in the same
+ * order as a round per leaf would give, so the forces keep every bit. */
+__device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
                                    float4 gc, int lane, int L, int sub, bn_walk_targets *tg)
 {
-    for (int c = 0; c < count; c += 32) {
-        const int m = min(32, count - c);
+    const int incl = bn_warp_inclusive_scan(count, lane);
+    const int total = __shfl_sync(BN_FULL, incl, 31);
+    const int start = first - (incl - count); /* body number k of this lane's leaf: start + k */
+    for (int base = 0; base < total; base += 32) {
+        const int k = base + lane;
+        int j = 0; /* lanes whose leaves end at or before body number k */
+#pragma unroll
+        for (int step = 16; step > 0; step >>= 1)
+            if (__shfl_sync(BN_FULL, incl, j + step - 1) <= k) j += step;
+        const int from = __shfl_sync(BN_FULL, start, j);
+        const int m = min(32, total - base);
         if (lane < m) {
-            const float4 b = a.t.body[first + c + lane];
+            const float4 b = a.t.body[from + k];
             sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] =
                 make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
         }
@@ -403,14 +429,7 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
     /* opened leaves (and nodes whose children did not fit): their bodies */
     const bool leaf = open && !push;
     if (leaf && child.y > 0) nb = a.t.node_body[cell]; /* a node (rare) */
-    unsigned leaves = __ballot_sync(BN_FULL, leaf);
-    while (leaves) {
-        const int src = __ffs(leaves) - 1;
-        leaves &= leaves - 1;
-        const int first = __shfl_sync(BN_FULL, nb.x, src);
-        const int count = __shfl_sync(BN_FULL, nb.y, src);
-        bn_walk_add_bodies(a, sm, st, first, count, gc, lane, L, sub, tg);
-    }
+    if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
 /* Lanes per target pair: the fewest slots (32 / L pairs) that hold nt. */
@@ -491,14 +510,17 @@ __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group
 }
 
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
- * G = BN_WALK_WARPS x BN_WALK_GROUPS_PER_WARP, its warps taking the next
- * one from a shared counter (an integer atomic: which warp walks a group
- * changes nothing in its forces). */
+ * G = BN_WALK_WARPS x PER_WARP, its warps taking the next one from a
+ * shared counter (an integer atomic: which warp walks a group changes
+ * nothing in its forces). PER_WARP is a template parameter: read from
+ * the arguments instead, it made the walk 3% slower at 2^24 (session 12,
+ * run 4), though it changes no instruction of the inner loops. */
+template <int PER_WARP>
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ int next;
-    const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
+    const int per_block = BN_WALK_WARPS * PER_WARP;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) next = 0;
     __syncthreads();
@@ -556,6 +578,29 @@ extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *
     return BN_OK;
 }
 
+/* How many walk blocks the current GPU holds at once: the blocks per SM
+ * the kernel is built for (its launch bounds; registers and shared memory
+ * allow no more) on every SM. */
+static bn_status bn_walk_resident_blocks(int *out)
+{
+    int dev = 0, sms = 0;
+    BN_CUDA_CHECK(cudaGetDevice(&dev));
+    BN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    *out = (sms > 0 ? sms : 1) * BN_WALK_MIN_BLOCKS;
+    return BN_OK;
+}
+
+/* Groups per warp: BN_WALK_GROUPS_PER_WARP, halved (down to one) while
+ * the grid would fill the GPU fewer than BN_WALK_MIN_WAVES times. Block
+ * time steps size the grid for every group, active or not. */
+static int bn_walk_groups_per_warp(int groups, int resident_blocks)
+{
+    int per_warp = BN_WALK_GROUPS_PER_WARP;
+    while (per_warp > 1 && (double)groups / (BN_WALK_WARPS * per_warp) < (double)BN_WALK_MIN_WAVES * resident_blocks)
+        per_warp /= 2;
+    return per_warp;
+}
+
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
                                  bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
@@ -584,9 +629,15 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.out = out;
     a.counts = s->counts;
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0, NULL, NULL};
-    const int per_block = BN_WALK_WARPS * BN_WALK_GROUPS_PER_WARP;
+    if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
+    const int per_warp = bn_walk_groups_per_warp(t->group_bound, s->resident_blocks);
+    const int per_block = BN_WALK_WARPS * per_warp;
     const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
-    bn_walk_kernel<<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
+    switch (per_warp) {
+    case 4: bn_walk_kernel<4><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    case 2: bn_walk_kernel<2><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    default: bn_walk_kernel<1><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    }
     BN_CUDA_LAUNCH_CHECK();
     return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
 }
