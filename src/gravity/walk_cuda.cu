@@ -328,7 +328,7 @@ __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk
  * that number (a binary search over the lanes' inclusive sums). One
  * round per 32 bodies, where a round per leaf left most lanes idle
  * (leaves hold 32 bodies at most, most far fewer): 3% off the walk at
- * 2^24 (session 12, run 6). The ring holds the same sources in the same
+ * 2^24 (session 12, run 8). The ring holds the same sources in the same
  * order as a round per leaf would give, so the forces keep every bit. */
 __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
                                    float4 gc, int lane, int L, int sub, bn_walk_targets *tg)
@@ -512,9 +512,10 @@ __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
  * G = BN_WALK_WARPS x PER_WARP, its warps taking the next one from a
  * shared counter (an integer atomic: which warp walks a group changes
- * nothing in its forces). PER_WARP is a template parameter: read from
- * the arguments instead, it made the walk 3% slower at 2^24 (session 12,
- * run 4), though it changes no instruction of the inner loops. */
+ * nothing in its forces). PER_WARP is a template parameter, so that the
+ * kernel of 4 groups per warp is the one measured before the choice was
+ * added (a count read from the arguments was only ever timed together
+ * with another change, session 12 runs 4-5). */
 template <int PER_WARP>
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
