@@ -313,7 +313,7 @@ bn_status evaluate_all(bn_cuda_state *st, const int *live)
     if (st->g.method == BN_METHOD_TREE) {
         const bn_gravity_params g = effective_params(st);
         BN_TRY(build_tree(st, &g));
-        const bn_gpu_active gate = {NULL, NULL, NULL, 0, NULL, live};
+        const bn_gpu_active gate = {NULL, NULL, NULL, NULL, live};
         BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &gate, st->acc, st->walk, NULL, st->s));
     } else {
         BN_TRY(direct_forces(st));
@@ -338,14 +338,14 @@ bn_status ensure_block_buffers(bn_cuda_state *st)
         BN_TRY(bn_cuda_dev_alloc(&st->bin, (size_t)st->n, "time bins", st->s));
         BN_CUDA_CHECK(cudaMemsetAsync(st->bin, 0, (size_t)st->n, st->s));
     }
-    if (!st->block_ints) BN_TRY(bn_cuda_dev_alloc(&st->block_ints, 3, "block-step counters", st->s));
+    if (!st->block_ints) BN_TRY(bn_cuda_dev_alloc(&st->block_ints, 4, "block-step counters", st->s));
     if (!st->block_host) BN_CUDA_CHECK(cudaMallocHost((void **)&st->block_host, 2 * sizeof(int)));
     return BN_OK;
 }
 
-/* The active groups of this walk, listed on the device; bin_min is
- * *bin_min_dev when that is set. */
-bn_status select_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev, bn_gpu_active *act)
+/* The active groups of this walk (bins >= *bin_min, a device int),
+ * listed on the device. */
+bn_status select_active(bn_cuda_state *st, const int *bin_min, bn_gpu_active *act)
 {
     const bn_gpu_tree *t = &st->tree.t;
     if (st->active_capacity < t->group_bound) {
@@ -355,19 +355,18 @@ bn_status select_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev, 
         BN_TRY(bn_cuda_dev_alloc(&st->active, (size_t)t->group_bound, "active groups", st->s));
         st->active_capacity = t->group_bound;
     }
-    BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, bin_min_dev, st->active, st->block_ints + 2, st->s));
+    BN_TRY(bn_gpu_active_groups(t, st->bin, bin_min, st->active, st->block_ints + 2, st->s));
     memset(act, 0, sizeof *act);
     act->groups = st->active;
     act->count = st->block_ints + 2;
     act->bin = st->bin;
     act->bin_min = bin_min;
-    act->bin_min_dev = bin_min_dev;
     return BN_OK;
 }
 
-/* Forces of the particles in bins >= bin_min (*bin_min_dev when set): a
- * rebuilt or refreshed tree, walked by the active groups only. */
-bn_status evaluate_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev, int rebuild)
+/* Forces of the particles in bins >= *bin_min (a device int): a rebuilt
+ * or refreshed tree, walked by the active groups only. */
+bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
 {
     BN_TRY(ensure_block_buffers(st));
     bn_cuda_reset_peak();
@@ -375,7 +374,7 @@ bn_status evaluate_active(bn_cuda_state *st, int bin_min, const int *bin_min_dev
     const bn_gravity_params g = effective_params(st);
     BN_TRY(rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g));
     bn_gpu_active act;
-    BN_TRY(select_active(st, bin_min, bin_min_dev, &act));
+    BN_TRY(select_active(st, bin_min, &act));
     BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s));
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
@@ -389,7 +388,14 @@ bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
     bn_cuda_state *st = (bn_cuda_state *)p;
     const int all = bin_min <= 0 || !st->bin;
     if (st->g.method != BN_METHOD_TREE || (all && (rebuild || !st->tree_valid))) return cuda_forces(p, NULL);
-    return evaluate_active(st, bin_min, NULL, rebuild);
+    /* the walk reads the first active bin from the device, where the
+     * clock's stages keep theirs: a copy of this one. From pageable memory
+     * the call stages the value before it returns (it may wait for the
+     * stream to do so); only this stage-by-stage operation copies it, the
+     * clock's stages never do. */
+    BN_TRY(ensure_block_buffers(st));
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->block_ints + 3, &bin_min, sizeof bin_min, cudaMemcpyHostToDevice, st->s));
+    return evaluate_active(st, st->block_ints + 3, rebuild);
 }
 
 bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n_kicked)
@@ -443,7 +449,7 @@ bn_status cuda_energies(void *p, bn_energies *e)
 bn_status step_forces(bn_cuda_state *st, const bn_step_rule *r)
 {
     if (r->n_bins == 0 || st->g.method != BN_METHOD_TREE) return evaluate_all(st, &st->clock->live);
-    return evaluate_active(st, 0, &st->clock->bin_min, r->rebuild);
+    return evaluate_active(st, &st->clock->bin_min, r->rebuild);
 }
 
 /* Every stage is queued: none waits for the device or reads from it. */

@@ -35,7 +35,7 @@ struct bn_cuda_state {
     int *active;      /* the active groups of the current walk          */
     int active_capacity;
     int *block_ints;  /* device: finest kicked bin, kicked count, active
-                         groups                                         */
+                         groups, first active bin of forces_active     */
     int *block_host;  /* pinned copy of the first two                   */
     bn_clock *clock;  /* the integrator's clock (integrate/clock.h)     */
     bn_clock *clock_host; /* pinned: where clock_read copies it         */

@@ -476,7 +476,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     st.n_far += st.far_n;
     __syncwarp();
     const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
-    const int bin_min = a.act.bin_min_dev ? *a.act.bin_min_dev : a.act.bin_min;
+    const int bin_min = a.act.bin ? *a.act.bin_min : 0;
 
 #pragma unroll
     for (int k = 0; k < 2; k++) {
@@ -629,7 +629,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.soft = a.eps2 > 0.f;
     a.out = out;
     a.counts = s->counts;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, 0, NULL, NULL};
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL};
     if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
     const int per_warp = bn_walk_groups_per_warp(t->group_bound, s->resident_blocks);
     const int per_block = BN_WALK_WARPS * per_warp;

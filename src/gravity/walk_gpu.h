@@ -33,16 +33,16 @@ bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *
 /* Block time steps: the targets of a walk. Only the groups
  * groups[0 .. *count) are walked (device arrays, made on the device by
  * bn_gpu_active_groups), and of their bodies only those with
- * bin[i] >= bin_min (bins per body, key order) are written; the others
- * keep their forces. bin_min is *bin_min_dev where that is set (a
- * clock's, decided on the device). groups NULL: every group and body.
+ * bin[i] >= *bin_min (bins per body, key order; bin_min a device int: the
+ * clock's, decided on the device, or the backend's copy of a host value)
+ * are written; the others keep their forces. groups NULL: every group
+ * and body.
  * live not NULL: the walk does nothing when *live is 0 (an idle step). */
 typedef struct bn_gpu_active {
     const int *groups;
     const int *count;
     const uint8_t *bin;
-    int bin_min;
-    const int *bin_min_dev;
+    const int *bin_min;
     const int *live;
 } bn_gpu_active;
 /* bn_gpu_walk for the active targets only (act NULL: all of them). */

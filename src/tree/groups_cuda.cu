@@ -47,11 +47,10 @@ __global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
  * its active groups in order, with one integer atomic for the warp's
  * place in the list: the list's order between warps varies from run to
  * run, the forces do not (groups are walked independently). */
-__global__ void select_active(bn_gpu_tree t, const uint8_t *bin, int bin_min, const int *bin_min_dev, int *list,
-                              int *count)
+__global__ void select_active(bn_gpu_tree t, const uint8_t *bin, const int *first_bin, int *list, int *count)
 {
     const int g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
-    if (bin_min_dev) bin_min = *bin_min_dev;
+    const int bin_min = *first_bin;
     bool active = false;
     if (g < bn_gpu_tree_groups(&t)) {
         const int2 b = t.group_body[g];
@@ -66,13 +65,12 @@ __global__ void select_active(bn_gpu_tree t, const uint8_t *bin, int bin_min, co
 
 } // namespace
 
-extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, int bin_min,
-                                          const int *bin_min_dev, int *groups, int *count, cudaStream_t s)
+extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, const int *bin_min, int *groups,
+                                          int *count, cudaStream_t s)
 {
     BN_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(int), s));
     if (t->group_bound <= 0) return BN_OK;
-    select_active<<<(t->group_bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(*t, bin, bin_min, bin_min_dev,
-                                                                                  groups, count);
+    select_active<<<(t->group_bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(*t, bin, bin_min, groups, count);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -136,12 +136,12 @@ bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const floa
 /* The boxes of the build's groups (after the bodies are made). acc_old
  * (key order) sets group_half.w = alpha * min |a_old| when not NULL. */
 bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s);
-/* Block time steps: the groups holding a body with bin >= bin_min (bins
- * per body, key order; bin_min is *bin_min_dev where that is not NULL)
- * into groups[0 .. *count) (device; count is reset here). The list's
- * order may vary from run to run, the walk's results do not. */
-bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, int bin_min, const int *bin_min_dev,
-                               int *groups, int *count, cudaStream_t s);
+/* Block time steps: the groups holding a body with bin >= *bin_min (bins
+ * per body, key order; bin_min a device int) into groups[0 .. *count)
+ * (device; count is reset here). The list's order may vary from run to
+ * run, the walk's results do not. */
+bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, const int *bin_min, int *groups, int *count,
+                               cudaStream_t s);
 
 /* ---- backend_cuda.cu (tests) ---- */
 /* Run keys to groups on a CUDA backend state holding particles; returns
