@@ -23,6 +23,9 @@
 #                     variant compiled with other -D flags)
 #     --profile "ARGS"  also Nsight Compute on the walk kernel of one
 #                     `banyan bench --repeat 1 ARGS` (ncu.txt in $OUT)
+#     --profile-source "ARGS"  also Nsight Compute's per-line counts of the
+#                     walk kernel (instructions executed, stall samples) of
+#                     one `banyan bench --repeat 1 ARGS`: ncu-source.csv.gz
 #     --same-bits BIN   also compare the GPU forces of banyan and of BIN
 #                     (another build, e.g. before a change meant to keep
 #                     every bit) on Plummer, Hernquist and cube snapshots
@@ -34,7 +37,7 @@ set -u
 OUT=${OUT:-$PWD/out-gpu-check}
 LOGS=$OUT/logs
 mkdir -p "$LOGS"
-PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES="" PROFILE="" SAME_BITS="" SASS=""
+PREBUILT="" DEPS="" QUICK=0 BENCH_ONLY=0 SWEEP=0 BENCHES="" PROFILE="" PROFILE_SOURCE="" SAME_BITS="" SASS=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --prebuilt) PREBUILT=$2; shift 2 ;;
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
     --sweep) SWEEP=1 BENCH_ONLY=1; shift ;;
     --benches) BENCHES=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --profile) PROFILE=$2; shift 2 ;;
+    --profile-source) PROFILE_SOURCE=$2; shift 2 ;;
     --same-bits) SAME_BITS=$2; shift 2 ;;
     --sass) SASS=$2; shift 2 ;;
     *) echo "usage: $0 [--prebuilt DIR] [--deps DIR] [--quick] [--bench-only] [--sweep] [--benches FILE]" \
@@ -209,11 +213,26 @@ fi
 # ---- a profile of the walk kernel ---------------------------------------
 if [ -n "$PROFILE" ]; then
     # shellcheck disable=SC2086
-    timeout 300 ncu --kernel-name bn_walk_kernel --launch-count 1 --section SpeedOfLight \
+    timeout 300 ncu --kernel-name regex:bn_walk_kernel --launch-count 1 --section SpeedOfLight \
         --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats \
         --section WarpStateStats --section MemoryWorkloadAnalysis --section InstructionStats --section SourceCounters \
         $BANYAN bench --backend gpu --repeat 1 $PROFILE >"$OUT/ncu.txt" 2>&1
     note "ncu on the walk ($PROFILE): rc $? ($(grep -c . "$OUT/ncu.txt") lines in ncu.txt)"
+fi
+
+if [ -n "$PROFILE_SOURCE" ]; then
+    # shellcheck disable=SC2086
+    timeout 300 ncu --kernel-name regex:bn_walk_kernel --launch-count 1 --section SourceCounters \
+        --section WarpStateStats --section InstructionStats --import-source yes -f -o "$LOGS/walk-source" \
+        $BANYAN bench --backend gpu --repeat 1 $PROFILE_SOURCE >"$LOGS/ncu-source.log" 2>&1
+    note "ncu source counters ($PROFILE_SOURCE): rc $?"
+    for view in cuda sass; do
+        ncu --import "$LOGS/walk-source.ncu-rep" --page source --csv --print-source $view \
+            >"$OUT/ncu-source-$view.csv" 2>&1
+        note "  $view view: rc $?, $(wc -l <"$OUT/ncu-source-$view.csv") lines"
+        gzip -f "$OUT/ncu-source-$view.csv"
+    done
+    rm -f "$LOGS/walk-source.ncu-rep"
 fi
 
 # ---- the same bits as another build ----------------------------------
