@@ -180,7 +180,7 @@ bench --model plummer --n 1048576 --theta 0.75 --check
 bench --model plummer --n 1048576 --theta 0.65 --mac bonsai-box --group-size 128 --check
 bench --model hernquist --n 1048576 --theta 0.65 --mac bonsai-box --group-size 128 --check
 bench --model plummer --n 1048576 --theta $TH $TUNED --group-expansion 0.2 --check
-bench --model plummer --n 1048576 --theta $TH $TUNED --group-expansion 0.2 --group-size 128 --check # 2^20's best
+bench --model plummer --n 1048576 --theta $TH $TUNED --group-expansion 0.3 --group-size 128 --check # 2^20's best (session 12)
 bench --model plummer --n 262144 --method direct --repeat 3
 }
 if [ $QUICK = 0 ]; then # the issue's targets at 2^24, a time step, then size
