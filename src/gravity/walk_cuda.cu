@@ -592,8 +592,10 @@ static bn_status bn_walk_resident_blocks(int *out)
 }
 
 /* Groups per warp: BN_WALK_GROUPS_PER_WARP, halved (down to one) while
- * the grid would fill the GPU fewer than BN_WALK_MIN_WAVES times. Block
- * time steps size the grid for every group, active or not. */
+ * the grid would fill the GPU fewer than BN_WALK_MIN_WAVES times. groups:
+ * the launch bound (the group buffers' capacity, at most an eighth and
+ * 64 above the count of the largest build). Block time steps size the
+ * grid for every group, active or not. */
 static int bn_walk_groups_per_warp(int groups, int resident_blocks)
 {
     int per_warp = BN_WALK_GROUPS_PER_WARP;
