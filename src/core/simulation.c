@@ -324,7 +324,9 @@ static void block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
  * tick where some particle ends its step, forces of the particles active
  * there, their closing kicks and, inside the cycle, their new bins and
  * opening kicks. With tree_rebuild != 1 the host reads the clock twice
- * per step to choose between rebuilding and refreshing the tree. */
+ * per step to choose between rebuilding and refreshing the tree: after
+ * the plan (the cycle's end) and at the step's end (the kick's count,
+ * and the walk's); the second read leaves sim->clock current. */
 static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
 {
     const int host_decides = block_host_decides(sim);
@@ -335,7 +337,6 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
         BN_TRY(read_clock(sim));
         r->rebuild = block_wants_rebuild(sim);
     }
-    const int bin_min = sim->clock.bin_min;
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
     BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
@@ -343,7 +344,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
     if (!host_decides) return BN_OK;
     BN_TRY(read_clock(sim));
     sim->steps_since_build = r->rebuild ? 1 : sim->steps_since_build + 1;
-    block_tune_rebuild(sim, bin_min, r->rebuild);
+    block_tune_rebuild(sim, sim->clock.bin_min, r->rebuild); /* the end keeps the plan's bins */
     return BN_OK;
 }
 
@@ -409,6 +410,7 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     sim->host_current = 0; /* the first kick changes the particles */
     for (long k = 0; s == BN_OK && k < m; k++)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
+    if (s == BN_OK && block_host_decides(sim)) return BN_OK; /* its step read the clock at its end */
     const bn_status read = read_clock(sim);
     return s != BN_OK ? s : read;
 }
