@@ -56,14 +56,14 @@ static float time_ms(bench_fn fn, void *ctx, int reps)
 }
 
 typedef struct direct_ctx {
-    float4 *body, *out;
+    float4 *body, *body_lo, *out;
     int n, variant;
     double eps;
 } direct_ctx;
 static bn_status run_direct(void *c)
 {
     direct_ctx *d = c;
-    return bn_gpu_direct_variant(d->body, d->n, 1.0, d->eps, d->out, 0, d->variant);
+    return bn_gpu_direct_variant(d->body, d->body_lo, d->n, 1.0, d->eps, 1.0, 1.0, d->out, 0, d->variant);
 }
 
 typedef struct walk_ctx {
@@ -92,8 +92,10 @@ static void bench_direct(int n, int reps)
     float4 *h = malloc((size_t)n * sizeof *h);
     for (int i = 0; i < n; i++)
         h[i] = (float4){(float)p->pos[0][i], (float)p->pos[1][i], (float)p->pos[2][i], (float)p->mass[i]};
-    direct_ctx d = {NULL, NULL, n, 0, 1e-3};
+    direct_ctx d = {NULL, NULL, NULL, n, 0, 1e-3};
     CK(cudaMalloc((void **)&d.body, (size_t)n * sizeof *h));
+    CK(cudaMalloc((void **)&d.body_lo, (size_t)n * sizeof *h));
+    CK(cudaMemset(d.body_lo, 0, (size_t)n * sizeof *h)); /* positions exact in float */
     CK(cudaMalloc((void **)&d.out, (size_t)n * sizeof *h));
     CK(cudaMemcpy(d.body, h, (size_t)n * sizeof *h, cudaMemcpyHostToDevice));
     const char *names[] = {"", "bn_pp_f (guarded)", "bn_pp_soft_f"};
@@ -106,6 +108,7 @@ static void bench_direct(int n, int reps)
                ms, rate, rate * BN_FLOPS_PP * 1e-12, BN_FLOPS_PP);
     }
     cudaFree(d.body);
+    cudaFree(d.body_lo);
     cudaFree(d.out);
     free(h);
     bn_particles_free(p);

@@ -14,19 +14,31 @@
 static float4 *gpu_direct(bn_particles *p, double G, double eps)
 {
     const size_t n = p->n;
-    float4 *h = malloc(n * sizeof *h), *d_body = NULL, *d_out = NULL;
+    float4 *h = malloc(n * sizeof *h), *lo = malloc(n * sizeof *lo), *d_body = NULL, *d_lo = NULL, *d_out = NULL;
     assert_non_null(h);
-    for (size_t i = 0; i < n; i++)
-        h[i] = (float4){(float)p->pos[0][i], (float)p->pos[1][i], (float)p->pos[2][i], (float)p->mass[i]};
+    assert_non_null(lo);
+    for (size_t i = 0; i < n; i++) { /* hi + lo relative to the origin (tree_gpu.h) */
+        float x[3], l[3];
+        for (int k = 0; k < 3; k++) {
+            x[k] = (float)p->pos[k][i];
+            l[k] = (float)(p->pos[k][i] - (double)x[k]);
+        }
+        h[i] = (float4){x[0], x[1], x[2], (float)p->mass[i]};
+        lo[i] = (float4){l[0], l[1], l[2], 0.f};
+    }
     assert_int_equal(cudaMalloc((void **)&d_body, n * sizeof *h), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&d_lo, n * sizeof *h), cudaSuccess);
     assert_int_equal(cudaMalloc((void **)&d_out, n * sizeof *h), cudaSuccess);
     assert_int_equal(cudaMemcpy(d_body, h, n * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(d_lo, lo, n * sizeof *h, cudaMemcpyHostToDevice), cudaSuccess);
     assert_int_equal(cudaMemset(d_out, 0xff, n * sizeof *h), cudaSuccess); /* NaN: unwritten shows */
-    TU_OK(bn_gpu_direct(d_body, (int)n, G, eps, d_out, 0));
+    TU_OK(bn_gpu_direct(d_body, d_lo, (int)n, G, eps, 1.0, 1.0, d_out, 0));
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_int_equal(cudaMemcpy(h, d_out, n * sizeof *h, cudaMemcpyDeviceToHost), cudaSuccess);
     cudaFree(d_body);
+    cudaFree(d_lo);
     cudaFree(d_out);
+    free(lo);
     TU_OK(bn_particles_ensure_forces(p));
     for (size_t i = 0; i < n; i++) {
         p->acc[0][i] = h[i].x;
@@ -37,14 +49,16 @@ static float4 *gpu_direct(bn_particles *p, double G, double eps)
     return h;
 }
 
-static void check_against_double(size_t n, uint64_t seed, int shape, double G, double eps)
+static void check_against_double_at(size_t n, uint64_t seed, int shape, double G, double eps, double offset)
 {
     bn_particles *p = tu_random_particles(n, seed, shape);
     assert_non_null(p);
+    for (size_t i = 0; i < n; i++) /* the same system far from the origin */
+        for (int k = 0; k < 3; k++) p->pos[k][i] += offset * (k + 1);
     float4 *out = gpu_direct(p, G, eps);
     bn_error_stats st = tu_errors_vs_direct(p, G, eps, n, seed);
-    printf("direct n=%zu shape=%d eps=%g: acc p50 %.2e p99 %.2e max %.2e, pot p50 %.2e p99 %.2e\n", n, shape, eps,
-           st.acc_p50, st.acc_p99, st.acc_max, st.pot_p50, st.pot_p99);
+    printf("direct n=%zu shape=%d eps=%g offset %g: acc p50 %.2e p99 %.2e max %.2e, pot p50 %.2e p99 %.2e\n", n, shape, eps,
+           offset, st.acc_p50, st.acc_p99, st.acc_max, st.pot_p50, st.pot_p99);
     /* float32 inputs and sums: ~1e-7 per operation, grown by cancellation
      * in the differences of nearby positions; a wrong tile, index or self
      * term gives errors of order 1e-3 or more. */
@@ -60,12 +74,28 @@ static void check_against_double(size_t n, uint64_t seed, int shape, double G, d
     bn_particles_free(p);
 }
 
+static void check_against_double(size_t n, uint64_t seed, int shape, double G, double eps)
+{
+    check_against_double_at(n, seed, shape, G, eps, 0.0);
+}
+
 /* softened (the guard-free fast path), sizes that are not tile multiples */
 static void test_softened(void **state)
 {
     (void)state;
     check_against_double(3001, 11, 2, 1.0, 1e-3);
     check_against_double(1000, 12, 1, 0.5, 1e-2);
+}
+
+/* The same bars for a system of size ~1 placed 1e4-3e4 and 1e6-3e6
+ * from the origin: positions are two floats each (hi + lo), so the
+ * separations keep float precision wherever the pair lies. With float
+ * positions alone the errors were ~1e-3 and ~1e-1 there. */
+static void test_far_from_origin(void **state)
+{
+    (void)state;
+    check_against_double_at(3001, 21, 2, 1.0, 1e-3, 1e4);
+    check_against_double_at(2000, 22, 0, 1.0, 0.0, 1e6);
 }
 
 /* eps = 0: the r^2 > 0 guard of bn_pp_f removes the self pair */
@@ -91,13 +121,15 @@ static void test_single(void **state)
 static void test_bad_arguments(void **state)
 {
     (void)state;
-    TU_FAILS(bn_gpu_direct(NULL, -1, 1.0, 1e-3, NULL, 0), BN_ERR_ARGUMENT, "n = -1");
-    TU_FAILS(bn_gpu_direct(NULL, 10, 1.0, NAN, NULL, 0), BN_ERR_ARGUMENT, "eps");
-    TU_OK(bn_gpu_direct(NULL, 0, 1.0, 1e-3, NULL, 0));
+    TU_FAILS(bn_gpu_direct(NULL, NULL, -1, 1.0, 1e-3, 1.0, 1.0, NULL, 0), BN_ERR_ARGUMENT, "n = -1");
+    TU_FAILS(bn_gpu_direct(NULL, NULL, 10, 1.0, NAN, 1.0, 1.0, NULL, 0), BN_ERR_ARGUMENT, "eps");
+    TU_FAILS(bn_gpu_direct(NULL, NULL, 10, 1.0, 1e-3, 0.0, 1.0, NULL, 0), BN_ERR_ARGUMENT, "unit scales");
+    TU_FAILS(bn_gpu_direct(NULL, NULL, 10, 1.0, 1e-3, 1.0, 1.0, NULL, 0), BN_ERR_ARGUMENT, "NULL");
+    TU_OK(bn_gpu_direct(NULL, NULL, 0, 1.0, 1e-3, 1.0, 1.0, NULL, 0));
 }
 #endif
 
-TU_GPU_TEST_MAIN(cmocka_unit_test(test_softened),
+TU_GPU_TEST_MAIN(cmocka_unit_test(test_softened), cmocka_unit_test(test_far_from_origin),
                  cmocka_unit_test(test_unsoftened),
                  cmocka_unit_test(test_single),
                  cmocka_unit_test(test_bad_arguments))

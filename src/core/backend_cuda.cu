@@ -12,13 +12,14 @@
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
  * orig 4 + acc 16 + body 16 = 88; during the sort and build +24 (keys,
  * alternate keys, two index arrays; the build's plan lives in the
- * spares); the tree keeps 64 bytes per node of capacity (an eighth more
+ * spares); the tree keeps 80 bytes per node of capacity (an eighth more
  * than the last tree's nodes: about 0.13 nodes per particle with leaves
  * of 32, 0.25 with 16); while it is built the node list takes 20 per node
- * of capacity, and the moments add 104 per node while they are made (only
- * the keys are still alive then). Every buffer is tallied (cuda_check.h);
- * the peak is device_bytes_peak: 124 bytes per particle measured on an
- * H100 at 2^24-2^29 with leaves of 32, 140 with leaves of 16.
+ * of capacity, and the moments add 104 per node while they are made
+ * (nothing per particle is alive then but the persistent arrays); from
+ * the bodies to the end of the walk +16 (body_lo, the lo parts of the
+ * bodies' positions: tree_gpu.h). Every buffer is tallied (cuda_check.h);
+ * the peak is device_bytes_peak (BENCHMARKS.md).
  *
  * A failure inside an evaluation (out of memory) leaves the particles
  * valid: the arrays are reordered together, after every allocation of
@@ -173,16 +174,38 @@ bn_gravity_params effective_params(const bn_cuda_state *st)
     return g;
 }
 
-/* The build's last stages, or a refresh's (keys NULL: moved bodies). */
-bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, const uint64_t *keys)
+/* The lo parts of the bodies' positions (tree_gpu.h): allocated for an
+ * evaluation, after the moments' scratch is gone, and released after
+ * its walk, so that they never add to the peak of the sort or the
+ * moments. */
+bn_status ensure_body_lo(bn_cuda_state *st)
+{
+    if (!st->body_lo) BN_TRY(bn_cuda_dev_alloc(&st->body_lo, (size_t)st->n, "tree bodies (lo parts)", st->s));
+    st->tree.t.body_lo = st->body_lo;
+    return BN_OK;
+}
+
+void release_body_lo(bn_cuda_state *st)
+{
+    bn_cuda_free(st->body_lo, st->s);
+    st->body_lo = st->tree.t.body_lo = NULL;
+}
+
+/* The build's last stages (octants 1), or a refresh's (0: moved bodies). */
+bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int octants)
 {
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
-    BN_TRY(bn_gpu_moments(ts, st->pos, st->mass, keys, g, s)); /* sets ref */
-    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, ts->frame, st->n, st->body, s));
+    BN_TRY(bn_gpu_moments(ts, st->pos, st->mass, octants, g, s)); /* sets ref */
+    BN_TRY(ensure_body_lo(st));
+    const bn_gpu_tree *t = &ts->t;
+    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, ts->frame, t->len_scale, t->mass_scale, st->n, st->body, st->body_lo,
+                              s));
     cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     const int accel = g->mac == BN_MAC_ACCEL;
-    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, g->accel_alpha, s));
+    /* alpha |a| in the tree's units, over G: its M l^2 / d^4 is G M l^2 / d^4 / G */
+    const double alpha = g->accel_alpha * t->mass_scale / (g->G * t->len_scale * t->len_scale);
+    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, alpha, s));
     cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return BN_OK;
 }
@@ -212,12 +235,8 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     ts->t.body = st->body;
     ts->t.order = st->orig;
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
-    uint64_t *keys = b.keys; /* the moments look up octants; the rest goes
-                                before their scratch is allocated (peak) */
-    b.keys = NULL;
-    free_sort_buffers(&b, s);
-    if (r == BN_OK) r = moments_and_groups(st, g, keys);
-    bn_cuda_free(keys, s);
+    free_sort_buffers(&b, s); /* before the moments' scratch (the peak) */
+    if (r == BN_OK) r = moments_and_groups(st, g, 1);
     st->tree_valid = r == BN_OK;
     return r;
 }
@@ -227,7 +246,7 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
     for (int e = BN_EV_BBOX; e <= BN_EV_BUILD; e++) cudaEventRecord(st->ev[e], st->s); /* no such stages */
-    return moments_and_groups(st, g, NULL);
+    return moments_and_groups(st, g, 0);
 }
 
 double elapsed(const bn_cuda_state *st, int a, int b)
@@ -267,8 +286,12 @@ void fill_stats(bn_cuda_state *st, bn_force_stats *stats, int tree)
 bn_status direct_forces(bn_cuda_state *st)
 {
     BN_TRY(bounding_cube(st));
-    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, st->tree.frame, st->n, st->body, st->s));
-    BN_TRY(bn_gpu_direct(st->body, st->n, st->g.G, st->g.softening, st->acc, st->s));
+    BN_TRY(ensure_body_lo(st));
+    const bn_gpu_tree *t = &st->tree.t;
+    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, st->tree.frame, t->len_scale, t->mass_scale, st->n, st->body,
+                              st->body_lo, st->s));
+    BN_TRY(bn_gpu_direct(st->body, st->body_lo, st->n, st->g.G, st->g.softening, t->len_scale, t->mass_scale, st->acc,
+                         st->s));
     return BN_OK;
 }
 
@@ -318,6 +341,7 @@ bn_status evaluate_all(bn_cuda_state *st, const int *live)
     } else {
         BN_TRY(direct_forces(st));
     }
+    release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;
@@ -376,6 +400,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     bn_gpu_active act;
     BN_TRY(select_active(st, bin_min, &act));
     BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s));
+    release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     st->have_forces = 1;

@@ -24,6 +24,8 @@ struct bn_cuda_state {
     float *mass;
     int *orig;        /* uploaded index of each (key-ordered) particle */
     float4 *acc, *body;
+    float4 *body_lo;  /* lo parts of the bodies (tree_gpu.h): only during
+                         an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
     int have_forces;

@@ -5,6 +5,7 @@
  * order). Masses and ids never change, so the host keeps them.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/backend_cuda_state.h"
@@ -20,6 +21,8 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     bn_cuda_free(st->orig, st->s);
     bn_cuda_free(st->acc, st->s);
     bn_cuda_free(st->body, st->s);
+    bn_cuda_free(st->body_lo, st->s);
+    st->body_lo = NULL;
     bn_cuda_free(st->bin, st->s); /* new particles start in bin 0 */
     st->bin = NULL;
     st->tree_valid = 0;
@@ -50,6 +53,26 @@ bn_status alloc_particles(bn_cuda_state *st, int n)
     return st->host_mass && st->host_id ? BN_OK : BN_ERR_NOMEM;
 }
 
+/* The float units of the device tree (tree_gpu.h): powers of two near
+ * the particles' largest extent and total mass, fixed for this upload so
+ * that a run's results depend on nothing the device decides between polls
+ * (a restart must upload from the same state to get the same bits). */
+void set_unit_scales(bn_cuda_state *st, const bn_particles *in)
+{
+    double extent = 0, mass = 0;
+    for (int k = 0; k < 3; k++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < in->n; i++) {
+            lo = fmin(lo, in->pos[k][i]);
+            hi = fmax(hi, in->pos[k][i]);
+        }
+        extent = fmax(extent, hi - lo);
+    }
+    for (size_t i = 0; i < in->n; i++) mass += in->mass[i];
+    st->tree.t.len_scale = bn_gpu_unit_scale(extent);
+    st->tree.t.mass_scale = bn_gpu_unit_scale(mass);
+}
+
 __global__ void iota_kernel(int *a, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -74,6 +97,7 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
         return r != BN_OK ? r : BN_ERR_NOMEM;
     }
     st->n = n;
+    set_unit_scales(st, in);
     for (int i = 0; i < n; i++) m[i] = (float)in->mass[i];
     memcpy(st->host_mass, in->mass, (size_t)n * sizeof(double));
     memcpy(st->host_id, in->id, (size_t)n * sizeof(uint64_t));

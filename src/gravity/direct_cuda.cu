@@ -1,5 +1,10 @@
 /*
- * GPU direct summation (bn_gpu_direct): all pairs in single precision.
+ * GPU direct summation (bn_gpu_direct): all pairs in single precision,
+ * with positions as two floats each (hi + lo relative to a reference
+ * point, tree_gpu.h): a separation is (hi_s - hi_t) + (lo_s - lo_t),
+ * exact in its hi part where the two are near each other, so that it
+ * keeps float precision relative to itself wherever the pair lies
+ * (issue 14; the two extra adds per axis are the price).
  * A user feature for small N and the yardstick of the walk's arithmetic
  * efficiency (issue 4), so it is tuned the classic way (Nyland et al.
  * 2007, GPU Gems 3 ch. 31): sources staged through shared memory in
@@ -26,75 +31,104 @@
  * 0, so bn_pp_f's r^2 = 0 guard is dead weight in the hottest loop of
  * the code; the test compares both paths with double direct summation). */
 template <int MODE>
-__device__ __forceinline__ void bn_direct_pp(float4 s, float4 t, float eps2, float4 *a)
+__device__ __forceinline__ void bn_direct_pp(float4 s, float4 sl, float4 t, float4 tl, float eps2, float4 *a)
 {
+    const float dx = (s.x - t.x) + (sl.x - tl.x), dy = (s.y - t.y) + (sl.y - tl.y),
+                dz = (s.z - t.z) + (sl.z - tl.z);
     if (MODE > 0)
-        bn_pp_soft_f(s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
+        bn_pp_soft_f(dx, dy, dz, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
     else
-        bn_pp_f(s.x - t.x, s.y - t.y, s.z - t.z, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
+        bn_pp_f(dx, dy, dz, s.w, eps2, &a->x, &a->y, &a->z, &a->w);
+}
+
+/* The sources of one tile (in shared memory) on this thread's targets.
+ * OWN: the tile holds the block's own targets, whose self pairs are left
+ * out by index (the tile starts at body j0; target k is body idx[k]):
+ * subtracting m/eps afterwards, as a sum that held it, loses the float
+ * precision of m/eps, which can exceed |phi| by orders of magnitude when
+ * eps is small (issue 14). */
+template <int MODE, bool OWN>
+__device__ __forceinline__ void bn_direct_tile(const float4 *tile, const float4 *tile_lo, int j0, const int *idx,
+                                               const float4 *tgt, const float4 *tgt_lo, float eps2, float4 *acc)
+{
+#pragma unroll 8
+    for (int s = 0; s < BN_DIRECT_THREADS; s++) {
+        const float4 src = tile[s], src_lo = tile_lo[s];
+#pragma unroll
+        for (int k = 0; k < BN_DIRECT_TPT; k++)
+            if (!OWN || j0 + s != idx[k]) bn_direct_pp<MODE>(src, src_lo, tgt[k], tgt_lo[k], eps2, &acc[k]);
+    }
 }
 
 /* Block b handles targets [b*T*TPT, (b+1)*T*TPT): thread t owns targets
  * base + t + k*T. Sources past n are padded with zero mass (they add
  * exactly 0: r^2 >= eps^2 > 0 on the soft path, the guard otherwise). */
 template <int MODE>
-__global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const float4 *__restrict__ body, int n,
-                                                                      float eps2, float G, float4 *__restrict__ out)
+__global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const float4 *__restrict__ body,
+                                                                      const float4 *__restrict__ body_lo, int n,
+                                                                      float eps2, float acc_unit, float pot_unit,
+                                                                      float4 *__restrict__ out)
 {
-    __shared__ float4 tile[BN_DIRECT_THREADS];
-    const int base = blockIdx.x * (BN_DIRECT_THREADS * BN_DIRECT_TPT) + threadIdx.x;
-    float4 tgt[BN_DIRECT_TPT], acc[BN_DIRECT_TPT];
+    __shared__ float4 tile[BN_DIRECT_THREADS], tile_lo[BN_DIRECT_THREADS];
+    const int first = blockIdx.x * (BN_DIRECT_THREADS * BN_DIRECT_TPT), base = first + threadIdx.x;
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 tgt[BN_DIRECT_TPT], tgt_lo[BN_DIRECT_TPT], acc[BN_DIRECT_TPT];
+    int idx[BN_DIRECT_TPT];
 #pragma unroll
     for (int k = 0; k < BN_DIRECT_TPT; k++) {
         const int i = base + k * BN_DIRECT_THREADS;
-        tgt[k] = i < n ? body[i] : make_float4(0.f, 0.f, 0.f, 0.f);
-        acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+        idx[k] = i;
+        tgt[k] = i < n ? body[i] : zero;
+        tgt_lo[k] = i < n ? body_lo[i] : zero;
+        acc[k] = zero;
     }
     for (int j0 = 0; j0 < n; j0 += BN_DIRECT_THREADS) {
         const int j = j0 + threadIdx.x;
-        tile[threadIdx.x] = j < n ? body[j] : make_float4(0.f, 0.f, 0.f, 0.f);
+        tile[threadIdx.x] = j < n ? body[j] : zero;
+        tile_lo[threadIdx.x] = j < n ? body_lo[j] : zero;
         __syncthreads();
-#pragma unroll 8
-        for (int s = 0; s < BN_DIRECT_THREADS; s++) {
-            const float4 src = tile[s];
-#pragma unroll
-            for (int k = 0; k < BN_DIRECT_TPT; k++) bn_direct_pp<MODE>(src, tgt[k], eps2, &acc[k]);
-        }
+        if (j0 >= first && j0 < first + BN_DIRECT_THREADS * BN_DIRECT_TPT) /* the block's own targets */
+            bn_direct_tile<MODE, true>(tile, tile_lo, j0, idx, tgt, tgt_lo, eps2, acc);
+        else
+            bn_direct_tile<MODE, false>(tile, tile_lo, j0, idx, tgt, tgt_lo, eps2, acc);
         __syncthreads();
     }
 #pragma unroll
     for (int k = 0; k < BN_DIRECT_TPT; k++) {
         const int i = base + k * BN_DIRECT_THREADS;
-        if (i >= n) continue;
-        /* The self pair added -m/eps to phi (r^2 = eps^2 exactly, since
-         * d = 0): take the product back out (__fmul_rn: no FMA
-         * contraction; equal to float rounding of m/eps). */
-        const float self = eps2 > 0.f ? __fmul_rn(tgt[k].w, BN_RSQRT_F(eps2)) : 0.f;
-        out[i] = make_float4(G * acc[k].x, G * acc[k].y, G * acc[k].z, G * (acc[k].w + self));
+        if (i < n)
+            out[i] = make_float4(acc_unit * acc[k].x, acc_unit * acc[k].y, acc_unit * acc[k].z, pot_unit * acc[k].w);
     }
 }
 
-extern "C" bn_status bn_gpu_direct_variant(const float4 *body, int n, double G, double eps, float4 *out,
-                                           cudaStream_t stream, int variant)
+extern "C" bn_status bn_gpu_direct_variant(const float4 *body, const float4 *body_lo, int n, double G, double eps,
+                                           double len_scale, double mass_scale, float4 *out, cudaStream_t stream,
+                                           int variant)
 {
     if (n < 0) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: particle count n = %d is negative", n);
     if (!(eps >= 0.0) || !isfinite(eps))
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: softening eps = %g must be finite and >= 0", eps);
+    if (!(len_scale > 0) || !(mass_scale > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: unit scales %g, %g must be > 0", len_scale, mass_scale);
     if (n == 0) return BN_OK;
-    if (!body || !out) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: NULL body or output array for n = %d", n);
+    if (!body || !body_lo || !out)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: NULL body, body_lo or output array for n = %d", n);
     const int per_block = BN_DIRECT_THREADS * BN_DIRECT_TPT;
     const int blocks = (n + per_block - 1) / per_block;
-    const float eps2 = (float)(eps * eps);
+    const double eps_s = eps * len_scale; /* the bodies' units (tree_gpu.h) */
+    const float eps2 = (float)(eps_s * eps_s);
+    const float acc_unit = (float)(G * len_scale * len_scale / mass_scale), pot_unit = (float)(G * len_scale / mass_scale);
     if (variant == 0) variant = eps2 > 0.f ? BN_DIRECT_SOFT_VARIANT : 1;
     if (variant == 1 || !(eps2 > 0.f))
-        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
+        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, acc_unit, pot_unit, out);
     else
-        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, n, eps2, (float)G, out);
+        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, acc_unit, pot_unit, out);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_direct(const float4 *body, int n, double G, double eps, float4 *out, cudaStream_t stream)
+extern "C" bn_status bn_gpu_direct(const float4 *body, const float4 *body_lo, int n, double G, double eps,
+                                   double len_scale, double mass_scale, float4 *out, cudaStream_t stream)
 {
-    return bn_gpu_direct_variant(body, n, G, eps, out, stream, 0);
+    return bn_gpu_direct_variant(body, body_lo, n, G, eps, len_scale, mass_scale, out, stream, 0);
 }

@@ -156,24 +156,30 @@ BN_HD void BN_FN(bn_local_set)(BN_T dx, BN_T dy, BN_T dz, BN_T m, BN_T qxx, BN_T
     const BN_T qdy = qxy * dx + qyy * dy + qyz * dz;
     const BN_T qdz = qxz * dx + qyz * dy + qzz * dz;
     const BN_T dqd = dx * qdx + dy * qdy + dz * qdz;
-    const BN_T r5 = rinv2 * rinv2 * rinv, r7 = r5 * rinv2;
+    /* 1/r^5 and 1/r^7 never stand alone: each product starts from a
+     * moment (m, Q), so that it stays of the size of the field it makes
+     * (float on the GPU: 1/r^7 alone overflows for r < 2^-18.3 in the
+     * tree's units, while Q / r^7 does not) */
+    const BN_T r5 = rinv2 * rinv2 * rinv;
+    const BN_T q5x = qdx * r5, q5y = qdy * r5, q5z = qdz * r5; /* (Q.d) / r^5 */
+    const BN_T dqd5 = dqd * r5, dqd7 = dqd5 * rinv2;          /* d.Q.d / r^5, / r^7 */
     /* phi and a at the centre: bn_pc6's expressions */
-    const BN_T half_dqd_r5 = (BN_T)0.5 * dqd * r5;
+    const BN_T half_dqd_r5 = (BN_T)0.5 * dqd5;
     const BN_T radial = a + (BN_T)5 * half_dqd_r5 * rinv2;
     L->phi = -m * rinv - half_dqd_r5;
-    L->ax = radial * dx - r5 * qdx;
-    L->ay = radial * dy - r5 * qdy;
-    L->az = radial * dz - r5 * qdz;
+    L->ax = radial * dx - q5x;
+    L->ay = radial * dy - q5y;
+    L->az = radial * dz - q5z;
     /* H = a I - b d d + the quadrupole part -1/6 Q:d4(1/r) =
      *   -35/2 (d.Q.d) d d / r^9 + 5/2 (2 d q + 2 q d + (d.Q.d) I) / r^7 - Q / r^5,  q = Q.d */
-    const BN_T u = b + (BN_T)17.5 * dqd * r7 * rinv2; /* monopole + quadrupole d d coefficient */
-    const BN_T v = (BN_T)5 * r7, w = a + (BN_T)2.5 * dqd * r7;
-    L->hxx = w - u * dx * dx + v * (dx * qdx + dx * qdx) - qxx * r5;
-    L->hyy = w - u * dy * dy + v * (dy * qdy + dy * qdy) - qyy * r5;
-    L->hzz = w - u * dz * dz + v * (dz * qdz + dz * qdz) - qzz * r5;
-    L->hxy = -u * dx * dy + v * (dx * qdy + dy * qdx) - qxy * r5;
-    L->hxz = -u * dx * dz + v * (dx * qdz + dz * qdx) - qxz * r5;
-    L->hyz = -u * dy * dz + v * (dy * qdz + dz * qdy) - qyz * r5;
+    const BN_T u = b + (BN_T)17.5 * dqd7 * rinv2; /* monopole + quadrupole d d coefficient */
+    const BN_T v = (BN_T)5 * rinv2, w = a + (BN_T)2.5 * dqd7;
+    L->hxx = w - u * dx * dx + v * (dx * q5x + dx * q5x) - qxx * r5;
+    L->hyy = w - u * dy * dy + v * (dy * q5y + dy * q5y) - qyy * r5;
+    L->hzz = w - u * dz * dz + v * (dz * q5z + dz * q5z) - qzz * r5;
+    L->hxy = -u * dx * dy + v * (dx * q5y + dy * q5x) - qxy * r5;
+    L->hxz = -u * dx * dz + v * (dx * q5z + dz * q5x) - qxz * r5;
+    L->hyz = -u * dy * dz + v * (dy * q5z + dz * q5y) - qyz * r5;
     /* T = -c d d d + b (d_i I_jk + d_j I_ik + d_k I_ij), monopole only */
     const BN_T cx = c * dx, cy = c * dy, cz = c * dz;
     L->txxx = ((BN_T)3 * b - cx * dx) * dx;

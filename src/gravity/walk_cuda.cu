@@ -14,7 +14,8 @@
  *     bounds the memory without any spill buffer.
  *   - a particle-particle list and a particle-cell list, ring buffers of
  *     64 entries holding the sources themselves (float4 positions relative
- *     to the group centre), evaluated in tiles of 32 as soon as 32 are
+ *     to the group centre: (hi - gc) + lo, bn_gpu_in_frame, so that they
+ *     keep float precision relative to the group wherever it lies), evaluated in tiles of 32 as soon as 32 are
  *     ready: every lane reads the same entry (a shared-memory broadcast)
  *     and applies it to its targets held in registers.
  *   - a far-cell ring (node indices): accepted cells beyond the group
@@ -93,7 +94,11 @@ static_assert(BN_WALK_RING == 64, "a ring is two tiles of 32: its heads stay at 
 static_assert(BN_LOCAL_TERMS % 4 == 0, "the far-field terms are kept as float4");
 
 struct bn_gpu_walk_scratch {
-    unsigned long long *counts; /* device: particle-particle, particle-cell, far cells */
+    unsigned long long *counts; /* device: particle-particle, particle-cell, far
+                                   cells; then two ints: chunks marked for
+                                   BN_PP_EXACT, the redo list's length */
+    int *redo;                  /* device: groups to walk again BN_PP_EXACT */
+    int redo_capacity;
     int resident_blocks;        /* walk blocks the GPU runs at once (0: not asked yet) */
 };
 
@@ -112,11 +117,14 @@ struct bn_walk_smem {
 
 struct bn_walk_args {
     bn_gpu_tree t;
-    float eps2, G;
+    float eps2;               /* in the tree's units (tree_gpu.h)          */
+    float acc_unit, pot_unit; /* G and the units back: G L^2 / M, G L / M
+                                 (L, M: the tree's len_scale, mass_scale) */
     float far_kt2;            /* (kappa theta)^2 of the group expansion, 0: off */
     int accel_mac, quadrupole;
     int soft;                 /* eps > 0: bn_pp_soft_f (no r^2 = 0 guard) */
     float4 *out;
+    int *marked;              /* device: chunks marked for BN_PP_EXACT    */
     unsigned long long *counts;
     bn_gpu_active act;        /* block steps: the active groups and bodies;
                                  act.groups NULL: every group and body   */
@@ -124,9 +132,33 @@ struct bn_walk_args {
 
 /* The targets and partial sums of one lane. */
 struct bn_walk_targets {
-    float4 pos[2]; /* relative to the group centre; w unused */
+    float4 pos[2]; /* relative to the group centre; w: mass   */
     float4 acc[2]; /* ax, ay, az, phi (without G)             */
+    float same[2]; /* exact-self walks (BN_PP_EXACT): sources left
+                      out as the target itself                */
 };
+
+/* How the pp tiles treat a target's own body among the sources:
+ *   BN_PP_GUARD  eps = 0: bn_pp_f's r^2 = 0 guard gives it nothing;
+ *   BN_PP_SOFT   eps > 0: it adds -m/eps to phi (r^2 = eps^2), taken
+ *                back at the end (no test in the hottest loop);
+ *   BN_PP_EXACT  eps > 0, where that subtraction would lose phi: where
+ *                m/eps exceeds |phi| many times over (eps far below the
+ *                spacing), every term added to a sum that held -m/eps
+ *                kept only the float precision of m/eps. The sources with
+ *                r^2 = eps^2 and the target's mass are left out and
+ *                counted; all but one of them (the target) are added back
+ *                at the end (each gave exactly m/eps: coincident twins).
+ * A chunk is walked BN_PP_SOFT first; if its potential came out below
+ * m/eps by more than kExactSelf, it writes its potentials as NaN (marks)
+ * and counts itself; only then a second pass lists the groups holding a
+ * mark (bn_walk_select_redo) and walks them again BN_PP_EXACT
+ * (bn_walk_kernel<1, true>, the only kernel with those loops). Rare
+ * where eps is near the spacing or above; the main kernel keeps its
+ * registers (a redo list kept by it cost 172 bytes of spills). */
+enum { BN_PP_GUARD = 0, BN_PP_SOFT = 1, BN_PP_EXACT = 2 };
+constexpr float kExactSelf = 8.f; /* m/eps > 8 |phi|: the subtraction
+                                     costs more than ~1e-5 of phi */
 
 /* How far the pp and pc loops are unrolled. The walk kernel holds ten
  * copies of the pp loop and five of the pc loop (lanes per target pair
@@ -150,7 +182,7 @@ constexpr int kPpUnroll = BN_WALK_PP_UNROLL, kPcUnroll = BN_WALK_PC_UNROLL; /* (
  * stay at 0 or 32 and a tile (n <= 32) is contiguous. The loop indexes
  * the tile directly (one pointer step per source), where wrapping cost
  * four integer instructions per source load (add, shift, mask, add). */
-template <int L, bool SOFT>
+template <int L, int MODE>
 __device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int sub, float eps2, bn_walk_targets *tg)
 {
 #pragma unroll(kPpUnroll)
@@ -159,10 +191,14 @@ __device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int s
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             const float dx = s.x - tg->pos[k].x, dy = s.y - tg->pos[k].y, dz = s.z - tg->pos[k].z;
-            if (SOFT)
+            if (MODE == BN_PP_SOFT)
                 bn_pp_soft_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
-            else
+            else if (MODE == BN_PP_GUARD)
                 bn_pp_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+            else if (eps2 + dx * dx + dy * dy + dz * dz == eps2 && s.w == tg->pos[k].w) /* r^2 as bn_pp's */
+                tg->same[k] += 1.f;
+            else
+                bn_pp_soft_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
         }
     }
 }
@@ -187,26 +223,33 @@ __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head
 }
 
 /* Warp-uniform dispatch on the lanes per target pair. */
-template <bool SOFT>
+template <int MODE>
 __device__ __forceinline__ void bn_walk_flush_pp_l(const bn_walk_smem *sm, int head, int n, int L, int sub,
                                                    float eps2, bn_walk_targets *tg)
 {
     switch (L) {
-    case 1: bn_walk_eval_pp<1, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
-    case 2: bn_walk_eval_pp<2, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
-    case 4: bn_walk_eval_pp<4, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
-    case 8: bn_walk_eval_pp<8, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
-    default: bn_walk_eval_pp<16, SOFT>(sm->pp + head, n, sub, eps2, tg); break;
+    case 1: bn_walk_eval_pp<1, MODE>(sm->pp + head, n, sub, eps2, tg); break;
+    case 2: bn_walk_eval_pp<2, MODE>(sm->pp + head, n, sub, eps2, tg); break;
+    case 4: bn_walk_eval_pp<4, MODE>(sm->pp + head, n, sub, eps2, tg); break;
+    case 8: bn_walk_eval_pp<8, MODE>(sm->pp + head, n, sub, eps2, tg); break;
+    default: bn_walk_eval_pp<16, MODE>(sm->pp + head, n, sub, eps2, tg); break;
     }
 }
 
+/* EXACT: the BN_PP_EXACT launch; else BN_PP_SOFT or BN_PP_GUARD by eps.
+ * A template parameter down to here, so that only the second launch's
+ * kernel holds the BN_PP_EXACT loops (a runtime mode put them beside the
+ * others and cost the main kernel 172 bytes of register spills). */
+template <bool EXACT>
 __device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_args &a, const bn_walk_smem *sm, int head, int n,
                                                  int L, int sub, bn_walk_targets *tg)
 {
-    if (a.soft)
-        bn_walk_flush_pp_l<true>(sm, head, n, L, sub, a.eps2, tg);
+    if (EXACT)
+        bn_walk_flush_pp_l<BN_PP_EXACT>(sm, head, n, L, sub, a.eps2, tg);
+    else if (a.soft)
+        bn_walk_flush_pp_l<BN_PP_SOFT>(sm, head, n, L, sub, a.eps2, tg);
     else
-        bn_walk_flush_pp_l<false>(sm, head, n, L, sub, a.eps2, tg);
+        bn_walk_flush_pp_l<BN_PP_GUARD>(sm, head, n, L, sub, a.eps2, tg);
 }
 
 __device__ __forceinline__ void bn_walk_flush_pc(const bn_walk_smem *sm, int head, int n, int L, int sub,
@@ -248,12 +291,13 @@ __device__ __forceinline__ void bn_walk_far_term(const bn_walk_args &a, const bn
 {
     const int cell = sm->far[j & (BN_WALK_RING - 1)];
     const float4 c = a.t.node_com[cell];
+    const float3 d = bn_gpu_in_frame(c, a.t.node_com_lo[cell], gc);
     float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
     if (a.quadrupole) {
         q0 = a.t.node_quad0[cell];
         q1 = a.t.node_quad1[cell];
     }
-    bn_local_set_f(c.x - gc.x, c.y - gc.y, c.z - gc.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, t);
+    bn_local_set_f(d.x, d.y, d.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, t);
 }
 
 /* Far cells [head, head + n) of the ring join this lane's part of the
@@ -306,13 +350,14 @@ __device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane, bool summe
 
 /* m more sources were written after the pp ring's last ones: evaluate a
  * tile of 32 if one is complete (m <= 32 keeps the ring from overflowing). */
+template <bool EXACT>
 __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int m,
                                                   int L, int sub, bn_walk_targets *tg)
 {
     st->pp_n += m;
     __syncwarp();
     if (st->pp_n >= 32) {
-        bn_walk_flush_pp(a, sm, st->pp_head, 32, L, sub, tg);
+        bn_walk_flush_pp<EXACT>(a, sm, st->pp_head, 32, L, sub, tg);
         st->pp_head = (st->pp_head + 32) & (BN_WALK_RING - 1);
         st->pp_n -= 32;
         st->n_pp += 32;
@@ -330,6 +375,7 @@ __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk
  * (leaves hold 32 bodies at most, most far fewer): 3% off the walk at
  * 2^24 (session 12, run 8). The ring holds the same sources in the same
  * order as a round per leaf would give, so the forces keep every bit. */
+template <bool EXACT>
 __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
                                    float4 gc, int lane, int L, int sub, bn_walk_targets *tg)
 {
@@ -346,15 +392,16 @@ __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_w
         const int m = min(32, total - base);
         if (lane < m) {
             const float4 b = a.t.body[from + k];
-            sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] =
-                make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
+            const float3 d = bn_gpu_in_frame(b, a.t.body_lo[from + k], gc);
+            sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] = make_float4(d.x, d.y, d.z, b.w);
         }
-        bn_walk_pp_commit(a, sm, st, m, L, sub, tg);
+        bn_walk_pp_commit<EXACT>(a, sm, st, m, L, sub, tg);
     }
 }
 
 /* One step of the walk: pop up to 32 cells, test them, route each to the
  * stack (opened node), the pp list (opened leaf) or the pc list. */
+template <bool EXACT>
 __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size, bn_walk_state *st, float4 gc,
                              float4 gh, int lane, int L, int sub, bn_walk_targets *tg)
 {
@@ -372,13 +419,13 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
          * cell (q0) or an opened leaf (nb) needs would otherwise be a
          * second round trip to memory after the test */
         com = a.t.node_com[cell];
+        const float4 lo = a.t.node_com_lo[cell];
         q1 = a.t.node_quad1[cell];
         child = a.t.node_child[cell];
         if (a.quadrupole) q0 = a.t.node_quad0[cell];
         if (child.y == 0) nb = a.t.node_body[cell];
-        com.x -= gc.x;
-        com.y -= gc.y;
-        com.z -= gc.z;
+        const float3 d = bn_gpu_in_frame(com, lo, gc); /* the group's frame */
+        com = make_float4(d.x, d.y, d.z, com.w);
         const float d2 = bn_box_dist2_f(com.x, com.y, com.z, -gh.x, -gh.y, -gh.z, gh.x, gh.y, gh.z);
         open = a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, gh.w) : bn_mac_geometric_open_f(d2, q1.z);
         open = open || cell == 0; /* the root holds the group itself */
@@ -429,7 +476,7 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
     /* opened leaves (and nodes whose children did not fit): their bodies */
     const bool leaf = open && !push;
     if (leaf && child.y > 0) nb = a.t.node_body[cell]; /* a node (rare) */
-    if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
+    if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves<EXACT>(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
 /* Lanes per target pair: the fewest slots (32 / L pairs) that hold nt. */
@@ -443,7 +490,10 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
 /* Walk the tree for targets [first, first + nt) of a group and write
  * their forces. Every chunk of a group meets the same cells (the MAC
  * tests the group's box), so the first chunk builds the far-field
- * expansion and the later ones (far_done) reuse it. */
+ * expansion and the later ones (far_done) reuse it. A BN_PP_SOFT walk
+ * that finds a potential the self pair's subtraction leaves imprecise
+ * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
+template <bool EXACT>
 __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
                               int lane, bool far_done, unsigned long long cnt[3])
 {
@@ -453,9 +503,12 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     int tid[2] = {slot, slot + slots};
 #pragma unroll
     for (int k = 0; k < 2; k++) {
-        float4 b = tid[k] < nt ? a.t.body[first + tid[k]] : gc;
-        tg.pos[k] = make_float4(b.x - gc.x, b.y - gc.y, b.z - gc.z, b.w);
+        const bool t = tid[k] < nt;
+        const float4 b = t ? a.t.body[first + tid[k]] : gc;
+        const float3 d = bn_gpu_in_frame(b, t ? a.t.body_lo[first + tid[k]] : make_float4(0.f, 0.f, 0.f, 0.f), gc);
+        tg.pos[k] = make_float4(d.x, d.y, d.z, b.w);
         tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+        tg.same[k] = 0.f;
     }
 
     bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, far_done, 0, 0, 0};
@@ -466,9 +519,9 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     int size = 1;
     if (lane == 0) sm->stack[0] = 0;
     __syncwarp();
-    while (size > 0) bn_walk_step(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
+    while (size > 0) bn_walk_step<EXACT>(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
     /* what is left in the lists */
-    bn_walk_flush_pp(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
+    bn_walk_flush_pp<EXACT>(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
     bn_walk_flush_pc(sm, st.pc_head, st.pc_n, L, sub, a.eps2, &tg);
     bn_walk_flush_far(a, sm, st.far_head, st.far_n, gc, lane);
     st.n_pp += st.pp_n;
@@ -478,35 +531,72 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
     const int bin_min = a.act.bin ? *a.act.bin_min : 0;
 
+    float4 out[2];
+    bool writes[2], imprecise = false;
 #pragma unroll
     for (int k = 0; k < 2; k++) {
         float4 v = tg.acc[k];
+        float same = tg.same[k];
         for (int off = slots; off < 32; off <<= 1) { /* fixed butterfly: same sum in every lane */
             v.x += __shfl_xor_sync(BN_FULL, v.x, off);
             v.y += __shfl_xor_sync(BN_FULL, v.y, off);
             v.z += __shfl_xor_sync(BN_FULL, v.z, off);
             v.w += __shfl_xor_sync(BN_FULL, v.w, off);
+            if (EXACT) same += __shfl_xor_sync(BN_FULL, same, off);
         }
-        const bool writes = tid[k] < nt && (!a.act.bin || a.act.bin[first + tid[k]] >= bin_min);
-        if (sub == 0 && writes) {
+        writes[k] = sub == 0 && tid[k] < nt && (!a.act.bin || a.act.bin[first + tid[k]] >= bin_min);
+        if (writes[k]) {
             bn_local_eval_f(&far, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
-            /* the self pair added -m/eps (d = 0 exactly): take it back */
+            /* the self pair gave -m/eps exactly (r^2 = eps^2): BN_PP_SOFT
+             * takes it back; BN_PP_EXACT left it out, and its twins too,
+             * which it adds back */
             const float self = a.eps2 > 0.f ? __fmul_rn(tg.pos[k].w, BN_RSQRT_F(a.eps2)) : 0.f;
-            a.out[first + tid[k]] = make_float4(a.G * v.x, a.G * v.y, a.G * v.z, a.G * (v.w + self));
+            if (EXACT) {
+                v.w -= (same - 1.f) * self;
+            } else {
+                v.w += self;
+                imprecise = imprecise || self > kExactSelf * fabsf(v.w);
+            }
         }
+        out[k] = v;
     }
+    const bool mark = __any_sync(BN_FULL, imprecise);
+    if (mark && lane == 0) atomicAdd(a.marked, 1);
+#pragma unroll
+    for (int k = 0; k < 2; k++)
+        if (writes[k])
+            a.out[first + tid[k]] =
+                make_float4(a.acc_unit * out[k].x, a.acc_unit * out[k].y, a.acc_unit * out[k].z,
+                            mark ? NAN : a.pot_unit * out[k].w);
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
     cnt[2] += (unsigned long long)st.n_far;
 }
 
 /* One group: its chunks of at most BN_WALK_CHUNK targets. */
+template <bool EXACT>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group, int lane, unsigned long long cnt[3])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-        bn_walk_chunk(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
+        bn_walk_chunk<EXACT>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
+}
+
+/* The groups holding a chunk marked by the BN_PP_SOFT walk (a NaN
+ * potential), one warp per group, appended to list[0 .. *count): none
+ * unless the walk marked one. The BN_PP_EXACT pass walks them again (all
+ * their chunks: the later ones need the first one's expansion; the
+ * counts then hold both walks). */
+__global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int *marked, int *list, int *count)
+{
+    if (*marked == 0) return;
+    const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (g >= bn_gpu_tree_groups(&t)) return; /* whole warps leave together */
+    const int2 b = t.group_body[g];
+    bool nan = false;
+    for (int i = b.x + lane; i < b.x + b.y; i += 32) nan = nan || isnan(out[i].w);
+    if (__any_sync(BN_FULL, nan) && lane == 0) list[atomicAdd(count, 1)] = g;
 }
 
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
@@ -516,7 +606,7 @@ __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group
  * kernel of 4 groups per warp is the one measured before the choice was
  * added (a count read from the arguments was only ever timed together
  * with another change, session 12 runs 4-5). */
-template <int PER_WARP>
+template <int PER_WARP, bool EXACT>
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
@@ -534,7 +624,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) break;
-        bn_walk_group(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
+        bn_walk_group<EXACT>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
     }
     /* integer atomics, one per warp and counter: exact, order-independent */
     const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
@@ -554,17 +644,17 @@ extern "C" void bn_gpu_walk_scratch_free(bn_gpu_walk_scratch *s)
 {
     if (!s) return;
     bn_cuda_free(s->counts, 0);
+    bn_cuda_free(s->redo, 0);
     free(s);
 }
 
 /* The walk keeps its lists in shared memory; the device only holds the
- * three interaction counters. */
+ * interaction counters and the list of groups to walk again. */
 extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
 {
     (void)n_bodies;
-    (void)n_groups;
     (void)n_nodes;
-    return 3 * sizeof(unsigned long long);
+    return 4 * sizeof(unsigned long long) + (size_t)n_groups * sizeof(int);
 }
 
 extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
@@ -615,15 +705,24 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
                                         cudaStream_t stream)
 {
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
-    const size_t count_bytes = 3 * sizeof(unsigned long long);
+    const size_t count_bytes = 4 * sizeof(unsigned long long); /* 3 counters; marked chunks, redo list length */
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
     BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
     if (t->group_bound <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
+    if (s->redo_capacity < t->group_bound) {
+        bn_cuda_free(s->redo, stream);
+        s->redo = NULL;
+        s->redo_capacity = 0;
+        BN_TRY(bn_cuda_alloc((void **)&s->redo, (size_t)t->group_bound * sizeof(int), "walk redo list", stream));
+        s->redo_capacity = t->group_bound;
+    }
 
     bn_walk_args a;
     a.t = *t;
-    a.eps2 = (float)(g->softening * g->softening);
-    a.G = (float)g->G;
+    const double eps = g->softening * t->len_scale;
+    a.eps2 = (float)(eps * eps);
+    a.acc_unit = (float)(g->G * t->len_scale * t->len_scale / t->mass_scale);
+    a.pot_unit = (float)(g->G * t->len_scale / t->mass_scale);
     const double kt = g->group_expansion * g->theta;
     a.far_kt2 = (float)(kt * kt);
     a.accel_mac = g->mac == BN_MAC_ACCEL;
@@ -631,16 +730,32 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.soft = a.eps2 > 0.f;
     a.out = out;
     a.counts = s->counts;
+    int *marked = (int *)(s->counts + 3), *redo_count = marked + 1;
+    a.marked = marked;
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL};
     if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
     const int per_warp = bn_walk_groups_per_warp(t->group_bound, s->resident_blocks);
     const int per_block = BN_WALK_WARPS * per_warp;
     const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
     switch (per_warp) {
-    case 4: bn_walk_kernel<4><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
-    case 2: bn_walk_kernel<2><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
-    default: bn_walk_kernel<1><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    case 4: bn_walk_kernel<4, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    case 2: bn_walk_kernel<2, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    default: bn_walk_kernel<1, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
     }
     BN_CUDA_LAUNCH_CHECK();
+    if (a.soft) { /* the groups whose self pair left phi imprecise, walked
+                     again BN_PP_EXACT (their bodies only, active or all);
+                     two launches that return at once when none is */
+        const int warps_per_block = 8;
+        bn_walk_select_redo<<<(t->group_bound + warps_per_block - 1) / warps_per_block, 32 * warps_per_block, 0,
+                              stream>>>(a.t, out, marked, s->redo, redo_count);
+        BN_CUDA_LAUNCH_CHECK();
+        bn_walk_args x = a;
+        x.act.groups = s->redo;
+        x.act.count = redo_count;
+        bn_walk_kernel<1, true><<<(t->group_bound + BN_WALK_WARPS - 1) / BN_WALK_WARPS, BN_WALK_WARPS * 32, 0,
+                                  stream>>>(x);
+        BN_CUDA_LAUNCH_CHECK();
+    }
     return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
 }

@@ -51,9 +51,13 @@ bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, c
 /* The counts of the last walk (waits for it). */
 bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream);
 
-/* All-pairs forces of n bodies (x, y, z, m), single precision:
- * out[i] = (ax, ay, az, phi), G included, self term removed. */
-bn_status bn_gpu_direct(const float4 *body, int n, double G, double eps, float4 *out, cudaStream_t stream);
+/* All-pairs forces of n bodies (x, y, z as hi in body, lo in body_lo,
+ * bn_gpu_split; m in body.w), single precision, in the units of
+ * tree_gpu.h (positions times len_scale, masses times mass_scale; eps in
+ * the user's): out[i] = (ax, ay, az, phi) in the user's units, G
+ * included, the self pair left out. */
+bn_status bn_gpu_direct(const float4 *body, const float4 *body_lo, int n, double G, double eps, double len_scale,
+                        double mass_scale, float4 *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -30,8 +30,8 @@ void bn_gpu_tree_free_host_built(bn_gpu_tree *t);
  * choice, 1 = bn_pp_f with its r^2 > 0 guard (always used when eps = 0),
  * 2 = bn_pp_soft_f, softened without the guard (both with the flush-to-
  * zero rsqrt of interact.h). */
-bn_status bn_gpu_direct_variant(const float4 *body, int n, double G, double eps, float4 *out, cudaStream_t stream,
-                                int variant);
+bn_status bn_gpu_direct_variant(const float4 *body, const float4 *body_lo, int n, double G, double eps,
+                                double len_scale, double mass_scale, float4 *out, cudaStream_t stream, int variant);
 
 #ifdef __cplusplus
 }

@@ -76,14 +76,14 @@ static int hb_build(hb_nodes *h, const hb_key *k, int n, int leaf_size, int leve
 
 /* Everything the device tree holds, on the host. */
 typedef struct hb_host {
-    float4 *body, *com, *q0, *q1, *gbox, *ghalf;
+    float4 *body, *body_lo, *com, *com_lo, *q0, *q1, *gbox, *ghalf;
     int2 *gbody;
     int *order;
     int n_groups;
 } hb_host;
 
 static void hb_moments(const hb_nodes *h, const bn_particles *p, const hb_key *k, const uint32_t (*ic)[3],
-                       const double lo[3], double size, const double ref[3], const bn_gravity_params *g, hb_host *o)
+                       const double lo[3], double size, const bn_gpu_tree *t, const bn_gravity_params *g, hb_host *o)
 {
     for (int nd = 0; nd < h->n; nd++) {
         const int2 b = h->body[nd];
@@ -115,15 +115,21 @@ static void hb_moments(const hb_nodes *h, const bn_particles *p, const hb_key *k
             delta2 += (c[d] - centre) * (c[d] - centre);
         }
         const double r = bn_mac_open_radius((int)g->mac, l, sqrt(delta2), g->theta);
-        o->com[nd] = make_float4((float)(c[0] - ref[0]), (float)(c[1] - ref[1]), (float)(c[2] - ref[2]), (float)M);
-        o->q0[nd] = make_float4((float)Q[BN_QXX], (float)Q[BN_QYY], (float)Q[BN_QZZ], (float)Q[BN_QXY]);
-        o->q1[nd] = make_float4((float)Q[BN_QXZ], (float)Q[BN_QYZ], (float)(r * r), (float)(g->G * M * l * l));
+        float hi[3], lo[3];
+        const double Ls = t->len_scale, ML2 = t->mass_scale * Ls * Ls; /* the tree's units */
+        for (int d = 0; d < 3; d++) bn_gpu_split(Ls * (c[d] - t->ref[d]), &hi[d], &lo[d]);
+        o->com[nd] = make_float4(hi[0], hi[1], hi[2], (float)(t->mass_scale * M));
+        o->com_lo[nd] = make_float4(lo[0], lo[1], lo[2], 0.f);
+        o->q0[nd] = make_float4((float)(ML2 * Q[BN_QXX]), (float)(ML2 * Q[BN_QYY]), (float)(ML2 * Q[BN_QZZ]),
+                                (float)(ML2 * Q[BN_QXY]));
+        o->q1[nd] = make_float4((float)(ML2 * Q[BN_QXZ]), (float)(ML2 * Q[BN_QYZ]), (float)(Ls * Ls * r * r),
+                                (float)(ML2 * M * l * l));
     }
 }
 
 /* Groups: depth first in child order (= key order), the first node on a
  * path with at most group_size bodies, or a leaf. */
-static int hb_groups(const hb_nodes *h, const bn_particles *p, const hb_key *k, const double ref[3],
+static int hb_groups(const hb_nodes *h, const bn_particles *p, const hb_key *k, const bn_gpu_tree *t,
                      const bn_gravity_params *g, const double *amag, hb_host *o)
 {
     int *stack = (int *)malloc((size_t)h->n * sizeof(int)), top = 0;
@@ -141,20 +147,23 @@ static int hb_groups(const hb_nodes *h, const bn_particles *p, const hb_key *k, 
         for (int j = b.x; j < b.x + b.y; j++) {
             const int i = k[j].idx;
             for (int d = 0; d < 3; d++) {
-                blo[d] = fmin(blo[d], p->pos[d][i] - ref[d]);
-                bhi[d] = fmax(bhi[d], p->pos[d][i] - ref[d]);
+                blo[d] = fmin(blo[d], t->len_scale * (p->pos[d][i] - t->ref[d]));
+                bhi[d] = fmax(bhi[d], t->len_scale * (p->pos[d][i] - t->ref[d]));
             }
             if (amag) amin = fmin(amin, amag[i]);
         }
         const int G = o->n_groups++;
         o->gbody[G] = make_int2(b.x, b.y);
-        o->gbox[G] = make_float4((float)(0.5 * (blo[0] + bhi[0])), (float)(0.5 * (blo[1] + bhi[1])),
-                                 (float)(0.5 * (blo[2] + bhi[2])), 0.f);
-        /* half sizes rounded up so that the float box still holds every body */
-        o->ghalf[G] = make_float4((float)(0.5 * (bhi[0] - blo[0]) * (1 + 1e-6)),
-                                  (float)(0.5 * (bhi[1] - blo[1]) * (1 + 1e-6)),
-                                  (float)(0.5 * (bhi[2] - blo[2]) * (1 + 1e-6)),
-                                  g->mac == BN_MAC_ACCEL && amag ? (float)(g->accel_alpha * amin) : 0.f);
+        /* the centre a float (the group's frame), the half sizes from it
+         * rounded up so that the float box still holds every body */
+        float gc[3], hh[3];
+        for (int d = 0; d < 3; d++) {
+            gc[d] = (float)(0.5 * (blo[d] + bhi[d]));
+            hh[d] = (float)(fmax(bhi[d] - gc[d], gc[d] - blo[d]) * (1 + 1e-6));
+        }
+        o->gbox[G] = make_float4(gc[0], gc[1], gc[2], 0.f);
+        const double alpha = g->accel_alpha * t->mass_scale / (g->G * t->len_scale * t->len_scale);
+        o->ghalf[G] = make_float4(hh[0], hh[1], hh[2], g->mac == BN_MAC_ACCEL && amag ? (float)(alpha * amin) : 0.f);
     }
     free(stack);
     return 0;
@@ -171,10 +180,12 @@ static bn_status hb_upload_all(bn_gpu_tree *t, const hb_nodes *h, const hb_host 
 {
     const size_t nn = (size_t)h->n, ng = (size_t)o->n_groups, n = (size_t)t->n;
     BN_TRY(hb_upload((void **)&t->body, o->body, n * sizeof(float4), "test tree bodies"));
+    BN_TRY(hb_upload((void **)&t->body_lo, o->body_lo, n * sizeof(float4), "test tree bodies (lo)"));
     BN_TRY(hb_upload((void **)&t->order, o->order, n * sizeof(int), "test tree order"));
     BN_TRY(hb_upload((void **)&t->node_body, h->body, nn * sizeof(int2), "test tree node_body"));
     BN_TRY(hb_upload((void **)&t->node_child, h->child, nn * sizeof(int2), "test tree node_child"));
     BN_TRY(hb_upload((void **)&t->node_com, o->com, nn * sizeof(float4), "test tree node_com"));
+    BN_TRY(hb_upload((void **)&t->node_com_lo, o->com_lo, nn * sizeof(float4), "test tree node_com_lo"));
     BN_TRY(hb_upload((void **)&t->node_quad0, o->q0, nn * sizeof(float4), "test tree node_quad0"));
     BN_TRY(hb_upload((void **)&t->node_quad1, o->q1, nn * sizeof(float4), "test tree node_quad1"));
     BN_TRY(hb_upload((void **)&t->group_body, o->gbody, ng * sizeof(int2), "test tree group_body"));
@@ -201,6 +212,10 @@ extern "C" bn_status bn_gpu_tree_from_host(const bn_particles *p, const bn_gravi
     }
     size = size > 0 ? size * (1 + 1e-9) : 1.0;
     for (int d = 0; d < 3; d++) t->ref[d] = lo[d] + 0.5 * size;
+    double mass = 0;
+    for (int i = 0; i < n; i++) mass += p->mass[i];
+    t->len_scale = bn_gpu_unit_scale(size);
+    t->mass_scale = bn_gpu_unit_scale(mass);
 
     hb_key *k = (hb_key *)malloc((size_t)n * sizeof *k);
     uint32_t(*ic)[3] = (uint32_t(*)[3])malloc((size_t)n * sizeof *ic);
@@ -224,22 +239,26 @@ extern "C" bn_status bn_gpu_tree_from_host(const bn_particles *p, const bn_gravi
     for (int nd = 0; nd < h.n; nd++) t->n_leaves += h.child[nd].y == 0;
 
     o.body = (float4 *)malloc((size_t)n * sizeof(float4));
+    o.body_lo = (float4 *)malloc((size_t)n * sizeof(float4));
     o.order = (int *)malloc((size_t)n * sizeof(int));
     o.com = (float4 *)malloc((size_t)h.n * sizeof(float4));
+    o.com_lo = (float4 *)malloc((size_t)h.n * sizeof(float4));
     o.q0 = (float4 *)malloc((size_t)h.n * sizeof(float4));
     o.q1 = (float4 *)malloc((size_t)h.n * sizeof(float4));
     o.gbody = (int2 *)malloc((size_t)h.n * sizeof(int2));
     o.gbox = (float4 *)malloc((size_t)h.n * sizeof(float4));
     o.ghalf = (float4 *)malloc((size_t)h.n * sizeof(float4));
-    if (!o.body || !o.order || !o.com || !o.q0 || !o.q1 || !o.gbody || !o.gbox || !o.ghalf) goto done;
+    if (!o.body || !o.body_lo || !o.order || !o.com || !o.com_lo || !o.q0 || !o.q1 || !o.gbody || !o.gbox || !o.ghalf) goto done;
     for (int j = 0; j < n; j++) {
         const int i = k[j].idx;
         o.order[j] = i;
-        o.body[j] = make_float4((float)(p->pos[0][i] - t->ref[0]), (float)(p->pos[1][i] - t->ref[1]),
-                                (float)(p->pos[2][i] - t->ref[2]), (float)p->mass[i]);
+        float hi[3], lo[3];
+        for (int d = 0; d < 3; d++) bn_gpu_split(t->len_scale * (p->pos[d][i] - t->ref[d]), &hi[d], &lo[d]);
+        o.body[j] = make_float4(hi[0], hi[1], hi[2], (float)(t->mass_scale * p->mass[i]));
+        o.body_lo[j] = make_float4(lo[0], lo[1], lo[2], 0.f);
     }
-    hb_moments(&h, p, k, ic, lo, size, t->ref, g, &o);
-    if (hb_groups(&h, p, k, t->ref, g, acc_old_mag, &o) < 0) goto done;
+    hb_moments(&h, p, k, ic, lo, size, t, g, &o);
+    if (hb_groups(&h, p, k, t, g, acc_old_mag, &o) < 0) goto done;
     t->n_groups = o.n_groups;
     t->shape = NULL; /* the host's counts are exact */
     t->node_bound = t->n_nodes;
@@ -257,8 +276,10 @@ done:
     free(h.child);
     free(h.level);
     free(o.body);
+    free(o.body_lo);
     free(o.order);
     free(o.com);
+    free(o.com_lo);
     free(o.q0);
     free(o.q1);
     free(o.gbody);
@@ -272,10 +293,12 @@ extern "C" void bn_gpu_tree_free_host_built(bn_gpu_tree *t)
 {
     if (!t) return;
     bn_cuda_free(t->body, 0);
+    bn_cuda_free(t->body_lo, 0);
     bn_cuda_free(t->order, 0);
     bn_cuda_free(t->node_body, 0);
     bn_cuda_free(t->node_child, 0);
     bn_cuda_free(t->node_com, 0);
+    bn_cuda_free(t->node_com_lo, 0);
     bn_cuda_free(t->node_quad0, 0);
     bn_cuda_free(t->node_quad1, 0);
     bn_cuda_free(t->group_body, 0);

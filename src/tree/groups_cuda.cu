@@ -3,7 +3,7 @@
  * the build (build_cuda.cu) has already listed the groups, in key order
  * (neighbouring warps walk neighbouring groups); this stage gives each the
  * bounding box of its bodies, once the float bodies exist (one warp per
- * group; exact min/max: deterministic), and for the acceleration
+ * group; exact min/max: deterministic) and with it its frame, and for the acceleration
  * criterion the smallest old |a| in the group.
  */
 #include "tree/tree_cuda.h"
@@ -11,19 +11,21 @@
 namespace {
 const int kThreads = 256;
 
-/* One warp per group: box of its bodies and the smallest old |a|. */
+/* One warp per group: box of its bodies (hi + lo, in double: exact) and
+ * the smallest old |a|. The box's centre, rounded to a float, is the
+ * group's frame (tree_gpu.h); its half sizes are rounded up from that
+ * centre, so the float box holds every body. */
 __global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
 {
     const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
     if (g >= bn_gpu_tree_groups(&t)) return; /* whole warps leave together */
-    const float4 *body = t.body;
     const int2 b = t.group_body[g];
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, amin = INFINITY;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    float amin = INFINITY;
     for (int i = b.x + lane; i < b.x + b.y; i += 32) {
-        const float4 p = body[i];
-        lo[0] = fminf(lo[0], p.x), hi[0] = fmaxf(hi[0], p.x);
-        lo[1] = fminf(lo[1], p.y), hi[1] = fmaxf(hi[1], p.y);
-        lo[2] = fminf(lo[2], p.z), hi[2] = fmaxf(hi[2], p.z);
+        const float4 p = t.body[i], q = t.body_lo[i];
+        const double x[3] = {(double)p.x + q.x, (double)p.y + q.y, (double)p.z + q.z};
+        for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], x[k]), hi[k] = fmax(hi[k], x[k]);
         if (acc_old) {
             const float4 a = acc_old[i];
             amin = fminf(amin, sqrtf(a.x * a.x + a.y * a.y + a.z * a.z));
@@ -31,15 +33,19 @@ __global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
     }
     for (int off = 16; off > 0; off /= 2) {
         for (int k = 0; k < 3; k++) {
-            lo[k] = fminf(lo[k], __shfl_xor_sync(0xffffffffu, lo[k], off));
-            hi[k] = fmaxf(hi[k], __shfl_xor_sync(0xffffffffu, hi[k], off));
+            lo[k] = fmin(lo[k], __shfl_xor_sync(0xffffffffu, lo[k], off));
+            hi[k] = fmax(hi[k], __shfl_xor_sync(0xffffffffu, hi[k], off));
         }
         amin = fminf(amin, __shfl_xor_sync(0xffffffffu, amin, off));
     }
     if (lane == 0) {
-        t.group_box[g] = make_float4(0.5f * (lo[0] + hi[0]), 0.5f * (lo[1] + hi[1]), 0.5f * (lo[2] + hi[2]), 0.0f);
-        t.group_half[g] = make_float4(0.5f * (hi[0] - lo[0]), 0.5f * (hi[1] - lo[1]), 0.5f * (hi[2] - lo[2]),
-                              acc_old ? alpha * amin : 0.0f);
+        float c[3], h[3];
+        for (int k = 0; k < 3; k++) {
+            c[k] = (float)(0.5 * (lo[k] + hi[k]));
+            h[k] = __double2float_ru(fmax(hi[k] - c[k], c[k] - lo[k]));
+        }
+        t.group_box[g] = make_float4(c[0], c[1], c[2], 0.0f);
+        t.group_half[g] = make_float4(h[0], h[1], h[2], acc_old ? alpha * amin : 0.0f);
     }
 }
 

@@ -4,11 +4,14 @@
  * the parallel-axis theorem. Everything is accumulated in double (central
  * second moments, never raw moments about a far origin, so deep small
  * cells keep their precision), one thread per node in a fixed order:
- * deterministic, no atomics. Stored in float relative to the tree's ref,
- * with the opening radius from bn_mac_cell_radius (the CPU's function).
- * The centres of mass are stored last, relative to the root's centre of
- * mass, which becomes the tree's ref: float coordinates are then finest
- * where the mass is, even when a far outlier makes the key cube huge.
+ * deterministic, no atomics. Stored in float, with the opening radius
+ * from bn_mac_cell_radius (the CPU's function). The centres of mass are
+ * stored last, relative to the root's centre of mass, which becomes the
+ * tree's ref, as two floats each (hi + lo, tree_gpu.h): the walk then
+ * sees them to 2^-48 of their distance from ref, so a cell of a small
+ * system far from ref keeps its precision. The octant of a node is found
+ * from its first body's position with the keys' quantizer, so the keys
+ * need not live through this stage (device memory at its peak).
  */
 #include "gravity/interact.h"
 #include "tree/tree_cuda.h"
@@ -19,21 +22,24 @@ const int kThreads = 128;
 struct moments {
     double m, c[3];  /* mass, centre of mass (relative to ref)          */
     double s[6];     /* sum m (x-c)_i (x-c)_j: xx, yy, zz, xy, xz, yz    */
-    float lo[3], hi[3]; /* bounding box of the bodies (relative to ref):
-                           bonsai-box; float keeps the scratch small   */
+    float lo[3], hi[3]; /* bounding box of the bodies relative to c,
+                           rounded outwards: bonsai-box; float keeps the
+                           scratch small, relative to c keeps it exact
+                           far from ref                               */
 };
 
 struct level_args {
     const int2 *node_body, *node_child;
     const double *x, *y, *z;
     const float *mass;
-    const uint64_t *keys;      /* NULL: a refresh (no octants)            */
+    int octants;               /* 0: a refresh (no octants)               */
     const bn_gpu_frame *frame; /* key cube, ref (the cube's centre here),
                                   the tree's shape and octant scale      */
-    double theta, G;
+    double theta;
+    double len_scale, mass_scale; /* the floats' units (tree_gpu.h)      */
     int hilbert, mac, quadrupole, level;
     moments *mom;
-    float4 *com, *quad0, *quad1;
+    float4 *quad0, *quad1;
 };
 
 __device__ void add_second(double *s, double m, double dx, double dy, double dz)
@@ -46,14 +52,27 @@ __device__ void add_second(double *s, double m, double dx, double dy, double dz)
     s[5] += m * dy * dz;
 }
 
-/* Geometric centre (relative to ref) of the level-L cell holding key. */
-__device__ void cell_centre(const level_args &a, uint64_t key, double l, double centre[3])
+/* Geometric centre (relative to ref) of the level-L cell holding body i:
+ * its integer coordinates are those its key was made of (keys_cuda.cu
+ * quantizes the same positions in the same cube). */
+__device__ void cell_centre(const level_args &a, int i, double l, double centre[3])
 {
-    uint32_t ix[3];
-    bn_key_decode(a.hilbert, key, &ix[0], &ix[1], &ix[2]);
+    const double *p[3] = {a.x, a.y, a.z};
+    const double inv_size = 1.0 / a.frame->box_size;
     for (int k = 0; k < 3; k++) {
-        const uint32_t cell = ix[k] >> (BN_KEY_MAX_LEVEL - a.level);
+        const uint32_t ix = bn_key_quantize(p[k][i], a.frame->box_lo[k], inv_size);
+        const uint32_t cell = ix >> (BN_KEY_MAX_LEVEL - a.level);
         centre[k] = a.frame->box_lo[k] + ((double)cell + 0.5) * l - a.frame->ref[k];
+    }
+}
+
+/* The box [lo, hi] (relative to ref) as floats relative to c, rounded
+ * outwards. */
+__device__ void set_box(moments *r, const double lo[3], const double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        r->lo[k] = __double2float_rd(lo[k] - r->c[k]);
+        r->hi[k] = __double2float_ru(hi[k] - r->c[k]);
     }
 }
 
@@ -76,15 +95,17 @@ __device__ moments leaf_moments(const level_args &a, int2 b)
     for (int i = b.x; i < b.x + b.y; i++)
         add_second(r.s, a.mass[i], p[0][i] - ref[0] - r.c[0], p[1][i] - ref[1] - r.c[1],
                    p[2][i] - ref[2] - r.c[2]);
+    double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
-        double lo = p[k][b.x], hi = lo;
+        lo[k] = hi[k] = p[k][b.x];
         for (int i = b.x + 1; i < b.x + b.y; i++) {
-            lo = fmin(lo, p[k][i]);
-            hi = fmax(hi, p[k][i]);
+            lo[k] = fmin(lo[k], p[k][i]);
+            hi[k] = fmax(hi[k], p[k][i]);
         }
-        r.lo[k] = (float)(lo - ref[k]);
-        r.hi[k] = (float)(hi - ref[k]);
+        lo[k] -= ref[k];
+        hi[k] -= ref[k];
     }
+    set_box(&r, lo, hi);
     return r;
 }
 
@@ -100,19 +121,21 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
         }
     }
     for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / ch.y;
+    double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
-        r.lo[k] = a.mom[ch.x].lo[k];
-        r.hi[k] = a.mom[ch.x].hi[k];
+        lo[k] = a.mom[ch.x].c[k] + a.mom[ch.x].lo[k];
+        hi[k] = a.mom[ch.x].c[k] + a.mom[ch.x].hi[k];
     }
     for (int c = ch.x; c < ch.x + ch.y; c++) {
         const moments &q = a.mom[c];
         for (int j = 0; j < 6; j++) r.s[j] += q.s[j];
         add_second(r.s, q.m, q.c[0] - r.c[0], q.c[1] - r.c[1], q.c[2] - r.c[2]);
         for (int k = 0; k < 3; k++) {
-            r.lo[k] = fminf(r.lo[k], q.lo[k]);
-            r.hi[k] = fmaxf(r.hi[k], q.hi[k]);
+            lo[k] = fmin(lo[k], q.c[k] + q.lo[k]);
+            hi[k] = fmax(hi[k], q.c[k] + q.hi[k]);
         }
     }
+    set_box(&r, lo, hi);
     return r;
 }
 
@@ -122,19 +145,24 @@ __device__ void node_moments(const level_args &a, int node, bool octants)
     const int2 b = a.node_body[node], ch = a.node_child[node];
     const double l = a.frame->tree_box_size / (double)(1u << a.level);
     double centre[3];
-    if (octants) cell_centre(a, a.keys[b.x], l, centre);
+    if (octants) cell_centre(a, b.x, l, centre);
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
-    const double lo[3] = {r.lo[0], r.lo[1], r.lo[2]}, hi[3] = {r.hi[0], r.hi[1], r.hi[2]};
+    double lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] = r.c[k] + r.lo[k];
+        hi[k] = r.c[k] + r.hi[k];
+    }
     const double rad = bn_mac_cell_radius(a.mac, a.theta, l, octants ? centre : NULL, r.c, lo, hi);
     const double side = bn_mac_cell_side(a.mac, l, lo, hi); /* the accel criterion's l */
+    const double L = a.len_scale, ML2 = a.mass_scale * L * L; /* powers of two */
     const double tr = a.quadrupole ? r.s[0] + r.s[1] + r.s[2] : 0.0;
     const double q = a.quadrupole ? 3.0 : 0.0; /* Q = 3 S - tr(S) I, traceless */
-    a.quad0[node] = make_float4((float)(q * r.s[0] - tr), (float)(q * r.s[1] - tr), (float)(q * r.s[2] - tr),
-                                (float)(q * r.s[3]));
-    a.quad1[node] = make_float4((float)(q * r.s[4]), (float)(q * r.s[5]), (float)(rad * rad),
-                                (float)(a.G * r.m * side * side));
+    a.quad0[node] = make_float4((float)(ML2 * (q * r.s[0] - tr)), (float)(ML2 * (q * r.s[1] - tr)),
+                                (float)(ML2 * (q * r.s[2] - tr)), (float)(ML2 * q * r.s[3]));
+    a.quad1[node] = make_float4((float)(ML2 * q * r.s[4]), (float)(ML2 * q * r.s[5]), (float)(L * L * rad * rad),
+                                (float)(ML2 * r.m * side * side));
 }
 
 /* The nodes of a.level (their range read from the device's shape; the
@@ -143,20 +171,24 @@ __global__ void level_kernel(level_args a)
 {
     const int *ls = a.frame->shape.level_start;
     const int end = ls[a.level + 1];
-    const bool octants = a.keys && a.frame->fits;
+    const bool octants = a.octants && a.frame->fits;
     for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end; node += gridDim.x * blockDim.x)
         node_moments(a, node, octants);
 }
-/* com relative to the new ref (old ref + the root's com), after every
- * level; the frame's ref moves with it (read by make_bodies next). */
-__global__ void store_com(const moments *mom, bn_gpu_frame *frame, float4 *com)
+/* com relative to the new ref (old ref + the root's com) as hi + lo in
+ * the floats' units, after every level; the frame's ref moves with it
+ * (read by make_bodies next). */
+__global__ void store_com(const moments *mom, bn_gpu_frame *frame, double len_scale, double mass_scale, float4 *com,
+                          float4 *com_lo)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= frame->shape.n_nodes) return;
     const double *shift = mom[0].c;
     const moments &r = mom[i];
-    com[i] = make_float4((float)(r.c[0] - shift[0]), (float)(r.c[1] - shift[1]), (float)(r.c[2] - shift[2]),
-                         (float)r.m);
+    float hi[3], lo[3];
+    for (int k = 0; k < 3; k++) bn_gpu_split(len_scale * (r.c[k] - shift[k]), &hi[k], &lo[k]);
+    com[i] = make_float4(hi[0], hi[1], hi[2], (float)(mass_scale * r.m));
+    com_lo[i] = make_float4(lo[0], lo[1], lo[2], 0.f);
     if (i == 0)
         for (int k = 0; k < 3; k++) frame->ref[k] += shift[k];
 }
@@ -173,8 +205,8 @@ int level_blocks(int level, int capacity)
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass,
-                                    const uint64_t *keys, const bn_gravity_params *g, cudaStream_t s)
+extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, int octants,
+                                    const bn_gravity_params *g, cudaStream_t s)
 {
     bn_gpu_tree *t = &st->t;
     const int bound = t->node_bound;
@@ -188,15 +220,15 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
     a.y = pos[1];
     a.z = pos[2];
     a.mass = mass;
-    a.keys = keys;
+    a.octants = octants;
     a.frame = st->frame;
     a.theta = g->theta;
-    a.G = g->G;
+    a.len_scale = t->len_scale;
+    a.mass_scale = t->mass_scale;
     a.hilbert = g->curve == BN_CURVE_HILBERT;
     a.mac = (int)g->mac;
     a.quadrupole = g->quadrupole;
     a.mom = mom;
-    a.com = t->node_com;
     a.quad0 = t->node_quad0;
     a.quad1 = t->node_quad1;
     bn_status st_out = BN_OK;
@@ -208,7 +240,8 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
     }
     if (st_out == BN_OK) {
-        store_com<<<(bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, st->frame, t->node_com);
+        store_com<<<(bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, st->frame, t->len_scale,
+                                                                         t->mass_scale, t->node_com, t->node_com_lo);
         const cudaError_t err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments store_com launch", __FILE__, __LINE__);
     }

@@ -25,12 +25,18 @@ bn_status gather(const void *src, const int *perm, void *dst, int n, cudaStream_
 }
 
 __global__ void bodies_kernel(const double *x, const double *y, const double *z, const float *m,
-                              const bn_gpu_frame *frame, int n, float4 *body)
+                              const bn_gpu_frame *frame, double len_scale, float mass_scale, int n, float4 *body,
+                              float4 *body_lo)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const double *r = frame->ref;
-    body[i] = make_float4((float)(x[i] - r[0]), (float)(y[i] - r[1]), (float)(z[i] - r[2]), m[i]);
+    float hi[3], lo[3];
+    bn_gpu_split(len_scale * (x[i] - r[0]), &hi[0], &lo[0]);
+    bn_gpu_split(len_scale * (y[i] - r[1]), &hi[1], &lo[1]);
+    bn_gpu_split(len_scale * (z[i] - r[2]), &hi[2], &lo[2]);
+    body[i] = make_float4(hi[0], hi[1], hi[2], mass_scale * m[i]);
+    body_lo[i] = make_float4(lo[0], lo[1], lo[2], 0.f);
 }
 } // namespace
 
@@ -73,11 +79,13 @@ extern "C" bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst,
     return gather<unsigned char>(src, perm, dst, n, s);
 }
 
-extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, int n,
-                                        float4 *body, cudaStream_t s)
+extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame,
+                                        double len_scale, double mass_scale, int n, float4 *body, float4 *body_lo,
+                                        cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
-    bodies_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], mass, frame, n, body);
+    bodies_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], mass, frame, len_scale,
+                                                                      (float)mass_scale, n, body, body_lo);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

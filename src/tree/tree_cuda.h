@@ -97,9 +97,11 @@ bn_status bn_gpu_gather8(const void *src, const int *perm, void *dst, int n, cud
 bn_status bn_gpu_gather4(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
-/* body[i] = (pos - frame->ref as float, mass): what the walk reads. */
-bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, int n,
-                             float4 *body, cudaStream_t s);
+/* body[i] = (hi of len_scale (pos - frame->ref), mass_scale mass),
+ * body_lo[i] = (its lo, 0) (bn_gpu_split; the units of tree_gpu.h): what
+ * the walk and the direct kernel read. */
+bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame, double len_scale,
+                             double mass_scale, int n, float4 *body, float4 *body_lo, cudaStream_t s);
 
 /* ---- build_cuda.cu ---- */
 /* Octree and groups of n sorted keys in one pass over the bodies: nodes
@@ -120,21 +122,25 @@ bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int *perm, i
 
 /* ---- moments_cuda.cu ---- */
 /* Mass, centre of mass and traceless quadrupole of every node, bottom-up
- * in double; opening radius^2 and G M l^2 for the walk (mac/theta/
- * quadrupole/G of g). Moves the frame's ref (on entry: the cube's
+ * in double; opening radius^2 and M l^2 for the walk (mac/theta/
+ * quadrupole of g), stored in the units of st->t (len_scale,
+ * mass_scale: tree_gpu.h). Moves the frame's ref (on entry: the cube's
  * centre) to the root's centre of mass, on the device, and stores the
- * coms in float relative to it: make the float bodies after this stage.
- * keys NULL, or a build that did not fit (frame->fits 0): a refresh
- * of the current tree after the bodies moved (block time steps): the
- * octants are not looked up, the criteria take the moved geometry
- * (bn_mac_cell_radius with centre NULL). Level ranges come from the
- * device shape: one launch per possible level. */
-bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, const uint64_t *keys,
+ * coms relative to it as hi + lo floats: make the float bodies after
+ * this stage. octants: the positions are those the tree was built from
+ * (the octant of a node is quantized from its first body's position in
+ * the frame's cube). octants 0, or a build that did not fit (frame->fits
+ * 0): a refresh of the current tree after the bodies moved (block time
+ * steps): the criteria take the moved geometry (bn_mac_cell_radius with
+ * centre NULL). Level ranges come from the device shape: one launch per
+ * possible level. */
+bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, int octants,
                          const bn_gravity_params *g, cudaStream_t s);
 
 /* ---- groups_cuda.cu ---- */
 /* The boxes of the build's groups (after the bodies are made). acc_old
- * (key order) sets group_half.w = alpha * min |a_old| when not NULL. */
+ * (key order) sets group_half.w = alpha * min |a_old| when not NULL
+ * (alpha: the criterion's alpha in the units of the tree, over G). */
 bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s);
 /* Block time steps: the groups holding a body with bin >= *bin_min (bins
  * per body, key order; bin_min a device int) into groups[0 .. *count)

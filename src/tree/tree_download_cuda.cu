@@ -98,11 +98,12 @@ bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t)
     const int nn = g->n_nodes;
     int2 *body = (int2 *)malloc(nn * sizeof(int2)), *child = (int2 *)malloc(nn * sizeof(int2));
     float4 *com = (float4 *)malloc(nn * sizeof(float4)), *q0 = (float4 *)malloc(nn * sizeof(float4));
-    float4 *q1 = (float4 *)malloc(nn * sizeof(float4));
-    bn_status r = body && child && com && q0 && q1 ? BN_OK : bn_fail(BN_ERR_NOMEM, "host copy of GPU nodes");
+    float4 *q1 = (float4 *)malloc(nn * sizeof(float4)), *lo = (float4 *)malloc(nn * sizeof(float4));
+    bn_status r = body && child && com && q0 && q1 && lo ? BN_OK : bn_fail(BN_ERR_NOMEM, "host copy of GPU nodes");
     if (r == BN_OK) r = copy_down(body, g->node_body, nn);
     if (r == BN_OK) r = copy_down(child, g->node_child, nn);
     if (r == BN_OK) r = copy_down(com, g->node_com, nn);
+    if (r == BN_OK) r = copy_down(lo, g->node_com_lo, nn);
     if (r == BN_OK) r = copy_down(q0, g->node_quad0, nn);
     if (r == BN_OK) r = copy_down(q1, g->node_quad1, nn);
     for (int level = 0; r == BN_OK && level < g->n_levels; level++)
@@ -111,12 +112,14 @@ bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t)
             t->n_bodies[i] = body[i].y;
             t->first_child[i] = child[i].y > 0 ? child[i].x : -1;
             t->n_children[i] = child[i].y;
-            t->mass_node[i] = com[i].w;
-            const float c[3] = {com[i].x, com[i].y, com[i].z};
+            const double L = g->len_scale, ML2 = g->mass_scale * L * L; /* the tree's units back */
+            t->mass_node[i] = com[i].w / g->mass_scale;
+            const double c[3] = {(double)com[i].x + lo[i].x, (double)com[i].y + lo[i].y,
+                                 (double)com[i].z + lo[i].z};
             const float q[6] = {q0[i].x, q0[i].y, q0[i].z, q0[i].w, q1[i].x, q1[i].y};
-            for (int k = 0; k < 3; k++) t->com[3 * i + k] = (double)c[k] + g->ref[k];
-            for (int k = 0; k < 6; k++) t->quad[6 * i + k] = q[k];
-            t->open_radius[i] = sqrt((double)q1[i].z);
+            for (int k = 0; k < 3; k++) t->com[3 * i + k] = c[k] / L + g->ref[k];
+            for (int k = 0; k < 6; k++) t->quad[6 * i + k] = q[k] / ML2;
+            t->open_radius[i] = sqrt((double)q1[i].z) / L;
             node_geometry(ts, hilbert, t, i, level);
         }
     free(body);
@@ -124,6 +127,7 @@ bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t)
     free(com);
     free(q0);
     free(q1);
+    free(lo);
     return r;
 }
 
@@ -142,8 +146,8 @@ bn_status download_groups(const bn_gpu_tree_store *ts, bn_tree *t)
         t->group_count[i] = gb[i].y;
         const float c[3] = {box[i].x, box[i].y, box[i].z}, h[3] = {half[i].x, half[i].y, half[i].z};
         for (int k = 0; k < 3; k++) {
-            t->group_lo[3 * i + k] = (double)c[k] - h[k] + g->ref[k];
-            t->group_hi[3 * i + k] = (double)c[k] + h[k] + g->ref[k];
+            t->group_lo[3 * i + k] = ((double)c[k] - h[k]) / g->len_scale + g->ref[k];
+            t->group_hi[3 * i + k] = ((double)c[k] + h[k]) / g->len_scale + g->ref[k];
         }
     }
     free(gb);

@@ -7,16 +7,32 @@
  * group_size bodies.
  *
  * Precision: positions are kept in double on the device for the
- * integration; the walk reads float copies relative to `ref` (the centre
- * of mass), so that single-precision forces stay accurate however far
- * the system sits from the origin. Moments are accumulated in double
- * and stored in float.
+ * integration. The walk reads every position (bodies, centres of mass)
+ * as two floats relative to `ref`, hi + lo (hi = the float nearest to
+ * x - ref, lo = the float nearest to the rest: 48 bits in all), and
+ * works in the frame of each group: its centre gc is a float (hi only),
+ * and a position enters the frame as (hi - gc) + lo. Near the group,
+ * hi - gc is exact (Sterbenz), so a separation keeps float precision
+ * relative to itself wherever the group lies: forces do not depend on
+ * the distance to ref (bn_gpu_split, below; issue 14). Moments are
+ * accumulated in double and stored in float.
+ *
+ * Units: every float of the tree is in units where the particles' extent
+ * and total mass are about 1: lengths times len_scale, masses times
+ * mass_scale, both powers of two (exact), chosen from the particles when
+ * they are uploaded (bn_gpu_unit_scales). Float's range then holds the
+ * walk's terms (m / r^7 for r down to 2^-21 of the extent) whatever the
+ * user's units: a system of size 1e-6 or of mass 1e12 is walked as one
+ * of size 1 and mass 1. The walk takes eps^2 into these units and its
+ * results back out (times G len_scale^2 / mass_scale, G len_scale /
+ * mass_scale).
  *
  * Only CUDA sources include this header.
  */
 #ifndef BN_TREE_GPU_H
 #define BN_TREE_GPU_H
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdint.h>
 #include "tree/keys.h"
 
@@ -32,7 +48,9 @@ typedef struct bn_gpu_tree {
     int n;                  /* bodies                                   */
     double ref[3];          /* float coordinates are relative to this
                                (the root's centre of mass)              */
-    float4 *body;           /* x, y, z (relative to ref), mass; key order */
+    double len_scale, mass_scale; /* the floats' units (above)          */
+    float4 *body;           /* x, y, z (relative to ref: hi), mass; key order */
+    float4 *body_lo;        /* x, y, z: lo parts (w 0); made with body     */
     int *order;             /* order[i] = index in the uploaded particle
                                set of body i (the backend keeps its
                                arrays in key order: body i = particle i) */
@@ -46,18 +64,46 @@ typedef struct bn_gpu_tree {
     int level_start[BN_KEY_MAX_LEVEL + 2];
     int2 *node_body;        /* first body, body count                   */
     int2 *node_child;       /* first child, child count (0: a leaf)     */
-    float4 *node_com;       /* centre of mass (relative to ref), mass   */
+    float4 *node_com;       /* centre of mass (relative to ref: hi), mass */
+    float4 *node_com_lo;    /* its lo parts (w 0)                        */
     float4 *node_quad0;     /* Qxx, Qyy, Qzz, Qxy (traceless, about com) */
-    float4 *node_quad1;     /* Qxz, Qyz, open radius squared, G M l^2   */
+    float4 *node_quad1;     /* Qxz, Qyz, open radius squared, M l^2 (the
+                               accel criterion's, without G)            */
 
     int n_groups;
     int2 *group_body;       /* first body, body count                   */
-    float4 *group_box;      /* centre x, y, z (relative to ref), unused */
-    float4 *group_half;     /* half sizes x, y, z, alpha * min |a_old|
-                               of the group (accel MAC; 0 otherwise)     */
+    float4 *group_box;      /* centre x, y, z (relative to ref; a float:
+                               the group's frame), unused               */
+    float4 *group_half;     /* half sizes x, y, z (rounded up: the box
+                               holds every body's hi + lo), alpha * min |a_old|
+                               of the group over G (accel MAC; 0 otherwise) */
 } bn_gpu_tree;
 
+/* The power of two nearest to 1/v (1 for v <= 0 or not finite): the unit
+ * scales of a tree whose particles span `extent` and weigh `mass`. */
+__host__ __device__ inline double bn_gpu_unit_scale(double v)
+{
+    if (!(v > 0) || !isfinite(v)) return 1.0;
+    return ldexp(1.0, -(int)floor(log2(v) + 0.5));
+}
+
+/* v = hi + lo in floats: hi the float nearest to v, lo the float nearest
+ * to the rest (v - hi is exact in double), so hi + lo is v to 2^-48 of
+ * |v|. */
+__host__ __device__ inline void bn_gpu_split(double v, float *hi, float *lo)
+{
+    *hi = (float)v;
+    *lo = (float)(v - (double)*hi);
+}
+
 #ifdef __CUDACC__
+/* A position (hi, lo relative to ref) in the frame of centre c (a float
+ * relative to ref): (hi - c) + lo, exact where hi is near c. */
+__device__ __forceinline__ float3 bn_gpu_in_frame(float4 hi, float4 lo, float4 c)
+{
+    return make_float3((hi.x - c.x) + lo.x, (hi.y - c.y) + lo.y, (hi.z - c.z) + lo.z);
+}
+
 /* The number of groups, read where kernels run. */
 __device__ __forceinline__ int bn_gpu_tree_groups(const bn_gpu_tree *t)
 {

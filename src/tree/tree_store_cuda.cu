@@ -44,6 +44,7 @@ bn_status reserve_nodes(bn_gpu_tree_store *st, int need, int keep, cudaStream_t 
     BN_TRY(regrow(&t->node_body, cap, keep, "tree nodes (bodies)", s));
     BN_TRY(regrow(&t->node_child, cap, keep, "tree nodes (children)", s));
     BN_TRY(regrow(&t->node_com, cap, keep, "tree nodes (centre of mass)", s));
+    BN_TRY(regrow(&t->node_com_lo, cap, keep, "tree nodes (centre of mass, lo parts)", s));
     BN_TRY(regrow(&t->node_quad0, cap, keep, "tree nodes (quadrupole)", s));
     BN_TRY(regrow(&t->node_quad1, cap, keep, "tree nodes (quadrupole, MAC)", s));
     st->node_capacity = st->node_alloc = cap;
@@ -80,7 +81,7 @@ extern "C" bn_status bn_gpu_tree_store_init(bn_gpu_tree_store *st, cudaStream_t 
 extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
 {
     bn_gpu_tree *t = &ts->t;
-    void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_quad0, t->node_quad1, t->group_body,
+    void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_com_lo, t->node_quad0, t->node_quad1, t->group_body,
                     t->group_box, t->group_half, ts->scan_tmp, ts->minmax, ts->frame};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) bn_cuda_free(bufs[i], s);
     if (ts->frame_host) cudaFreeHost(ts->frame_host);
