@@ -129,6 +129,27 @@ typedef enum bn_backend {
 
 typedef enum bn_curve { BN_CURVE_HILBERT = 0, BN_CURVE_MORTON = 1 } bn_curve;
 
+/* What an error target measures its candidates by (bn_gravity_params). */
+typedef enum bn_tune_cost {
+    BN_TUNE_TIME = 0, /* the measured time of each force evaluation (the
+                         default): the fastest settings on this machine,
+                         which may differ from run to run where two are
+                         close in time                                   */
+    BN_TUNE_WORK = 1  /* the interactions counted (walk flops, plus a
+                         rebuild's worth per particle): the same choice at
+                         every run, for bit-reproducible runs            */
+} bn_tune_cost;
+
+/* The settings an error target may choose (bn_gravity_params.error_fixed:
+ * those given explicitly, which it must keep). */
+enum {
+    BN_TUNE_THETA = 1u,
+    BN_TUNE_MAC = 2u,
+    BN_TUNE_LEAF = 4u,
+    BN_TUNE_GROUP = 8u,
+    BN_TUNE_EXPANSION = 16u
+};
+
 typedef struct bn_gravity_params {
     double G;           /* gravitational constant. Default 1.            */
     double softening;   /* Plummer softening length eps. Default 1e-3.   */
@@ -150,6 +171,24 @@ typedef struct bn_gravity_params {
     bn_curve curve;     /* space-filling curve. Default BN_CURVE_HILBERT. */
     bn_backend backend; /* Default BN_BACKEND_AUTO.                      */
     int device;         /* CUDA device ordinal. Default 0.               */
+    /* Accuracy asked for instead of the tree's settings (issue 14): */
+    double error_target;  /* E > 0: banyan chooses theta, mac (bonsai or
+                           bonsai-box), leaf_size, group_size and
+                           group_expansion, the fastest it measures whose
+                           99th percentile of |a - a_ref| / |a_ref| on a
+                           sample of targets (double direct summation,
+                           on the backend) is at most E, and checks it
+                           again as a simulation runs. The settings named
+                           in error_fixed keep their values (explicit
+                           values win over the target). 0: off (the
+                           default): the settings above are used.        */
+    unsigned error_fixed; /* BN_TUNE_* bits. Default 0.                  */
+    int error_check_interval; /* steps between checks of a simulation's
+                           error against the sample; a check outside
+                           [E/4, E] re-tunes. 0: only at the start.
+                           Default 64.                                   */
+    int error_sample;   /* targets of a check. Default 512.              */
+    bn_tune_cost error_cost; /* Default BN_TUNE_TIME.                    */
 } bn_gravity_params;
 
 BN_API bn_gravity_params bn_gravity_params_default(void);
@@ -159,11 +198,13 @@ BN_API const char *bn_method_name(bn_method m);
 BN_API const char *bn_mac_name(bn_mac m);
 BN_API const char *bn_backend_name(bn_backend b);
 BN_API const char *bn_curve_name(bn_curve c);
+BN_API const char *bn_tune_cost_name(bn_tune_cost c);
 /* Parse names ("tree", "bonsai", "gpu", "hilbert", ...). */
 BN_API bn_status bn_method_parse(const char *s, bn_method *out);
 BN_API bn_status bn_mac_parse(const char *s, bn_mac *out);
 BN_API bn_status bn_backend_parse(const char *s, bn_backend *out);
 BN_API bn_status bn_curve_parse(const char *s, bn_curve *out);
+BN_API bn_status bn_tune_cost_parse(const char *s, bn_tune_cost *out); /* "time", "work" */
 
 /* Is a CUDA device usable? (0 in a CPU-only build or without a GPU.) */
 BN_API int bn_gpu_available(void);
@@ -197,6 +238,28 @@ BN_API bn_backend bn_gravity_backend(const bn_gravity *g);
  * order of p is not changed. */
 BN_API bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p);
 BN_API const bn_force_stats *bn_gravity_stats(const bn_gravity *g);
+
+/* Where an error target stands (bn_gravity_params.error_target): the
+ * settings chosen and the error last measured on the sample. */
+typedef struct bn_accuracy {
+    double target;        /* E; 0: no target                           */
+    double p50, p99, max; /* relative acceleration error of the last
+                             check on the sample (0: none yet)         */
+    double pot_p99;       /* the potential's                           */
+    size_t sample;        /* targets of that check                     */
+    int met;              /* the last tuning found settings with p99 <= E
+                             (0: the most accurate tried is used)      */
+    long tunings, checks; /* so far                                    */
+    long evaluations;     /* force evaluations the tunings made        */
+    double t_tuning;      /* wall seconds spent tuning and checking    */
+    double t_eval;        /* the chosen settings' measured evaluation
+                             time (seconds; BN_TUNE_WORK: their work in
+                             walk flops)                               */
+} bn_accuracy;
+/* The solver's parameters as last used (with an error target: the
+ * chosen ones) and its accuracy record. */
+BN_API const bn_gravity_params *bn_gravity_params_used(const bn_gravity *g);
+BN_API const bn_accuracy *bn_gravity_accuracy(const bn_gravity *g);
 
 /* Double-precision direct summation on the CPU (OpenMP): the reference
  * every other force is compared with. Fills acc and pot of the targets
@@ -271,6 +334,9 @@ typedef struct bn_snapshot_meta {
     double box_size;
     bn_units units;
     bn_gravity_params gravity; /* written to /Parameters                 */
+    bn_accuracy accuracy;      /* writer: with gravity.error_target > 0,
+                                  the measured error goes to /Parameters
+                                  (ErrorMeasuredP50, ErrorMeasuredP99)   */
     int has_gravity;           /* reader: /Parameters had gravity solver
                                   keys (banyan's files always do; the
                                   writer ignores this field)             */
@@ -410,6 +476,10 @@ BN_API const bn_force_stats *bn_simulation_force_stats(bn_simulation *sim);
  * steps return early); for timings. */
 BN_API bn_status bn_simulation_finish(bn_simulation *sim);
 BN_API bn_backend bn_simulation_backend(const bn_simulation *sim);
+/* The gravity parameters in use (with an error target: those chosen, once
+ * the first forces are computed) and the accuracy record. */
+BN_API const bn_gravity_params *bn_simulation_gravity(const bn_simulation *sim);
+BN_API const bn_accuracy *bn_simulation_accuracy(const bn_simulation *sim);
 
 /* Energies of a particle set whose pot is filled (kinetic + 1/2 sum m phi). */
 BN_API bn_status bn_energies_compute(const bn_particles *p, bn_energies *out);

@@ -106,7 +106,7 @@ run_test() { # name, timeout
     case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$LOGS/$1.log" ;; esac
 }
 if [ $BENCH_ONLY = 0 ]; then
-    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales; do run_test $t 300; done
+    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales test_gpu_tune; do run_test $t 300; done
     grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message\|block steps\|active walk\|refreshed" \
         "$LOGS"/test_gpu_sim.log "$LOGS"/test_gpu_block.log 2>/dev/null | tee -a "$SUMMARY"
     # the rest of the C suite, quickly (CI runs it all, heavy tests too)

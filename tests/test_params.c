@@ -212,6 +212,11 @@ static void test_used_parameters_round_trip(void **state)
         if (strcmp(a, b)) fail_msg("%s:%s: wrote %s, read back %s", bn_param_table[i].section,
                                    bn_param_table[i].key, a, b);
     }
+    /* every key read back is explicit (error_fixed: which settings an
+     * error target keeps; without a target they mean nothing) */
+    assert_int_equal(q->gravity.error_fixed, BN_TUNE_THETA | BN_TUNE_MAC | BN_TUNE_LEAF | BN_TUNE_GROUP |
+                                                 BN_TUNE_EXPANSION);
+    q->gravity.error_fixed = p->gravity.error_fixed;
     assert_memory_equal(&p->gravity, &q->gravity, sizeof p->gravity);
     assert_memory_equal(&p->ic, &q->ic, sizeof p->ic);
     assert_true(q->ic.seed == 18446744073709551615ull);
@@ -234,6 +239,36 @@ static void test_used_parameters_round_trip(void **state)
     assert_non_null(strstr(text, "theta: 0.3"));
     assert_null(strstr(text, "softening"));
     assert_null(strstr(text, "leaf_size"));
+    free(p);
+    free(q);
+}
+
+/* With an error target, used_parameters.yml leaves the settings it
+ * chooses as comments (unless given), so that reading it back repeats
+ * the run: the same settings fixed, the others searched again. */
+static void test_error_target_round_trip(void **state)
+{
+    (void)state;
+    bn_run_params *p = malloc(sizeof *p), *q = malloc(sizeof *q);
+    bn_run_params_init(p);
+    TU_OK(bn_run_params_override(p, "Gravity:error_target:1e-3"));
+    TU_OK(bn_run_params_override(p, "Gravity:leaf_size:32"));
+    assert_int_equal(p->gravity.error_fixed, BN_TUNE_LEAF);
+    char used[256];
+    snprintf(used, sizeof used, "%s/used_target.yml", tmpdir);
+    TU_OK(bn_run_params_write(p, used, BN_PARAMS_USED));
+    bn_run_params_init(q);
+    TU_OK(bn_run_params_read_file(q, used));
+    assert_int_equal(q->gravity.error_fixed, BN_TUNE_LEAF);
+    assert_true(q->gravity.error_target == 1e-3 && q->gravity.leaf_size == 32);
+    FILE *f = fopen(used, "r");
+    char text[16384] = "";
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "# theta: 0.5"));
+    assert_non_null(strstr(text, "chosen by error_target"));
+    assert_non_null(strstr(text, "\n  leaf_size: 32"));
     free(p);
     free(q);
 }
@@ -263,6 +298,7 @@ static void test_documented_defaults(void **state)
     bn_run_params_init(q);
     TU_OK(bn_run_params_read_file(q, path));
     memset(q->origin, 0, sizeof q->origin);
+    q->gravity.error_fixed = 0; /* the file's values are explicit (no target: no effect) */
     assert_memory_equal(p, q, sizeof *p);
     free(p);
     free(q);
@@ -276,7 +312,7 @@ int main(void)
         cmocka_unit_test(test_override),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_used_parameters_round_trip),
-        cmocka_unit_test(test_documented_defaults),
+        cmocka_unit_test(test_error_target_round_trip), cmocka_unit_test(test_documented_defaults),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

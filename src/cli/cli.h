@@ -1,6 +1,7 @@
 /* The banyan command-line program: one file per command. */
 #ifndef BN_CLI_H
 #define BN_CLI_H
+#include <stdio.h>
 #include "banyan.h"
 
 int bn_cmd_ic(int argc, char **argv);
@@ -21,4 +22,7 @@ int cli_parse_long(const char *cmd, const char *opt, const char *s, long *out);
 int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out); /* accepts 2^20 too */
 /* Is stdout or stderr a terminal (for progress lines)? */
 int cli_is_tty(int fd);
+/* An error target's outcome in one line: the settings chosen and the
+ * error measured on the sample. */
+void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g, const bn_accuracy *a);
 #endif

@@ -73,3 +73,11 @@ int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out)
 }
 
 int cli_is_tty(int fd) { return isatty(fd); }
+
+void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g, const bn_accuracy *a)
+{
+    fprintf(f, "%serror target %g: %s theta %.3f, leaf %d, group %d, expansion %g; p50 %.2e p99 %.2e on %zu "
+               "sampled targets%s (%ld evaluations, %.2f s)\n",
+            indent, a->target, bn_mac_name(g->mac), g->theta, g->leaf_size, g->group_size, g->group_expansion, a->p50,
+            a->p99, a->sample, a->met ? "" : ", TARGET NOT MET", a->evaluations, a->t_tuning);
+}

@@ -24,6 +24,9 @@ typedef struct bench_opts {
 } bench_opts;
 
 typedef struct bench_result {
+    bn_gravity_params g; /* the settings timed: an error target's choice */
+    bn_accuracy tune;    /* --error-target: the search's record */
+    double t_tune;       /* its wall time (s) */
     bn_force_stats best; /* the repeat with the smallest total time */
     double t_call;       /* bn_gravity_compute wall time of that repeat (copies included) */
     bn_error_stats err;
@@ -61,7 +64,10 @@ static void bench_help(void)
            "                end their step then; also prints the mean active fraction\n"
            "  --tree-rebuild R  block steps: rebuild the tree every R steps, refreshed\n"
            "                in between (default 1; 0: self-tuned, as in GOTHIC)\n"
-           "  --json        one JSON object instead of the table\n\n");
+           "  --json        one JSON object instead of the table\n\n"
+           "With --error-target E the settings are chosen first (the search's time and\n"
+           "choice are printed), then timed as if given; --check measures them on other\n"
+           "targets than the search's sample.\n\n");
     cli_gravity_options_help();
 }
 
@@ -166,10 +172,32 @@ static bn_status check_errors(const bn_particles *p, const bn_gravity_params *g,
     return s;
 }
 
-static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r, const char **backend)
+/* --error-target: the search, on p; r->g becomes its choice, fixed. */
+static bn_status run_search(const bench_opts *o, bn_particles *p, bench_result *r)
 {
     bn_gravity *grav = NULL;
     bn_status s = bn_gravity_create(&grav, &o->g);
+    if (s != BN_OK) return s;
+    const double t0 = bn_wall_seconds();
+    s = bn_gravity_compute(grav, p);
+    r->t_tune = bn_wall_seconds() - t0;
+    if (s == BN_OK) {
+        r->g = *bn_gravity_params_used(grav);
+        r->g.error_target = 0;
+        r->tune = *bn_gravity_accuracy(grav);
+    }
+    bn_gravity_free(grav);
+    return s;
+}
+
+static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r, const char **backend)
+{
+    r->g = o->g;
+    bn_status s = BN_OK;
+    if (o->g.error_target > 0 && o->g.method == BN_METHOD_TREE) s = run_search(o, p, r);
+    if (s != BN_OK) return s;
+    bn_gravity *grav = NULL;
+    s = bn_gravity_create(&grav, &r->g);
     r->best.t_total = -1;
     for (long k = 0; s == BN_OK && k < o->repeat; k++) {
         const double t0 = bn_wall_seconds();
@@ -183,7 +211,7 @@ static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r
         }
     }
     if (s == BN_OK) *backend = bn_backend_name(bn_gravity_backend(grav));
-    if (s == BN_OK && o->check) s = check_errors(p, &o->g, o->ic.seed + 12345, &r->err);
+    if (s == BN_OK && o->check) s = check_errors(p, &r->g, o->ic.seed + 12345, &r->err);
     bn_gravity_free(grav);
     return s;
 }
@@ -211,7 +239,7 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
 {
     bn_simulation *sim = NULL;
     bn_status s = bn_simulation_create(&sim);
-    if (s == BN_OK) s = bn_simulation_set_gravity(sim, &o->g);
+    if (s == BN_OK) s = bn_simulation_set_gravity(sim, &r->g); /* an error target's choice, fixed */
     if (s == BN_OK) s = bn_simulation_set_integrator(sim, &o->integ);
     if (s == BN_OK) s = bn_simulation_set_particles(sim, p);
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
@@ -256,10 +284,12 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
 {
     const bn_force_stats *s = &r->best;
     const double nd = (double)n, walk = interaction_seconds(r);
+    const bn_gravity_params *g = &r->g;
     printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d, "
            "group expansion %g\n",
-           bn_ic_model_name(o->ic.model), n, backend, bn_method_name(o->g.method), bn_mac_name(o->g.mac),
-           o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size, o->g.group_expansion);
+           bn_ic_model_name(o->ic.model), n, backend, bn_method_name(g->method), bn_mac_name(g->mac), g->theta,
+           g->softening, g->leaf_size, g->group_size, g->group_expansion);
+    if (r->tune.tunings > 0) cli_print_accuracy(stdout, "chosen for ", g, &r->tune);
     printf("stage times (s, best of %ld): bbox %.4f keys %.4f sort %.4f build %.4f moments %.4f groups %.4f "
            "walk %.4f total %.4f (call %.4f)\n",
            o->repeat, s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk,
@@ -294,13 +324,18 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
 static void print_json(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
 {
     const bn_force_stats *s = &r->best;
+    const bn_gravity_params *g = &r->g;
     const double nd = (double)n, walk = interaction_seconds(r);
     printf("{\"model\": \"%s\", \"n\": %zu, \"seed\": %llu, \"backend\": \"%s\", \"method\": \"%s\", "
            "\"mac\": \"%s\", \"theta\": %g, \"eps\": %g, \"leaf_size\": %d, \"group_size\": %d, "
            "\"group_expansion\": %g, \"repeat\": %ld,\n",
-           bn_ic_model_name(o->ic.model), n, (unsigned long long)o->ic.seed, backend, bn_method_name(o->g.method),
-           bn_mac_name(o->g.mac), o->g.theta, o->g.softening, o->g.leaf_size, o->g.group_size,
-           o->g.group_expansion, o->repeat);
+           bn_ic_model_name(o->ic.model), n, (unsigned long long)o->ic.seed, backend, bn_method_name(g->method),
+           bn_mac_name(g->mac), g->theta, g->softening, g->leaf_size, g->group_size, g->group_expansion, o->repeat);
+    if (r->tune.tunings > 0)
+        printf(" \"error_target\": %g, \"error_cost\": \"%s\", \"tune_met\": %d, \"tune_evaluations\": %ld, "
+               "\"tune_seconds\": %.4g, \"tune_sample\": %zu, \"tune_p50\": %.4e, \"tune_p99\": %.4e,\n",
+               r->tune.target, bn_tune_cost_name(o->g.error_cost), r->tune.met, r->tune.evaluations, r->t_tune,
+               r->tune.sample, r->tune.p50, r->tune.p99);
     printf(" \"t_bbox\": %.6g, \"t_keys\": %.6g, \"t_sort\": %.6g, \"t_build\": %.6g, \"t_moments\": %.6g, "
            "\"t_groups\": %.6g, \"t_walk\": %.6g, \"t_total\": %.6g, \"t_call\": %.6g,\n",
            s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk, s->t_total, r->t_call);

@@ -52,8 +52,9 @@ int bn_cmd_forces(int argc, char **argv)
         t_call = bn_wall_seconds() - t0;
     }
     if (s == BN_OK) {
-        meta.gravity = g;
+        meta.gravity = *bn_gravity_params_used(grav); /* an error target's choice */
         meta.gravity.backend = bn_gravity_backend(grav);
+        meta.accuracy = *bn_gravity_accuracy(grav);
         meta.units.G = g.G;
         s = bn_snapshot_write(out_path, p, &meta);
     }
@@ -61,6 +62,8 @@ int bn_cmd_forces(int argc, char **argv)
         const bn_force_stats *st = bn_gravity_stats(grav);
         fprintf(stderr, "banyan forces: %zu particles, method %s, backend %s, %.3g s\n", p->n,
                 bn_method_name(g.method), st->backend ? st->backend : "?", t_call);
+        if (g.error_target > 0 && g.method == BN_METHOD_TREE) cli_print_accuracy(stderr, "  ", &meta.gravity,
+                                                                                 &meta.accuracy);
     }
     int rc = s == BN_OK ? 0 : cli_fail(cmd, s);
     bn_gravity_free(grav);

@@ -61,6 +61,8 @@ static void print_parameters(const bn_snapshot_meta *m)
            "                 Curve %s, Backend %s\n",
            bn_method_name(g->method), g->softening, g->theta, bn_mac_name(g->mac), g->accel_alpha, g->quadrupole,
            g->group_expansion, g->leaf_size, g->group_size, bn_curve_name(g->curve), bn_backend_name(g->backend));
+    if (g->error_target > 0)
+        printf("                 ErrorTarget %.6g (the settings above are its choice)\n", g->error_target);
 }
 
 int bn_cmd_info(int argc, char **argv)

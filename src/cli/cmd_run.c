@@ -120,7 +120,8 @@ static bn_status prepare_outputs(run_ctx *c)
     BN_TRY(run_path_join(path, sizeof path, c->outdir, "unused_parameters.yml"));
     BN_TRY(bn_run_params_write(c->prm, path, BN_PARAMS_UNUSED));
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
-    return run_energy_log_open(&c->log, path, c->prm, c->n, bn_simulation_backend(c->sim));
+    return run_energy_log_open(&c->log, path, c->prm, c->n, bn_simulation_backend(c->sim),
+                               bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
 }
 
 static bn_status write_snapshot(run_ctx *c)
@@ -133,8 +134,9 @@ static bn_status write_snapshot(run_ctx *c)
     bn_snapshot_meta meta = bn_snapshot_meta_default();
     meta.time = bn_simulation_time(c->sim);
     meta.units.G = c->prm->gravity.G;
-    meta.gravity = c->prm->gravity;
+    meta.gravity = *bn_simulation_gravity(c->sim); /* an error target's choice */
     meta.gravity.backend = bn_simulation_backend(c->sim);
+    meta.accuracy = *bn_simulation_accuracy(c->sim);
     BN_TRY(bn_snapshot_write(path, p, &meta));
     c->sched.next++;
     return BN_OK;
@@ -145,7 +147,8 @@ static bn_status log_energy(run_ctx *c)
     bn_energies e;
     BN_TRY(bn_simulation_energies(c->sim, &e));
     c->energy_rows++;
-    return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0);
+    return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0,
+                              bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
 }
 
 /* Outputs due at the current time (steps land exactly on them). With
@@ -213,6 +216,11 @@ static void print_summary(const run_ctx *c)
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
     printf("  energy error |E-E0|/|E0| at t_end: %.3e (%ld rows in %s)\n", c->log.last_rel, c->energy_rows,
            c->prm->energy_file);
+    const bn_accuracy *a = bn_simulation_accuracy(c->sim);
+    if (a->tunings > 0) {
+        cli_print_accuracy(stdout, "  ", bn_simulation_gravity(c->sim), a);
+        printf("  %ld checks of the error, %ld searches\n", a->checks, a->tunings);
+    }
     const long idle = bn_simulation_idle_steps(c->sim);
     if (idle > 0) /* queued in a batch after it had reached its output time */
         printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);

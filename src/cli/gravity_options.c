@@ -4,7 +4,7 @@
 
 enum {
     OPT_METHOD = 1000, OPT_EPS, OPT_THETA, OPT_MAC, OPT_BACKEND, OPT_LEAF, OPT_GROUP,
-    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE, OPT_EXPANSION
+    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE, OPT_EXPANSION, OPT_TARGET, OPT_COST, OPT_SAMPLE
 };
 
 int cli_gravity_options(struct option *o)
@@ -23,6 +23,9 @@ int cli_gravity_options(struct option *o)
     o[n++] = (struct option){"monopole", no_argument, 0, OPT_MONOPOLE};
     o[n++] = (struct option){"device", required_argument, 0, OPT_DEVICE};
     o[n++] = (struct option){"group-expansion", required_argument, 0, OPT_EXPANSION};
+    o[n++] = (struct option){"error-target", required_argument, 0, OPT_TARGET};
+    o[n++] = (struct option){"error-cost", required_argument, 0, OPT_COST};
+    o[n++] = (struct option){"error-sample", required_argument, 0, OPT_SAMPLE};
     return n;
 }
 
@@ -44,7 +47,15 @@ void cli_gravity_options_help(void)
            "  --group-expansion K      far cells (beyond r_group/(K theta)) act on a group through\n"
            "                           one Taylor expansion about its centre; 0: off (default 0.2)\n"
            "  --G G                    gravitational constant (default 1)\n"
-           "  --device K               CUDA device ordinal (default 0)\n");
+           "  --device K               CUDA device ordinal (default 0)\n"
+           "  --error-target E         ask for an error instead: banyan picks theta, mac (bonsai or\n"
+           "                           bonsai-box), leaf, group size and expansion, the fastest it\n"
+           "                           measures with p99 |a - a_ref| / |a_ref| <= E on a sample of\n"
+           "                           targets (double direct summation); --theta, --mac, --leaf-size,\n"
+           "                           --group-size, --group-expansion given as well keep their values\n"
+           "  --error-cost time|work   what the search minimises: measured time (default) or the\n"
+           "                           interactions counted (the same choice every run)\n"
+           "  --error-sample N         targets of the sample (default 512)\n");
 }
 
 int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_params *g)
@@ -53,22 +64,33 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
     bn_status s = BN_OK;
     switch (c) {
     case OPT_METHOD: s = bn_method_parse(arg, &g->method); break;
-    case OPT_MAC: s = bn_mac_parse(arg, &g->mac); break;
+    case OPT_MAC: g->error_fixed |= BN_TUNE_MAC; s = bn_mac_parse(arg, &g->mac); break;
     case OPT_BACKEND: s = bn_backend_parse(arg, &g->backend); break;
     case OPT_CURVE: s = bn_curve_parse(arg, &g->curve); break;
     case OPT_EPS: return cli_parse_double(cmd, "--eps", arg, &g->softening) ? 0 : 2;
-    case OPT_THETA: return cli_parse_double(cmd, "--theta", arg, &g->theta) ? 0 : 2;
+    case OPT_THETA: g->error_fixed |= BN_TUNE_THETA; return cli_parse_double(cmd, "--theta", arg, &g->theta) ? 0 : 2;
+    case OPT_TARGET: return cli_parse_double(cmd, "--error-target", arg, &g->error_target) ? 0 : 2;
+    case OPT_COST: s = bn_tune_cost_parse(arg, &g->error_cost); break;
     case OPT_ALPHA: return cli_parse_double(cmd, "--alpha", arg, &g->accel_alpha) ? 0 : 2;
     case OPT_G: return cli_parse_double(cmd, "--G", arg, &g->G) ? 0 : 2;
-    case OPT_EXPANSION: return cli_parse_double(cmd, "--group-expansion", arg, &g->group_expansion) ? 0 : 2;
+    case OPT_EXPANSION:
+        g->error_fixed |= BN_TUNE_EXPANSION;
+        return cli_parse_double(cmd, "--group-expansion", arg, &g->group_expansion) ? 0 : 2;
     case OPT_MONOPOLE: g->quadrupole = 0; return 0;
     case OPT_LEAF:
         if (!cli_parse_long(cmd, "--leaf-size", arg, &v)) return 2;
         g->leaf_size = (int)v;
+        g->error_fixed |= BN_TUNE_LEAF;
         return 0;
     case OPT_GROUP:
         if (!cli_parse_long(cmd, "--group-size", arg, &v)) return 2;
         g->group_size = (int)v;
+        g->error_fixed |= BN_TUNE_GROUP;
+        return 0;
+    case OPT_SAMPLE:
+        if (!cli_parse_long(cmd, "--error-sample", arg, &v)) return 2;
+        if (v < 16 || v > 1000000) return cli_usage_error(cmd, "--error-sample must be in [16, 1000000], got %ld", v);
+        g->error_sample = (int)v;
         return 0;
     case OPT_DEVICE:
         if (!cli_parse_long(cmd, "--device", arg, &v)) return 2;

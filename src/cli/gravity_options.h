@@ -4,7 +4,7 @@
 #include <getopt.h>
 #include "banyan.h"
 
-#define CLI_GRAVITY_MAX_OPTIONS 16
+#define CLI_GRAVITY_MAX_OPTIONS 20
 /* Fill opts with the gravity long options; return how many. */
 int cli_gravity_options(struct option *opts);
 /* Apply option `c`; 0 on success, else the exit code (usage error). */

@@ -27,9 +27,9 @@ double run_relative_error(double e, double e0)
     return e0 != 0 ? fabs(e - e0) / fabs(e0) : fabs(e - e0);
 }
 
-static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend backend)
+static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend backend, const bn_gravity_params *g,
+                         const bn_accuracy *acc)
 {
-    const bn_gravity_params *g = &p->gravity;
     fprintf(f, "# banyan %s energy log\n", BN_VERSION_STRING);
     fprintf(f, "# build: git %s, compiler %s, flags %s (%s), OpenMP threads %d\n", BANYAN_GIT_REVISION,
             RUN_COMPILER, BANYAN_C_FLAGS, BANYAN_BUILD_FLAGS, omp_get_max_threads());
@@ -37,33 +37,51 @@ static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend b
     if (g->method == BN_METHOD_TREE) fprintf(f, ", mac %s, theta %g", bn_mac_name(g->mac), g->theta);
     fprintf(f, ", softening %g, G %g, backend %s, dt %g, eta %g\n", g->softening, g->G, bn_backend_name(backend),
             p->integ.dt, p->integ.eta);
+    const int target = g->method == BN_METHOD_TREE && g->error_target > 0;
+    if (target)
+        fprintf(f, "# error target %g (p99 of |a - a_ref|/|a_ref|, %s cost): chosen %s, theta %g, leaf %d, group %d, "
+                   "expansion %g; p50 %.3e p99 %.3e on %zu sampled targets%s; checked every %d steps\n",
+                g->error_target, bn_tune_cost_name(g->error_cost), bn_mac_name(g->mac), g->theta, g->leaf_size,
+                g->group_size, g->group_expansion, acc->p50, acc->p99, acc->sample, acc->met ? "" : " (NOT MET)",
+                g->error_check_interval);
     fprintf(f, "# columns: 1 time, 2 kinetic energy K, 3 potential energy W = 1/2 sum m phi, 4 total E = K + W,\n"
                "#   5 relative energy error |E - E0| / |E0| (E0: first row), 6 |total momentum|,\n"
-               "#   7 |total angular momentum| (about the origin), 8 wall-clock seconds since the start\n");
-    fprintf(f, "# %-14s %24s %24s %24s %11s %11s %11s %10s\n", "time", "kinetic", "potential", "total",
-            "rel_error", "momentum", "ang_mom", "wall_time");
+               "#   7 |total angular momentum| (about the origin), 8 wall-clock seconds since the start%s\n",
+            target ? "," : "");
+    if (target)
+        fprintf(f, "#   9-13 the settings in use (theta, leaf, group, expansion, mac), 14 p99 of the last check\n");
+    fprintf(f, "# %-14s %24s %24s %24s %11s %11s %11s %10s", "time", "kinetic", "potential", "total", "rel_error",
+            "momentum", "ang_mom", "wall_time");
+    if (target) fprintf(f, " %7s %5s %5s %6s %10s %10s", "theta", "leaf", "group", "kappa", "mac", "err_p99");
+    fputc('\n', f);
 }
 
 bn_status run_energy_log_open(run_energy_log *log, const char *path, const bn_run_params *p, size_t n,
-                              bn_backend backend)
+                              bn_backend backend, const bn_gravity_params *g, const bn_accuracy *acc)
 {
+    log->target = g->method == BN_METHOD_TREE && g->error_target > 0;
     log->f = fopen(path, "w");
     log->e0 = 0;
     log->last_rel = 0;
     log->last_time = NAN;
     if (!log->f) return bn_fail(BN_ERR_IO, "cannot create energy log '%s': %s", path, strerror(errno));
-    write_header(log->f, p, n, backend);
+    write_header(log->f, p, n, backend, g, acc);
     if (fflush(log->f) != 0) return bn_fail(BN_ERR_IO, "cannot write energy log '%s': %s", path, strerror(errno));
     return BN_OK;
 }
 
-bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies *e, double wall)
+bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies *e, double wall,
+                             const bn_gravity_params *g, const bn_accuracy *acc)
 {
     if (isnan(log->last_time)) log->e0 = e->total;
     log->last_rel = run_relative_error(e->total, log->e0);
     log->last_time = time;
-    fprintf(log->f, "  %-14.9g %24.16e %24.16e %24.16e %11.4e %11.4e %11.4e %10.3f\n", time, e->kinetic,
+    fprintf(log->f, "  %-14.9g %24.16e %24.16e %24.16e %11.4e %11.4e %11.4e %10.3f", time, e->kinetic,
             e->potential, e->total, log->last_rel, norm3(e->momentum), norm3(e->angular_momentum), wall);
+    if (log->target)
+        fprintf(log->f, " %7.4f %5d %5d %6.3f %10s %10.3e", g->theta, g->leaf_size, g->group_size,
+                g->group_expansion, bn_mac_name(g->mac), acc->p99);
+    fputc('\n', log->f);
     if (fflush(log->f) != 0) return bn_fail(BN_ERR_IO, "cannot write the energy log: %s", strerror(errno));
     return BN_OK;
 }

@@ -64,7 +64,22 @@ typedef struct bn_backend_ops {
     bn_status (*clock_stage)(void *state, const bn_step_rule *r, bn_clock_stage stage);
     bn_status (*clock_read)(void *state, bn_clock *c);
     bn_status (*clock_write)(void *state, const bn_clock *c);
+    /* The error target (gravity/tune.h): set_params() replaces the
+     * gravity parameters (the next forces() builds a new tree);
+     * sample_forces() takes n targets spread over the particles (one at
+     * random in each of n equal runs of the backend's order: key order on
+     * the GPU, so the sample covers space; seed fixes them), and gives
+     * their forces by double-precision direct summation over every
+     * particle, computed by the backend (the GPU's on the device), and
+     * those of the last forces(): acc_ref/acc xyz per target, pot_ref/pot. */
+    bn_status (*set_params)(void *state, const bn_gravity_params *g);
+    bn_status (*sample_forces)(void *state, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
+                               double *pot);
 } bn_backend_ops;
+
+/* Target j of an error sample of s among n particles (s <= n): one at
+ * random (seed) in the j-th of s equal runs of indices. */
+size_t bn_sample_target(uint64_t seed, size_t j, size_t s, size_t n);
 
 extern const bn_backend_ops bn_cpu_backend_ops;
 /* The CUDA backend's table, or NULL in a CPU-only build. */

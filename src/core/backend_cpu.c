@@ -279,8 +279,36 @@ static bn_status cpu_clock_write(void *st, const bn_clock *c)
     return BN_OK;
 }
 
+static bn_status cpu_set_params(void *st, const bn_gravity_params *g)
+{
+    cpu_state *s = st;
+    s->g = *g;
+    s->have_tree = 0; /* leaf size, criterion, theta: another tree */
+    return BN_OK;
+}
+
+/* The sample in the host order, by bn_direct_reference (OpenMP). */
+static bn_status cpu_sample_forces(void *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
+                                   double *pot)
+{
+    cpu_state *s = st;
+    if (!s->have_forces || n == 0 || n > s->p->n)
+        return bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets of %zu particles%s", n, s->p->n,
+                       s->have_forces ? "" : " without forces");
+    size_t *idx = bn_alloc(n * sizeof *idx, "error sample");
+    if (!idx) return BN_ERR_NOMEM;
+    for (size_t j = 0; j < n; j++) {
+        idx[j] = bn_sample_target(seed, j, n, s->p->n);
+        for (int k = 0; k < 3; k++) acc[3 * j + k] = s->p->acc[k][idx[j]];
+        pot[j] = s->p->pot[idx[j]];
+    }
+    const bn_status r = bn_direct_reference(s->p, s->g.G, s->g.softening, idx, n, acc_ref, pot_ref);
+    free(idx);
+    return r;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
-    cpu_clock_stage, cpu_clock_read, cpu_clock_write,
+    cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
 };

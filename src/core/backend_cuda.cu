@@ -34,6 +34,7 @@ extern "C" {
 }
 #include "core/backend_cuda.h"
 #include "core/backend_cuda_state.h"
+#include "gravity/sample_gpu.h"
 #include "integrate/integrate_cuda.h"
 
 namespace {
@@ -515,10 +516,61 @@ bn_status cuda_clock_write(void *p, const bn_clock *c)
     return bn_gpu_clock_set(st->clock, c, st->s);
 }
 
+/* New settings (an error target's candidates): the next evaluation
+ * builds the tree anew, sizing its buffers for it (no fallback on a tree
+ * of other leaf and group sizes). */
+bn_status cuda_set_params(void *p, const bn_gravity_params *g)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    st->g = *g;
+    st->tree_valid = 0;
+    return BN_OK;
+}
+
+/* The error sample on the device (gravity/sample_gpu.h): targets in key
+ * order, so that the sample's runs cover space. */
+bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
+                             double *pot)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    if (!st->have_forces || n == 0 || n > (size_t)st->n)
+        return bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets of %d particles%s", n, st->n,
+                       st->have_forces ? "" : " without forces");
+    int *idx = (int *)bn_alloc(n * sizeof(int), "error sample");
+    double *host = (double *)bn_alloc(8 * n * sizeof(double), "error sample");
+    int *d_idx = NULL;
+    double *d_out = NULL;
+    bn_status r = idx && host ? BN_OK : BN_ERR_NOMEM;
+    for (size_t j = 0; r == BN_OK && j < n; j++) idx[j] = (int)bn_sample_target(seed, j, n, (size_t)st->n);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&d_idx, n, "error sample targets", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&d_out, 8 * n, "error sample forces", st->s);
+    if (r == BN_OK) {
+        const cudaError_t e = cudaMemcpyAsync(d_idx, idx, n * sizeof(int), cudaMemcpyHostToDevice, st->s);
+        if (e != cudaSuccess) r = bn_cuda_fail(e, "error sample targets", __FILE__, __LINE__);
+    }
+    if (r == BN_OK)
+        r = bn_gpu_sample_direct(st->pos, st->mass, st->n, d_idx, (int)n, st->g.G, st->g.softening, st->acc, d_out,
+                                 st->s);
+    if (r == BN_OK) r = bn_cuda_read(host, d_out, 8 * n * sizeof(double), "error sample forces", st->s);
+    for (size_t j = 0; r == BN_OK && j < n; j++) {
+        for (int k = 0; k < 3; k++) {
+            acc_ref[3 * j + k] = host[8 * j + k];
+            acc[3 * j + k] = host[8 * j + 4 + k];
+        }
+        pot_ref[j] = host[8 * j + 3];
+        pot[j] = host[8 * j + 7];
+    }
+    bn_cuda_free(d_idx, st->s);
+    bn_cuda_free(d_out, st->s);
+    free(idx);
+    free(host);
+    return r;
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
-    cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write,
+    cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
 };
 } // namespace
 

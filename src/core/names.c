@@ -20,6 +20,11 @@ bn_gravity_params bn_gravity_params_default(void)
     g.curve = BN_CURVE_HILBERT;
     g.backend = BN_BACKEND_AUTO;
     g.device = 0;
+    g.error_target = 0;
+    g.error_fixed = 0;
+    g.error_check_interval = 64;
+    g.error_sample = 512;
+    g.error_cost = BN_TUNE_TIME;
     return g;
 }
 
@@ -47,6 +52,19 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "unknown backend %d", (int)g->backend);
     if ((int)g->curve < 0 || g->curve > BN_CURVE_MORTON)
         return bn_fail(BN_ERR_ARGUMENT, "unknown curve %d", (int)g->curve);
+    if (!(isfinite(g->error_target) && g->error_target >= 0 && g->error_target < 1))
+        return bn_fail(BN_ERR_ARGUMENT, "error_target must be in [0, 1) (0: off), got %g", g->error_target);
+    if (g->error_fixed & ~(unsigned)(BN_TUNE_THETA | BN_TUNE_MAC | BN_TUNE_LEAF | BN_TUNE_GROUP | BN_TUNE_EXPANSION))
+        return bn_fail(BN_ERR_ARGUMENT, "error_fixed has unknown bits 0x%x", g->error_fixed);
+    if (g->error_check_interval < 0)
+        return bn_fail(BN_ERR_ARGUMENT, "error_check_interval must be >= 0, got %d", g->error_check_interval);
+    if (g->error_sample < 16 || g->error_sample > 1000000)
+        return bn_fail(BN_ERR_ARGUMENT, "error_sample must be in [16, 1000000], got %d", g->error_sample);
+    if ((int)g->error_cost < 0 || g->error_cost > BN_TUNE_WORK)
+        return bn_fail(BN_ERR_ARGUMENT, "unknown error_cost %d", (int)g->error_cost);
+    if (g->error_target > 0 && g->error_target < 1e-6)
+        return bn_fail(BN_ERR_ARGUMENT, "error_target %g is below what the sample can tell (1e-6: the GPU's float "
+                       "arithmetic, the double reference's rounding)", g->error_target);
     return BN_OK;
 }
 
@@ -59,6 +77,7 @@ static const name_entry mac_names[] = {
 static const name_entry backend_names[] = {
     {"auto", BN_BACKEND_AUTO}, {"cpu", BN_BACKEND_CPU}, {"gpu", BN_BACKEND_GPU}, {0, 0}};
 static const name_entry curve_names[] = {{"hilbert", BN_CURVE_HILBERT}, {"morton", BN_CURVE_MORTON}, {0, 0}};
+static const name_entry cost_names[] = {{"time", BN_TUNE_TIME}, {"work", BN_TUNE_WORK}, {0, 0}};
 
 static const char *name_of(const name_entry *t, int v)
 {
@@ -85,6 +104,7 @@ const char *bn_method_name(bn_method m) { return name_of(method_names, (int)m); 
 const char *bn_mac_name(bn_mac m) { return name_of(mac_names, (int)m); }
 const char *bn_backend_name(bn_backend b) { return name_of(backend_names, (int)b); }
 const char *bn_curve_name(bn_curve c) { return name_of(curve_names, (int)c); }
+const char *bn_tune_cost_name(bn_tune_cost c) { return name_of(cost_names, (int)c); }
 
 #define BN_PARSER(fn, type, table, what)                  \
     bn_status fn(const char *s, type *out)                \
@@ -98,6 +118,7 @@ BN_PARSER(bn_method_parse, bn_method, method_names, "method")
 BN_PARSER(bn_mac_parse, bn_mac, mac_names, "opening criterion")
 BN_PARSER(bn_backend_parse, bn_backend, backend_names, "backend")
 BN_PARSER(bn_curve_parse, bn_curve, curve_names, "curve")
+BN_PARSER(bn_tune_cost_parse, bn_tune_cost, cost_names, "error cost")
 
 bn_integrator_params bn_integrator_params_default(void)
 {

@@ -7,7 +7,9 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/timer.h"
 #include "gravity/interact.h"
+#include "gravity/tune.h"
 
 struct bn_simulation {
     bn_gravity_params grav;
@@ -32,6 +34,10 @@ struct bn_simulation {
      * the refreshed trees have cost beyond that since the last rebuild */
     double fresh_flops[BN_TIME_BINS_MAX];
     double excess_flops;
+    /* an error target (gravity/tune.h): grav holds the chosen settings */
+    bn_accuracy acc;
+    int tuned;                /* a search was made for these particles  */
+    long last_check;          /* the step of the last check             */
 };
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -94,6 +100,8 @@ bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params 
     BN_TRY(sync_host(sim));
     drop_backend(sim);
     sim->grav = *g;
+    sim->tuned = 0;
+    memset(&sim->acc, 0, sizeof sim->acc);
     return BN_OK;
 }
 
@@ -126,6 +134,7 @@ bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
     sim->host_current = 1;
     sim->backend_current = 0;
     sim->have_forces = 0;
+    sim->tuned = 0; /* new particles: a new search (error target) */
     sim->clock.tick = 0; /* new particles: synchronised velocities */
     return BN_OK;
 }
@@ -212,12 +221,63 @@ bn_backend bn_simulation_backend(const bn_simulation *sim)
     return sim->grav.backend;
 }
 
+const bn_gravity_params *bn_simulation_gravity(const bn_simulation *sim) { return &sim->grav; }
+const bn_accuracy *bn_simulation_accuracy(const bn_simulation *sim) { return &sim->acc; }
+
+static int has_target(const bn_simulation *sim)
+{
+    return sim->grav.method == BN_METHOD_TREE && sim->grav.error_target > 0;
+}
+
+static bn_tune_env tune_env(const bn_simulation *sim)
+{
+    const bn_tune_env e = {sim->ops, sim->state, sim->host->n, sim->ops != &bn_cpu_backend_ops};
+    return e;
+}
+
+/* The error target's check of the current forces on a fresh sample (its
+ * seed: the step), and a re-tune when it asks for one: theta first, the
+ * whole search when theta moved by more than 30%. The search leaves the
+ * forces of the chosen settings at the current positions. */
+static bn_status check_accuracy(bn_simulation *sim)
+{
+    const bn_tune_env env = tune_env(sim);
+    const double t0 = bn_wall_seconds();
+    bn_error_stats es;
+    BN_TRY(bn_tune_check(&env, &sim->grav, (uint64_t)sim->clock.steps + 1, &es));
+    sim->last_check = sim->clock.steps;
+    bn_accuracy *a = &sim->acc;
+    a->checks++;
+    a->p50 = es.acc_p50, a->p99 = es.acc_p99, a->max = es.acc_max, a->pot_p99 = es.pot_p99, a->sample = es.n;
+    a->t_tuning += bn_wall_seconds() - t0;
+    if (!bn_tune_wants_retune(&sim->grav, es.acc_p99)) return BN_OK;
+    const double theta = sim->grav.theta;
+    BN_TRY(bn_tune_search(&env, &sim->grav, 1, a));
+    if (fabs(log(sim->grav.theta / theta)) > log(1.3)) BN_TRY(bn_tune_search(&env, &sim->grav, 0, a));
+    sim->stats_current = 0;
+    return BN_OK;
+}
+
+/* The first forces with an error target: the search, which ends with the
+ * chosen settings' forces. */
+static bn_status tune_forces(bn_simulation *sim)
+{
+    const bn_tune_env env = tune_env(sim);
+    BN_TRY(bn_tune_search(&env, &sim->grav, 0, &sim->acc));
+    sim->tuned = 1;
+    sim->last_check = sim->clock.steps;
+    return BN_OK;
+}
+
 bn_status bn_simulation_compute_forces(bn_simulation *sim)
 {
     BN_TRY(ensure_backend(sim));
     memset(&sim->stats, 0, sizeof sim->stats);
     sim->stats_current = 0;
-    BN_TRY(sim->ops->forces(sim->state, NULL)); /* the stats only when asked */
+    if (has_target(sim) && !sim->tuned && sim->clock.tick == 0)
+        BN_TRY(tune_forces(sim));
+    else
+        BN_TRY(sim->ops->forces(sim->state, NULL)); /* the stats only when asked */
     sim->have_forces = 1;
     sim->host_current = 0;
     sim->steps_since_build = 1;
@@ -381,7 +441,8 @@ static long predict_steps(const bn_simulation *sim, const bn_step_rule *r, doubl
 }
 
 /* The checks before a batch toward t_limit: 0 when there is nothing to
- * do. */
+ * do. An error target's check is due every error_check_interval steps,
+ * at a synchronised time (block steps: a cycle's end). */
 static bn_status batch_ready(bn_simulation *sim, double t_limit, int *go)
 {
     *go = 0;
@@ -391,8 +452,20 @@ static bn_status batch_ready(bn_simulation *sim, double t_limit, int *go)
                        "ends at %.17g (output times must lie on cycle ends)", t_limit, sim->clock.cycle_end);
     BN_TRY(ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
+    const int every = sim->grav.error_check_interval;
+    if (has_target(sim) && every > 0 && sim->clock.tick == 0 && sim->clock.steps - sim->last_check >= every)
+        BN_TRY(check_accuracy(sim));
     *go = 1;
     return BN_OK;
+}
+
+/* Shared steps with an error target stop for its next check. */
+static long steps_to_check(const bn_simulation *sim, long m)
+{
+    const long every = sim->grav.error_check_interval;
+    if (!has_target(sim) || every <= 0 || sim->integ.time_bins > 0) return m;
+    const long left = every - (sim->clock.steps - sim->last_check);
+    return left < 1 ? 1 : left < m ? left : m;
 }
 
 /* Up to max_steps steps toward t_limit, queued back to back; the clock is
@@ -404,7 +477,7 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     if (!go) return BN_OK;
     bn_step_rule r = step_rule(sim);
     if (max_steps > BN_BATCH_MAX) max_steps = BN_BATCH_MAX;
-    const long m = block_host_decides(sim) ? 1 : predict_steps(sim, &r, t_limit, max_steps);
+    const long m = block_host_decides(sim) ? 1 : steps_to_check(sim, predict_steps(sim, &r, t_limit, max_steps));
     sim->clock.t_limit = t_limit;
     bn_status s = sim->ops->clock_write(sim->state, &sim->clock);
     sim->host_current = 0; /* the first kick changes the particles */

@@ -3,12 +3,17 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "gravity/tune.h"
 
 struct bn_gravity {
     bn_gravity_params params;
+    bn_gravity_params used;   /* with an error target: the chosen ones */
     const bn_backend_ops *ops;
     void *state;
     bn_force_stats stats;
+    bn_accuracy acc;
+    size_t tuned_n;           /* particles of the last search (0: none) */
+    long calls;
 };
 
 bn_status bn_gravity_create(bn_gravity **out, const bn_gravity_params *params)
@@ -20,7 +25,7 @@ bn_status bn_gravity_create(bn_gravity **out, const bn_gravity_params *params)
     BN_TRY(bn_gravity_params_validate(params));
     bn_gravity *g = bn_calloc(1, sizeof *g, "gravity solver");
     if (!g) return BN_ERR_NOMEM;
-    g->params = *params;
+    g->params = g->used = *params;
     bn_status s = bn_backend_select(params->backend, params->device, &g->ops);
     if (s == BN_OK) s = g->ops->create(&g->state, &g->params);
     if (s != BN_OK) {
@@ -39,6 +44,8 @@ void bn_gravity_free(bn_gravity *g)
 }
 
 const bn_gravity_params *bn_gravity_get_params(const bn_gravity *g) { return &g->params; }
+const bn_gravity_params *bn_gravity_params_used(const bn_gravity *g) { return &g->used; }
+const bn_accuracy *bn_gravity_accuracy(const bn_gravity *g) { return &g->acc; }
 
 bn_backend bn_gravity_backend(const bn_gravity *g)
 {
@@ -47,11 +54,39 @@ bn_backend bn_gravity_backend(const bn_gravity *g)
 
 const bn_force_stats *bn_gravity_stats(const bn_gravity *g) { return &g->stats; }
 
+/* With an error target: a search for the first particle set (and for one
+ * of another size); later calls evaluate the chosen settings, check them
+ * on a fresh sample and search theta again where the check asks for it. */
+static bn_status targeted_forces(bn_gravity *g, size_t n)
+{
+    const bn_tune_env env = {g->ops, g->state, n, g->ops != &bn_cpu_backend_ops};
+    g->calls++;
+    if (g->tuned_n == 0 || n > 2 * g->tuned_n || 2 * n < g->tuned_n) {
+        g->used = g->params;
+        BN_TRY(bn_tune_search(&env, &g->used, 0, &g->acc));
+        g->tuned_n = n;
+    } else {
+        BN_TRY(g->ops->set_params(g->state, &g->used));
+        BN_TRY(g->ops->forces(g->state, NULL));
+        bn_error_stats es;
+        BN_TRY(bn_tune_check(&env, &g->used, (uint64_t)g->calls, &es));
+        g->acc.checks++;
+        g->acc.p50 = es.acc_p50, g->acc.p99 = es.acc_p99, g->acc.max = es.acc_max, g->acc.pot_p99 = es.pot_p99;
+        if (bn_tune_wants_retune(&g->used, es.acc_p99)) BN_TRY(bn_tune_search(&env, &g->used, 1, &g->acc));
+    }
+    return g->ops->stats(g->state, &g->stats);
+}
+
 bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
     BN_TRY(bn_particles_validate(p, "bn_gravity_compute"));
     BN_TRY(g->ops->upload(g->state, p));
+    memset(&g->stats, 0, sizeof g->stats);
+    if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
+        BN_TRY(targeted_forces(g, p->n));
+        return g->ops->download(g->state, p);
+    }
     /* The acceleration criterion needs old accelerations: the first pass
      * uses the bonsai criterion, the second the accel criterion. */
     if (g->params.method == BN_METHOD_TREE && g->params.mac == BN_MAC_ACCEL)

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,19 @@ static bn_status set_choice(const char *where, const bn_param_desc *d, const cha
     return bad_value(where, d, text, why);
 }
 
+unsigned bn_param_tuned_bit(const bn_param_desc *d)
+{
+    static const struct { size_t offset; unsigned bit; } tuned[] = {
+        {offsetof(bn_run_params, gravity.theta), BN_TUNE_THETA},
+        {offsetof(bn_run_params, gravity.mac), BN_TUNE_MAC},
+        {offsetof(bn_run_params, gravity.leaf_size), BN_TUNE_LEAF},
+        {offsetof(bn_run_params, gravity.group_size), BN_TUNE_GROUP},
+        {offsetof(bn_run_params, gravity.group_expansion), BN_TUNE_EXPANSION}};
+    for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; i++)
+        if (tuned[i].offset == d->offset) return tuned[i].bit;
+    return 0;
+}
+
 bn_status bn_param_set(bn_run_params *p, const bn_param_desc *d, const char *text, const char *where,
                        bn_param_origin origin)
 {
@@ -184,6 +198,7 @@ bn_status bn_param_set(bn_run_params *p, const bn_param_desc *d, const char *tex
         break;
     }
     p->origin[d - bn_param_table] = (unsigned char)origin;
+    if (origin != BN_ORIGIN_DEFAULT) p->gravity.error_fixed |= bn_param_tuned_bit(d);
     return BN_OK;
 }
 

@@ -112,6 +112,11 @@ int bn_param_section_index(const char *section);
 /* "G, softening, method, ..." (the keys of a section) into buf. */
 void bn_param_section_keys(const char *section, char *buf, size_t size);
 
+/* The BN_TUNE_* bit of a setting an error target chooses (0 for the
+ * others): set in a file or by -P, it keeps its value (explicit wins:
+ * bn_param_set records it in gravity.error_fixed). */
+unsigned bn_param_tuned_bit(const bn_param_desc *d);
+
 /* Fail for an unknown section (listing the valid sections) or an unknown
  * key (listing the valid keys of its section). */
 bn_status bn_param_unknown(const char *where, const char *section, const char *key);

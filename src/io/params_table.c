@@ -30,12 +30,14 @@ BN_CHOICE_WRAPPERS(method, bn_method, bn_method_name, bn_method_parse)
 BN_CHOICE_WRAPPERS(mac, bn_mac, bn_mac_name, bn_mac_parse)
 BN_CHOICE_WRAPPERS(curve, bn_curve, bn_curve_name, bn_curve_parse)
 BN_CHOICE_WRAPPERS(backend, bn_backend, bn_backend_name, bn_backend_parse)
+BN_CHOICE_WRAPPERS(cost, bn_tune_cost, bn_tune_cost_name, bn_tune_cost_parse)
 
 static const bn_param_choices model_choices = {BN_IC_UNIFORM_CUBE + 1, model_name, model_parse};
 static const bn_param_choices method_choices = {BN_METHOD_DIRECT + 1, method_name, method_parse};
 static const bn_param_choices mac_choices = {BN_MAC_BONSAI_BOX + 1, mac_name, mac_parse};
 static const bn_param_choices curve_choices = {BN_CURVE_MORTON + 1, curve_name, curve_parse};
 static const bn_param_choices backend_choices = {BN_BACKEND_GPU + 1, backend_name, backend_parse};
+static const bn_param_choices cost_choices = {BN_TUNE_WORK + 1, cost_name, cost_parse};
 
 /* --- when a parameter has no effect (for unused_parameters.yml) --------- */
 static const char *if_generated(const bn_run_params *p)
@@ -68,6 +70,12 @@ static const char *if_accel_mac(const bn_run_params *p)
     const char *t = if_tree(p);
     if (t) return t;
     return p->gravity.mac == BN_MAC_ACCEL ? NULL : "only used by mac accel";
+}
+static const char *if_target(const bn_run_params *p)
+{
+    const char *t = if_tree(p);
+    if (t) return t;
+    return p->gravity.error_target > 0 ? NULL : "only used with an error target (error_target > 0)";
 }
 static const char *if_not_cpu(const bn_run_params *p)
 {
@@ -146,6 +154,22 @@ const bn_param_desc bn_param_table[] = {
      "Most particles in a group that walks the tree together."},
     {"Gravity", "curve", BN_PT_CHOICE, OFF(gravity.curve), "hilbert", ANY, 0, &curve_choices, if_tree,
      "Space-filling curve that orders the particles."},
+    {"Gravity", "error_target", BN_PT_DOUBLE, OFF(gravity.error_target), "0", 0, 1, BN_PF_HI_OPEN, NULL, if_tree,
+     "Ask for an error instead of theta and friends: the 99th percentile of |a - a_ref| / |a_ref| to hold "
+     "(a_ref: double direct summation). banyan chooses theta, mac (bonsai or bonsai-box), leaf_size, group_size "
+     "and group_expansion, the fastest it measures that meet it on a sample of targets, before the first step, "
+     "and checks it every error_check_interval steps (re-tuning when the sample's p99 leaves [E/4, E]). Those "
+     "of the five set in this file or by -P keep their values (explicit settings win). The choice and the "
+     "measured error go to the energy log and the snapshots' /Parameters. 0: off, the settings are used as "
+     "given."},
+    {"Gravity", "error_check_interval", BN_PT_INT, OFF(gravity.error_check_interval), "64", 0, 1e9, 0, NULL,
+     if_target, "Steps between checks of the error against a fresh sample (0: only at the start)."},
+    {"Gravity", "error_sample", BN_PT_INT, OFF(gravity.error_sample), "512", 16, 1e6, 0, NULL, if_target,
+     "Targets of the sample (double direct summation over every particle, on the backend)."},
+    {"Gravity", "error_cost", BN_PT_CHOICE, OFF(gravity.error_cost), "time", ANY, 0, &cost_choices, if_target,
+     "What the search minimises: time (the measured evaluation time: the fastest settings, which can differ "
+     "from run to run where two are close) or work (the interactions counted: the same choice, and so the "
+     "same bits, every run)."},
     {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
      "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
     {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "0", 0, 1023, 0, NULL, if_not_cpu,

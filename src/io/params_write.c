@@ -89,11 +89,16 @@ static int print_key(FILE *f, const bn_run_params *p, const bn_param_desc *d, bn
         fprintf(f, "  %s: %s\n", d->key, value);
         return 1;
     }
-    const char *note = mode == BN_PARAMS_UNUSED ? unused
+    /* a setting the error target chooses stays a comment, so that the
+     * file repeats the run (read back, it would be fixed: explicit) */
+    const int chosen = mode == BN_PARAMS_USED && p->gravity.error_target > 0 &&
+                       (bn_param_tuned_bit(d) & ~p->gravity.error_fixed);
+    const char *note = chosen ? "chosen by error_target (energy log, snapshots)"
+                       : mode == BN_PARAMS_UNUSED ? unused
                        : p->origin[idx] == BN_ORIGIN_DEFAULT ? "default"
                        : p->origin[idx] == BN_ORIGIN_COMMAND_LINE ? "set by -P" : NULL;
-    int width = (int)strlen(d->key) + 2 + (int)strlen(value);
-    fprintf(f, "  %s: %s", d->key, value);
+    int width = (int)strlen(d->key) + 2 + (int)strlen(value) + 2 * chosen;
+    fprintf(f, "  %s%s: %s", chosen ? "# " : "", d->key, value);
     if (note) fprintf(f, "%*s# %s", width < 34 ? 34 - width : 1, "", note);
     fputc('\n', f);
     return 1;

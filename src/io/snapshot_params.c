@@ -39,11 +39,22 @@ static bn_status write_gravity(hid_t g, const bn_gravity_params *gp)
     BN_TRY(bn_h5_attr_write_int(g, "GroupSize", gp->group_size));
     BN_TRY(bn_h5_attr_write_string(g, "Curve", bn_curve_name(gp->curve)));
     BN_TRY(bn_h5_attr_write_double(g, "GroupExpansion", gp->group_expansion));
+    BN_TRY(bn_h5_attr_write_double(g, "ErrorTarget", gp->error_target));
     return bn_h5_attr_write_int(g, "Quadrupole", gp->quadrupole);
+}
+
+/* An error target's measurement: the settings above are its choice. */
+static bn_status write_accuracy(hid_t g, const bn_snapshot_meta *meta)
+{
+    if (!(meta->gravity.error_target > 0) || meta->accuracy.sample == 0) return BN_OK;
+    BN_TRY(bn_h5_attr_write_double(g, "ErrorMeasuredP50", meta->accuracy.p50));
+    BN_TRY(bn_h5_attr_write_double(g, "ErrorMeasuredP99", meta->accuracy.p99));
+    return bn_h5_attr_write_int(g, "ErrorSample", (int)meta->accuracy.sample);
 }
 
 static bn_status fill_parameters(hid_t g, const bn_snapshot_meta *meta)
 {
+    BN_TRY(write_accuracy(g, meta));
     BN_TRY(bn_h5_attr_write_double(g, "GravitationalConstant", meta->gravity.G));
     BN_TRY(write_units(g, &meta->units, 0));
     /* GADGET-4 keeps the cosmology here; 0/0/1 and no comoving
@@ -122,6 +133,7 @@ static bn_status read_gravity(hid_t g, const char *where, bn_gravity_params *gp,
     BN_TRY(opt_int(g, where, "GroupSize", &gp->group_size, found));
     BN_TRY(opt_name(g, where, "Curve", found, parse_curve, &gp->curve));
     BN_TRY(opt_double(g, where, "GroupExpansion", &gp->group_expansion, found));
+    BN_TRY(opt_double(g, where, "ErrorTarget", &gp->error_target, found));
     return opt_int(g, where, "Quadrupole", &gp->quadrupole, found);
 }
 

@@ -1,0 +1,229 @@
+/* The error target's search (tune.h). */
+#include "gravity/tune.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/timer.h"
+#include "gravity/interact.h"
+
+#define TUNE_SEED 0x7e57u      /* the search's sample: the same targets for
+                                  every candidate (paired comparisons)    */
+#define THETA_MIN 0.05
+#define THETA_MAX 1.0
+#define THETA_EVALS 7          /* most evaluations of one theta search    */
+#define SEARCH_EVALS 90        /* most evaluations of one whole search    */
+#define REBUILD_FLOPS 4000.0   /* BN_TUNE_WORK: a rebuild per particle, in
+                                  walk flops (simulation.c's estimate)    */
+#define SHORT_EVAL 0.02        /* BN_TUNE_TIME: evaluations shorter than
+                                  this (s) are timed twice, the faster kept */
+
+/* One evaluated candidate. */
+typedef struct trial {
+    bn_gravity_params g;
+    bn_error_stats err;  /* on the search's sample                  */
+    double cost;         /* seconds, or flops (BN_TUNE_WORK)         */
+    int ok;              /* p99 <= the aim                           */
+} trial;
+
+bn_status bn_tune_check(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_error_stats *out)
+{
+    size_t s = (size_t)g->error_sample;
+    if (s > e->n) s = e->n;
+    double *buf = bn_alloc(8 * s * sizeof(double), "error sample");
+    if (!buf) return BN_ERR_NOMEM;
+    double *ref = buf, *pref = buf + 3 * s, *acc = buf + 4 * s, *pot = buf + 7 * s;
+    bn_status r = e->ops->sample_forces(e->state, s, seed, ref, pref, acc, pot);
+    if (r == BN_OK) r = bn_error_stats_compute(s, acc, ref, pot, pref, out);
+    free(buf);
+    return r;
+}
+
+/* The cost of the evaluation just made (its stats), timed again when short. */
+static bn_status measure(const bn_tune_env *e, const bn_gravity_params *g, const bn_force_stats *st, double wall,
+                         double *cost)
+{
+    if (g->error_cost == BN_TUNE_WORK) {
+        *cost = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)e->n) + REBUILD_FLOPS * (double)e->n;
+        return BN_OK;
+    }
+    /* the GPU's stage events hold the device's time; the CPU's, the call's */
+    *cost = e->gpu ? st->t_total : wall;
+    if (*cost >= SHORT_EVAL) return BN_OK;
+    bn_force_stats again;
+    const double t0 = bn_wall_seconds();
+    BN_TRY(e->ops->forces(e->state, &again));
+    const double t = e->gpu ? again.t_total : bn_wall_seconds() - t0;
+    if (t < *cost) *cost = t;
+    return BN_OK;
+}
+
+static bn_status evaluate(const bn_tune_env *e, const bn_gravity_params *g, double aim, bn_accuracy *acc, trial *t)
+{
+    memset(t, 0, sizeof *t);
+    t->g = *g;
+    BN_TRY(e->ops->set_params(e->state, g));
+    bn_force_stats st;
+    const double t0 = bn_wall_seconds();
+    BN_TRY(e->ops->forces(e->state, &st));
+    const double wall = bn_wall_seconds() - t0;
+    BN_TRY(measure(e, g, &st, wall, &t->cost));
+    BN_TRY(bn_tune_check(e, g, TUNE_SEED, &t->err));
+    t->ok = t->err.acc_p99 <= aim;
+    acc->evaluations++;
+    return BN_OK;
+}
+
+/* a is better than b: it meets the aim and costs less (2% hysteresis
+ * against timing noise), or neither meets it and a errs less. */
+static int better(const trial *a, const trial *b)
+{
+    if (a->ok != b->ok) return a->ok;
+    if (a->ok) return a->cost < 0.98 * b->cost;
+    return a->err.acc_p99 < b->err.acc_p99;
+}
+
+static double clampd(double v, double lo, double hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* The next theta: p99 ~ theta^k through the last trial (k from the last
+ * two, else 3), aiming a little under the aim; inside the bracket
+ * (lo feasible, hi not) when the model steps out of it. */
+static double next_theta(const trial *t, const trial *prev, double aim, double lo, double hi)
+{
+    double k = 3;
+    if (prev && prev->g.theta != t->g.theta && prev->err.acc_p99 > 0 && t->err.acc_p99 > 0)
+        k = clampd(log(t->err.acc_p99 / prev->err.acc_p99) / log(t->g.theta / prev->g.theta), 1.0, 8.0);
+    double th = t->err.acc_p99 > 0 ? t->g.theta * pow(0.85 * aim / t->err.acc_p99, 1.0 / k) : 2 * t->g.theta;
+    if (lo > 0 && hi < INFINITY && (th <= lo || th >= hi)) th = sqrt(lo * hi);
+    else if (hi < INFINITY && th >= hi) th = 0.9 * hi;
+    else if (lo > 0 && th <= lo) th = 1.1 * lo;
+    return clampd(th, THETA_MIN, THETA_MAX);
+}
+
+/* The largest theta meeting the aim for g's structure, from theta0: the
+ * trial of that theta in *best (ok), or the most accurate one tried. */
+static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double theta0, double aim, bn_accuracy *acc,
+                            trial *best)
+{
+    if (g.error_fixed & BN_TUNE_THETA) return evaluate(e, &g, aim, acc, best);
+    double lo = 0, hi = INFINITY;
+    trial t, prev = {0}, low = {0}, accurate = {0};
+    int have_prev = 0;
+    g.theta = clampd(theta0, THETA_MIN, THETA_MAX);
+    for (int it = 0; it < THETA_EVALS; it++) {
+        BN_TRY(evaluate(e, &g, aim, acc, &t));
+        if (t.ok && g.theta > lo) {
+            lo = g.theta;
+            low = t;
+        } else if (!t.ok && g.theta < hi) {
+            hi = g.theta;
+        }
+        if (!have_prev || t.err.acc_p99 < accurate.err.acc_p99) accurate = t;
+        if (lo > 0 && (low.err.acc_p99 >= 0.7 * aim || hi / lo < 1.06 || lo >= THETA_MAX)) break;
+        if (hi <= THETA_MIN) break; /* not even the smallest theta meets it */
+        const double th = next_theta(&t, have_prev ? &prev : NULL, aim, lo, hi);
+        prev = t;
+        have_prev = 1;
+        if (th == g.theta) break;
+        g.theta = th;
+    }
+    *best = lo > 0 ? low : accurate;
+    return BN_OK;
+}
+
+/* ---- the structure: mac, leaf size, group size, expansion ---- */
+enum { DIM_MAC, DIM_LEAF, DIM_GROUP, DIM_KAPPA, N_DIMS };
+static const double dim_values[N_DIMS][5] = {
+    {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX}, {8, 16, 32, 64}, {32, 64, 128, 256}, {0, 0.2, 0.3, 0.4, 0.6}};
+static const int dim_count[N_DIMS] = {2, 4, 4, 5};
+static const unsigned dim_fixed_bit[N_DIMS] = {BN_TUNE_MAC, BN_TUNE_LEAF, BN_TUNE_GROUP, BN_TUNE_EXPANSION};
+
+static void apply(bn_gravity_params *g, const int idx[N_DIMS])
+{
+    if (!(g->error_fixed & BN_TUNE_MAC)) g->mac = (bn_mac)(int)dim_values[DIM_MAC][idx[DIM_MAC]];
+    if (!(g->error_fixed & BN_TUNE_LEAF)) g->leaf_size = (int)dim_values[DIM_LEAF][idx[DIM_LEAF]];
+    if (!(g->error_fixed & BN_TUNE_GROUP)) g->group_size = (int)dim_values[DIM_GROUP][idx[DIM_GROUP]];
+    if (!(g->error_fixed & BN_TUNE_EXPANSION)) g->group_expansion = dim_values[DIM_KAPPA][idx[DIM_KAPPA]];
+}
+
+/* Where the descent starts: the settings measured best for Plummer at
+ * the GPU's sizes (BENCHMARKS.md), the library's defaults on the CPU. */
+static void start_point(const bn_tune_env *e, int idx[N_DIMS])
+{
+    idx[DIM_MAC] = 1; /* bonsai-box */
+    if (e->gpu && e->n >= ((size_t)1 << 22)) {
+        idx[DIM_LEAF] = 2, idx[DIM_GROUP] = 3, idx[DIM_KAPPA] = 3; /* 32, 256, 0.4 */
+    } else if (e->gpu && e->n >= ((size_t)1 << 18)) {
+        idx[DIM_LEAF] = 2, idx[DIM_GROUP] = 2, idx[DIM_KAPPA] = 2; /* 32, 128, 0.3 */
+    } else {
+        idx[DIM_LEAF] = 1, idx[DIM_GROUP] = 1, idx[DIM_KAPPA] = 1; /* 16, 64, 0.2 */
+    }
+}
+
+/* Coordinate descent from the start: each setting in turn moves to a
+ * neighbouring value, and on in that direction, while the cost falls. */
+static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim, bn_accuracy *acc, trial *best)
+{
+    int cur[N_DIMS];
+    start_point(e, cur);
+    bn_gravity_params c = *g;
+    apply(&c, cur);
+    const long evals0 = acc->evaluations;
+    BN_TRY(find_theta(e, c, g->theta, aim, acc, best));
+    for (int round = 0, moved = 1; moved && round < 3; round++) {
+        moved = 0;
+        for (int d = 0; d < N_DIMS && acc->evaluations - evals0 < SEARCH_EVALS; d++) {
+            if (g->error_fixed & dim_fixed_bit[d]) continue;
+            for (int dir = 1; dir >= -1; dir -= 2) {
+                int step = 0;
+                while (cur[d] + dir >= 0 && cur[d] + dir < dim_count[d] && acc->evaluations - evals0 < SEARCH_EVALS) {
+                    int next[N_DIMS];
+                    memcpy(next, cur, sizeof next);
+                    next[d] += dir;
+                    c = *g;
+                    apply(&c, next);
+                    trial t;
+                    BN_TRY(find_theta(e, c, best->g.theta, aim, acc, &t));
+                    if (!better(&t, best)) break;
+                    *best = t;
+                    memcpy(cur, next, sizeof cur);
+                    moved = 1;
+                    step++;
+                }
+                if (step > 0) break; /* this setting moved: the other way is worse */
+            }
+        }
+    }
+    return BN_OK;
+}
+
+bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_only, bn_accuracy *acc)
+{
+    const double t0 = bn_wall_seconds();
+    const double aim = BN_TUNE_MARGIN * g->error_target;
+    trial best;
+    if (theta_only)
+        BN_TRY(find_theta(e, *g, g->theta, aim, acc, &best));
+    else
+        BN_TRY(descend(e, g, aim, acc, &best));
+    /* the backend ends with the chosen settings' forces */
+    trial last;
+    BN_TRY(evaluate(e, &best.g, aim, acc, &last));
+    *g = best.g;
+    acc->target = g->error_target;
+    acc->p50 = last.err.acc_p50;
+    acc->p99 = last.err.acc_p99;
+    acc->max = last.err.acc_max;
+    acc->pot_p99 = last.err.pot_p99;
+    acc->sample = last.err.n;
+    acc->met = best.ok;
+    acc->t_eval = best.cost;
+    acc->tunings++;
+    acc->t_tuning += bn_wall_seconds() - t0;
+    return BN_OK;
+}
+
+int bn_tune_wants_retune(const bn_gravity_params *g, double p99)
+{
+    return g->error_target > 0 && (p99 > g->error_target || p99 < 0.25 * g->error_target);
+}
