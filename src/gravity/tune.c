@@ -1,6 +1,7 @@
 /* The error target's search (tune.h). */
 #include "gravity/tune.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -17,6 +18,15 @@
                                   walk flops (simulation.c's estimate)    */
 #define SHORT_EVAL 0.02        /* BN_TUNE_TIME: evaluations shorter than
                                   this (s) are timed twice, the faster kept */
+#define HOPELESS 3.0           /* a theta search stops once a trial costs
+                                  this many times the best so far: smaller
+                                  thetas only cost more (at 2^24 a theta of
+                                  0.1 takes seconds per evaluation)       */
+#define BUDGET 100.0           /* the descent stops after this many times
+                                  the best evaluation's wall time (at
+                                  least BUDGET_MIN s): a search worth 100
+                                  steps at most                           */
+#define BUDGET_MIN 2.0
 
 /* One evaluated candidate. */
 typedef struct trial {
@@ -58,6 +68,17 @@ static bn_status measure(const bn_tune_env *e, const bn_gravity_params *g, const
     return BN_OK;
 }
 
+/* BANYAN_TUNE_TRACE set: every trial on stderr (a diagnostic). */
+static void trace(const trial *t)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("BANYAN_TUNE_TRACE") != NULL;
+    if (!on) return;
+    fprintf(stderr, "banyan tune: %s theta %.4f leaf %d group %d kappa %.2f: p99 %.3e cost %.4g%s\n",
+            bn_mac_name(t->g.mac), t->g.theta, t->g.leaf_size, t->g.group_size, t->g.group_expansion,
+            t->err.acc_p99, t->cost, t->ok ? " ok" : "");
+}
+
 static bn_status evaluate(const bn_tune_env *e, const bn_gravity_params *g, double aim, bn_accuracy *acc, trial *t)
 {
     memset(t, 0, sizeof *t);
@@ -71,6 +92,7 @@ static bn_status evaluate(const bn_tune_env *e, const bn_gravity_params *g, doub
     BN_TRY(bn_tune_check(e, g, TUNE_SEED, &t->err));
     t->ok = t->err.acc_p99 <= aim;
     acc->evaluations++;
+    trace(t);
     return BN_OK;
 }
 
@@ -93,7 +115,7 @@ static double next_theta(const trial *t, const trial *prev, double aim, double l
     double k = 3;
     if (prev && prev->g.theta != t->g.theta && prev->err.acc_p99 > 0 && t->err.acc_p99 > 0)
         k = clampd(log(t->err.acc_p99 / prev->err.acc_p99) / log(t->g.theta / prev->g.theta), 1.0, 8.0);
-    double th = t->err.acc_p99 > 0 ? t->g.theta * pow(0.85 * aim / t->err.acc_p99, 1.0 / k) : 2 * t->g.theta;
+    double th = t->err.acc_p99 > 0 ? t->g.theta * pow(0.95 * aim / t->err.acc_p99, 1.0 / k) : 2 * t->g.theta;
     if (lo > 0 && hi < INFINITY && (th <= lo || th >= hi)) th = sqrt(lo * hi);
     else if (hi < INFINITY && th >= hi) th = 0.9 * hi;
     else if (lo > 0 && th <= lo) th = 1.1 * lo;
@@ -101,9 +123,10 @@ static double next_theta(const trial *t, const trial *prev, double aim, double l
 }
 
 /* The largest theta meeting the aim for g's structure, from theta0: the
- * trial of that theta in *best (ok), or the most accurate one tried. */
-static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double theta0, double aim, bn_accuracy *acc,
-                            trial *best)
+ * trial of that theta in *best (ok), or the most accurate one tried.
+ * Gives up once a trial costs more than `limit` (it cannot win). */
+static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double theta0, double aim, double limit,
+                            bn_accuracy *acc, trial *best)
 {
     if (g.error_fixed & BN_TUNE_THETA) return evaluate(e, &g, aim, acc, best);
     double lo = 0, hi = INFINITY;
@@ -119,8 +142,9 @@ static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double th
             hi = g.theta;
         }
         if (!have_prev || t.err.acc_p99 < accurate.err.acc_p99) accurate = t;
-        if (lo > 0 && (low.err.acc_p99 >= 0.7 * aim || hi / lo < 1.06 || lo >= THETA_MAX)) break;
+        if (lo > 0 && (low.err.acc_p99 >= 0.88 * aim || hi / lo < 1.03 || lo >= THETA_MAX)) break;
         if (hi <= THETA_MIN) break; /* not even the smallest theta meets it */
+        if (t.cost > limit) break;
         const double th = next_theta(&t, have_prev ? &prev : NULL, aim, lo, hi);
         prev = t;
         have_prev = 1;
@@ -136,6 +160,11 @@ enum { DIM_MAC, DIM_LEAF, DIM_GROUP, DIM_KAPPA, N_DIMS };
 static const double dim_values[N_DIMS][5] = {
     {BN_MAC_BONSAI, BN_MAC_BONSAI_BOX}, {8, 16, 32, 64}, {32, 64, 128, 256}, {0, 0.2, 0.3, 0.4, 0.6}};
 static const int dim_count[N_DIMS] = {2, 4, 4, 5};
+
+/* The first value a backend may take: the GPU's leaves hold at least 16
+ * bodies (leaves of 8 take its memory from about 140 to 176-183 bytes
+ * per particle, past the 150 it is held to: BENCHMARKS.md, session 13). */
+static int dim_first(const bn_tune_env *e, int d) { return e->gpu && d == DIM_LEAF ? 1 : 0; }
 static const unsigned dim_fixed_bit[N_DIMS] = {BN_TUNE_MAC, BN_TUNE_LEAF, BN_TUNE_GROUP, BN_TUNE_EXPANSION};
 
 static void apply(bn_gravity_params *g, const int idx[N_DIMS])
@@ -169,21 +198,31 @@ static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim,
     bn_gravity_params c = *g;
     apply(&c, cur);
     const long evals0 = acc->evaluations;
-    BN_TRY(find_theta(e, c, g->theta, aim, acc, best));
+    const double t0 = bn_wall_seconds();
+    BN_TRY(find_theta(e, c, g->theta, aim, INFINITY, acc, best));
+    const double wall0 = bn_wall_seconds() - t0;
+    /* the budget in wall seconds: the best's evaluation time, from the
+     * first structure's (its cost in seconds or, for work, by proportion) */
+    double budget = BUDGET * wall0 / (acc->evaluations - evals0);
+    if (budget < BUDGET_MIN) budget = BUDGET_MIN;
+    if (g->error_cost == BN_TUNE_WORK) budget = INFINITY; /* counts alone: the same search every run */
     for (int round = 0, moved = 1; moved && round < 3; round++) {
         moved = 0;
-        for (int d = 0; d < N_DIMS && acc->evaluations - evals0 < SEARCH_EVALS; d++) {
+        for (int d = 0; d < N_DIMS && acc->evaluations - evals0 < SEARCH_EVALS && bn_wall_seconds() - t0 < budget;
+             d++) {
             if (g->error_fixed & dim_fixed_bit[d]) continue;
             for (int dir = 1; dir >= -1; dir -= 2) {
                 int step = 0;
-                while (cur[d] + dir >= 0 && cur[d] + dir < dim_count[d] && acc->evaluations - evals0 < SEARCH_EVALS) {
+                while (cur[d] + dir >= dim_first(e, d) && cur[d] + dir < dim_count[d] &&
+                       acc->evaluations - evals0 < SEARCH_EVALS) {
                     int next[N_DIMS];
                     memcpy(next, cur, sizeof next);
                     next[d] += dir;
                     c = *g;
                     apply(&c, next);
                     trial t;
-                    BN_TRY(find_theta(e, c, best->g.theta, aim, acc, &t));
+                    const double limit = best->ok ? HOPELESS * best->cost : INFINITY;
+                    BN_TRY(find_theta(e, c, best->g.theta, aim, limit, acc, &t));
                     if (!better(&t, best)) break;
                     *best = t;
                     memcpy(cur, next, sizeof cur);
@@ -203,7 +242,7 @@ bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_o
     const double aim = BN_TUNE_MARGIN * g->error_target;
     trial best;
     if (theta_only)
-        BN_TRY(find_theta(e, *g, g->theta, aim, acc, &best));
+        BN_TRY(find_theta(e, *g, g->theta, aim, INFINITY, acc, &best));
     else
         BN_TRY(descend(e, g, aim, acc, &best));
     /* the backend ends with the chosen settings' forces */

@@ -11,7 +11,9 @@
  * by a secant on log p99 against log theta (p99 ~ theta^k), bracketed;
  * the cost of that structure is its evaluation at that theta. From a
  * start suited to the backend and N, coordinate descent moves one setting
- * at a time to a neighbouring value while the cost falls. The settings in
+ * at a time to a neighbouring value while the cost falls, within a budget
+ * of evaluations (and, measuring time, of 100 evaluations' time). The
+ * settings in
  * error_fixed are never moved. Deterministic for BN_TUNE_WORK; with
  * BN_TUNE_TIME the choice follows measured times (and with it the bits).
  */
