@@ -133,8 +133,14 @@ static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double th
     trial t, prev = {0}, low = {0}, accurate = {0};
     int have_prev = 0;
     g.theta = clampd(theta0, THETA_MIN, THETA_MAX);
+    double first = 0;
     for (int it = 0; it < THETA_EVALS; it++) {
         BN_TRY(evaluate(e, &g, aim, acc, &t));
+        if (it == 0) first = t.cost;
+        if (limit == INFINITY && t.cost > 30 * first && !t.ok) { /* the first structure: no best to beat yet */
+            if (t.err.acc_p99 < accurate.err.acc_p99 || !have_prev) accurate = t;
+            break;
+        }
         if (t.ok && g.theta > lo) {
             lo = g.theta;
             low = t;
@@ -145,6 +151,10 @@ static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double th
         if (lo > 0 && (low.err.acc_p99 >= 0.88 * aim || hi / lo < 1.03 || lo >= THETA_MAX)) break;
         if (hi <= THETA_MIN) break; /* not even the smallest theta meets it */
         if (t.cost > limit) break;
+        /* a smaller theta that errs more: the floor of this structure (on
+         * the GPU, float sums over 10^5 and more interactions per body
+         * below theta ~0.2 at 2^24: BENCHMARKS.md, session 13) */
+        if (have_prev && g.theta < prev.g.theta && t.err.acc_p99 >= prev.err.acc_p99) break;
         const double th = next_theta(&t, have_prev ? &prev : NULL, aim, lo, hi);
         prev = t;
         have_prev = 1;
@@ -176,11 +186,15 @@ static void apply(bn_gravity_params *g, const int idx[N_DIMS])
 }
 
 /* Where the descent starts: the settings measured best for Plummer at
- * the GPU's sizes (BENCHMARKS.md), the library's defaults on the CPU. */
-static void start_point(const bn_tune_env *e, int idx[N_DIMS])
+ * the GPU's sizes (BENCHMARKS.md), the library's defaults on the CPU;
+ * small targets start from groups of 128 and expansion 0.2 (what the
+ * searches chose at 1e-4, session 13). */
+static void start_point(const bn_tune_env *e, double target, int idx[N_DIMS])
 {
     idx[DIM_MAC] = 1; /* bonsai-box */
-    if (e->gpu && e->n >= ((size_t)1 << 22)) {
+    if (e->gpu && e->n >= ((size_t)1 << 18) && target <= 2e-4) {
+        idx[DIM_LEAF] = 1, idx[DIM_GROUP] = 2, idx[DIM_KAPPA] = 1; /* 16, 128, 0.2 */
+    } else if (e->gpu && e->n >= ((size_t)1 << 22)) {
         idx[DIM_LEAF] = 2, idx[DIM_GROUP] = 3, idx[DIM_KAPPA] = 3; /* 32, 256, 0.4 */
     } else if (e->gpu && e->n >= ((size_t)1 << 18)) {
         idx[DIM_LEAF] = 2, idx[DIM_GROUP] = 2, idx[DIM_KAPPA] = 2; /* 32, 128, 0.3 */
@@ -194,13 +208,13 @@ static void start_point(const bn_tune_env *e, int idx[N_DIMS])
 static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim, bn_accuracy *acc, trial *best)
 {
     int cur[N_DIMS];
-    start_point(e, cur);
+    start_point(e, g->error_target, cur);
     bn_gravity_params c = *g;
     apply(&c, cur);
     const long evals0 = acc->evaluations;
     const double t0 = bn_wall_seconds();
     BN_TRY(find_theta(e, c, g->theta, aim, INFINITY, acc, best));
-    const double wall0 = bn_wall_seconds() - t0;
+    const double wall0 = bn_wall_seconds() - t0, first_cost = best->cost;
     /* the budget in wall seconds: the best's evaluation time, from the
      * first structure's (its cost in seconds or, for work, by proportion) */
     double budget = BUDGET * wall0 / (acc->evaluations - evals0);
@@ -221,7 +235,7 @@ static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim,
                     c = *g;
                     apply(&c, next);
                     trial t;
-                    const double limit = best->ok ? HOPELESS * best->cost : INFINITY;
+                    const double limit = HOPELESS * (best->ok ? best->cost : 10 * first_cost);
                     BN_TRY(find_theta(e, c, best->g.theta, aim, limit, acc, &t));
                     if (!better(&t, best)) break;
                     *best = t;
