@@ -39,5 +39,24 @@ assert 0 < d["err_p50"] < 2e-4 and d["err_p99"] < 2e-3, d
 PY
 fi
 
+# --error-target: the choice printed, then timed; the check (other targets)
+# meets the target; an explicit --theta keeps its value
+"$banyan" bench --backend cpu --n 8192 --repeat 1 --check --error-target 1e-3 --error-cost work --json >"$out" 2>&1 \
+  || fail "bench --error-target: $(cat "$out")"
+if command -v python3 >/dev/null; then
+  python3 - "$out" <<'PY' || fail "bench --error-target --json: $(cat "$out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["error_target"] == 1e-3 and d["tune_met"] == 1 and d["tune_evaluations"] > 3, d
+assert d["tune_p99"] <= 0.75e-3 and d["err_p99"] <= 1e-3, d
+PY
+fi
+"$banyan" bench --backend cpu --n 4096 --repeat 1 --error-target 1e-3 --theta 0.3 >"$out" 2>&1 \
+  || fail "bench --error-target --theta: $(cat "$out")"
+grep -q "theta 0.3," "$out" && grep -q "chosen for error target 0.001" "$out" \
+  || fail "bench --error-target --theta 0.3 did not keep theta: $(cat "$out")"
+"$banyan" bench --n 1000 --error-target 2 >"$out" 2>&1
+[ $? -eq 1 ] && grep -q "error_target" "$out" || fail "bench --error-target 2: $(cat "$out")"
+
 [ $failures -eq 0 ] && echo "cli_bench: all passed"
 exit $((failures > 0))

@@ -161,6 +161,22 @@ expect_fail "t_end = 0.1 must be after the start time 0.125" "$T/tiny.yml" -o "$
     -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" -P TimeIntegration:t_end:0.1 -P Snapshots:times:[]
 for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
 
+# --- an error target: chosen before the first step, in the log and snapshots -
+"$BANYAN" run -q -o "$T/target" -P InitialConditions:n:4096 -P TimeIntegration:t_end:0.0625 \
+    -P Gravity:backend:cpu -P Gravity:error_target:1e-3 -P Gravity:error_cost:work -P Gravity:group_size:32 \
+    -P Snapshots:render:no 2>"$T/err.txt" || fail "run with an error target: $(cat "$T/err.txt")"
+grep -q "^# error target 0.001" "$T/target/energy.txt" || fail "energy.txt lacks the error target's header"
+grep -q "  # theta: 0.5 .*chosen by error_target" "$T/target/used_parameters.yml" \
+    || fail "used_parameters.yml: theta should stay a comment"
+grep -q "^  group_size: 32" "$T/target/used_parameters.yml" || fail "used_parameters.yml: group_size (explicit)"
+"$BANYAN" info "$T/target/snapshot_0000.hdf5" | grep -q "ErrorTarget 0.001" || fail "snapshot lacks ErrorTarget"
+if command -v h5dump >/dev/null; then
+    h5dump -a /Parameters/ErrorMeasuredP99 "$T/target/snapshot_0000.hdf5" >/dev/null \
+        || fail "snapshot lacks ErrorMeasuredP99"
+    h5dump -a /Parameters/GroupSize "$T/target/snapshot_0000.hdf5" | grep -q "32" || fail "group size not kept"
+fi
+awk '!/^#/ && NF != 14 {bad = 1} END {exit bad}' "$T/target/energy.txt" || fail "energy.txt rows need 14 columns"
+
 # --- the documented defaults cannot drift from the parameter table -----------
 "$BANYAN" run --print-defaults >"$T/default.yml" || fail "--print-defaults failed"
 diff "$T/default.yml" "$HERE/../examples/default.yml" \
