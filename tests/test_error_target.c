@@ -6,17 +6,6 @@
 #include "testutil.h"
 #include <string.h>
 
-static bn_particles *model(bn_ic_model m, size_t n, uint64_t seed)
-{
-    bn_ic_params ic = bn_ic_params_default();
-    ic.model = m;
-    ic.n = n;
-    ic.seed = seed;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&ic, &p));
-    return p;
-}
-
 static bn_gravity_params target(double e)
 {
     bn_gravity_params g = bn_gravity_params_default();
@@ -39,7 +28,7 @@ static void solve(bn_particles *p, const bn_gravity_params *g, bn_gravity_params
 
 static void check_target(bn_ic_model m, size_t n, double e)
 {
-    bn_particles *p = model(m, n, 3);
+    bn_particles *p = tu_model(m, n, 3);
     const bn_gravity_params g = target(e);
     bn_gravity_params used;
     bn_accuracy acc;
@@ -76,7 +65,7 @@ static void test_other_models(void **state)
 static void test_explicit_wins(void **state)
 {
     (void)state;
-    bn_particles *p = model(BN_IC_PLUMMER, 8192, 4);
+    bn_particles *p = tu_model(BN_IC_PLUMMER, 8192, 4);
     bn_gravity_params g = target(1e-4), used;
     g.theta = 0.9;
     g.leaf_size = 8;
@@ -93,7 +82,7 @@ static void test_explicit_wins(void **state)
 static void test_reproducible(void **state)
 {
     (void)state;
-    bn_particles *a = model(BN_IC_PLUMMER, 8192, 5), *b = NULL;
+    bn_particles *a = tu_model(BN_IC_PLUMMER, 8192, 5), *b = NULL;
     TU_OK(bn_particles_copy(&b, a));
     const bn_gravity_params g = target(1e-3);
     bn_gravity_params ua, ub;

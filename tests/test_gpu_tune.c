@@ -9,23 +9,13 @@
 #ifdef BANYAN_HAVE_CUDA
 #include "core/backend.h"
 
-static bn_particles *plummer(size_t n, uint64_t seed)
-{
-    bn_ic_params ic = bn_ic_params_default();
-    ic.n = n;
-    ic.seed = seed;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&ic, &p));
-    return p;
-}
-
 /* The GPU's direct summation (float, hi + lo positions) against the
  * sample's double reference: errors at float's level, so the reference
  * is right (a wrong target, mass or reduction would show at 1e-3 or more). */
 static void test_sample_reference(void **state)
 {
     (void)state;
-    bn_particles *p = plummer(20000, 7);
+    bn_particles *p = tu_model(BN_IC_PLUMMER, 20000, 7);
     bn_gravity_params g = bn_gravity_params_default();
     g.method = BN_METHOD_DIRECT;
     g.backend = BN_BACKEND_GPU;
@@ -50,7 +40,7 @@ static void test_sample_reference(void **state)
 
 static void check_target(size_t n, double target)
 {
-    bn_particles *p = plummer(n, 3);
+    bn_particles *p = tu_model(BN_IC_PLUMMER, n, 3);
     bn_gravity_params g = bn_gravity_params_default();
     g.backend = BN_BACKEND_GPU;
     g.error_target = target;
@@ -82,7 +72,7 @@ static void test_targets(void **state)
 static void test_simulation(void **state)
 {
     (void)state;
-    bn_particles *p = plummer(1 << 16, 5);
+    bn_particles *p = tu_model(BN_IC_PLUMMER, 1 << 16, 5);
     bn_gravity_params g = bn_gravity_params_default();
     g.backend = BN_BACKEND_GPU;
     g.softening = 0.01;

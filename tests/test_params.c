@@ -36,6 +36,16 @@ static const char *write_file(const char *name, const char *text)
     return path;
 }
 
+/* The whole text of a file written by a test (NUL-terminated). */
+static void read_text(const char *path, char *text, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    const size_t len = fread(text, 1, size - 1, f);
+    text[len] = '\0';
+    fclose(f);
+}
+
 /* Every default in the table parses and is what the library defaults are. */
 static void test_defaults(void **state)
 {
@@ -229,11 +239,8 @@ static void test_used_parameters_round_trip(void **state)
 
     /* unused: set but without effect (virial_ratio with plummer, theta
      * with direct); used ones and defaults are not listed */
-    FILE *f = fopen(unused, "r");
-    char text[4096] = "";
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    text[len] = '\0';
-    fclose(f);
+    char text[4096];
+    read_text(unused, text, sizeof text);
     assert_non_null(strstr(text, "virial_ratio: 0.5"));
     assert_non_null(strstr(text, "only used by model uniform-sphere"));
     assert_non_null(strstr(text, "theta: 0.3"));
@@ -261,11 +268,8 @@ static void test_error_target_round_trip(void **state)
     TU_OK(bn_run_params_read_file(q, used));
     assert_int_equal(q->gravity.error_fixed, BN_TUNE_LEAF);
     assert_true(q->gravity.error_target == 1e-3 && q->gravity.leaf_size == 32);
-    FILE *f = fopen(used, "r");
-    char text[16384] = "";
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    text[len] = '\0';
-    fclose(f);
+    char text[16384];
+    read_text(used, text, sizeof text);
     assert_non_null(strstr(text, "# theta: 0.5"));
     assert_non_null(strstr(text, "chosen by error_target"));
     assert_non_null(strstr(text, "\n  leaf_size: 32"));
@@ -283,11 +287,8 @@ static void test_documented_defaults(void **state)
     char path[256];
     snprintf(path, sizeof path, "%s/default.yml", tmpdir);
     TU_OK(bn_run_params_write(p, path, BN_PARAMS_DOC));
-    FILE *f = fopen(path, "r");
     static char text[65536];
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    text[len] = '\0';
-    fclose(f);
+    read_text(path, text, sizeof text);
     for (int i = 0; i < bn_param_count; i++) {
         char line[BN_PARAM_STRLEN + 64], value[BN_PARAM_STRLEN];
         bn_param_format(p, &bn_param_table[i], value, sizeof value);

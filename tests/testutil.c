@@ -57,6 +57,17 @@ bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape)
     return p;
 }
 
+bn_particles *tu_model(bn_ic_model model, size_t n, uint64_t seed)
+{
+    bn_ic_params ic = bn_ic_params_default();
+    ic.model = model;
+    ic.n = n;
+    ic.seed = seed;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&ic, &p));
+    return p;
+}
+
 bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed)
 {
     bn_error_stats st;

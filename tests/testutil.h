@@ -36,6 +36,9 @@ void tu_assert_fails(bn_status got, bn_status want, const char *needle, const ch
  * Masses uniform in [0.5, 1.5] / n. Ids 1..n. */
 bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape);
 
+/* A model from the IC module (n particles, seed). */
+bn_particles *tu_model(bn_ic_model model, size_t n, uint64_t seed);
+
 /* Relative acceleration errors of `p` against double direct summation on
  * a sample of up to `nsample` particles. */
 bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed);
