@@ -20,6 +20,8 @@
 #include "scale_family.h"
 #include <string.h>
 
+#ifdef BANYAN_HAVE_CUDA
+
 static void forces(bn_particles *p, bn_gravity_params g)
 {
     bn_gravity *grav = NULL;
@@ -135,5 +137,7 @@ static void test_direct(void **state)
         tu_scale_case_free(&c);
     }
 }
+
+#endif
 
 TU_GPU_TEST_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_tuned), cmocka_unit_test(test_direct))
