@@ -252,6 +252,8 @@ typedef struct bn_accuracy {
     long tunings, checks; /* so far                                    */
     long evaluations;     /* force evaluations the tunings made        */
     double t_tuning;      /* wall seconds spent tuning and checking    */
+    double t_checks;      /* of which the periodic checks (a sample's
+                             reference each: the cost of a check)      */
     double t_eval;        /* the chosen settings' measured evaluation
                              time (seconds; BN_TUNE_WORK: their work in
                              walk flops)                               */

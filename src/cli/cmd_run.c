@@ -219,7 +219,8 @@ static void print_summary(const run_ctx *c)
     const bn_accuracy *a = bn_simulation_accuracy(c->sim);
     if (a->tunings > 0) {
         cli_print_accuracy(stdout, "  ", bn_simulation_gravity(c->sim), a);
-        printf("  %ld checks of the error, %ld searches\n", a->checks, a->tunings);
+        printf("  %ld checks of the error (%.3f s), %ld searches (%.3f s)\n", a->checks, a->t_checks, a->tunings,
+               a->t_tuning - a->t_checks);
     }
     const long idle = bn_simulation_idle_steps(c->sim);
     if (idle > 0) /* queued in a batch after it had reached its output time */

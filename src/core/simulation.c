@@ -250,6 +250,7 @@ static bn_status check_accuracy(bn_simulation *sim)
     a->checks++;
     a->p50 = es.acc_p50, a->p99 = es.acc_p99, a->max = es.acc_max, a->pot_p99 = es.pot_p99, a->sample = es.n;
     a->t_tuning += bn_wall_seconds() - t0;
+    a->t_checks += bn_wall_seconds() - t0;
     if (!bn_tune_wants_retune(&sim->grav, es.acc_p99)) return BN_OK;
     const double theta = sim->grav.theta;
     BN_TRY(bn_tune_search(&env, &sim->grav, 1, a));
