@@ -21,12 +21,7 @@ static bn_gravity_params tree_params(bn_mac mac, double theta)
 
 static bn_particles *plummer(size_t n, uint64_t seed)
 {
-    bn_ic_params ic = bn_ic_params_default();
-    ic.model = BN_IC_PLUMMER;
-    ic.n = n;
-    ic.seed = seed;
-    bn_particles *p = NULL;
-    TU_OK(bn_ic_generate(&ic, &p));
+    bn_particles *p = tu_model(BN_IC_PLUMMER, n, seed);
     TU_OK(bn_particles_ensure_forces(p));
     return p;
 }
