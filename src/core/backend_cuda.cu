@@ -204,8 +204,7 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
                               s));
     cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     const int accel = g->mac == BN_MAC_ACCEL;
-    /* alpha |a| in the tree's units, over G: its M l^2 / d^4 is G M l^2 / d^4 / G */
-    const double alpha = g->accel_alpha * t->mass_scale / (g->G * t->len_scale * t->len_scale);
+    const double alpha = bn_gpu_accel_alpha(g->accel_alpha, g->G, t->len_scale, t->mass_scale);
     BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, alpha, s));
     cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return BN_OK;

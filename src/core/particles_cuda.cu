@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/backend_cuda_state.h"
+extern "C" {
+#include "tree/tree_cpu.h" /* bn_tree_bbox: a C header */
+}
 
 void bn_cuda_particles_free(bn_cuda_state *st)
 {
@@ -54,23 +57,20 @@ bn_status alloc_particles(bn_cuda_state *st, int n)
 }
 
 /* The float units of the device tree (tree_gpu.h): powers of two near
- * the particles' largest extent and total mass, fixed for this upload so
- * that a run's results depend on nothing the device decides between polls
- * (a restart must upload from the same state to get the same bits). */
+ * the particles' extent (the CPU tree's bounding cube, OpenMP) and total
+ * mass, fixed for this upload so that a run's results depend on nothing
+ * the device decides between polls (a restart must upload from the same
+ * state to get the same bits). A span too wide for keys keeps unit 1: the
+ * GPU build reports it. */
 void set_unit_scales(bn_cuda_state *st, const bn_particles *in)
 {
-    double extent = 0, mass = 0;
-    for (int k = 0; k < 3; k++) {
-        double lo = INFINITY, hi = -INFINITY;
-        for (size_t i = 0; i < in->n; i++) {
-            lo = fmin(lo, in->pos[k][i]);
-            hi = fmax(hi, in->pos[k][i]);
-        }
-        extent = fmax(extent, hi - lo);
+    double lo[3], side = 0;
+    if (bn_tree_bbox(in->pos, in->n, lo, &side) != BN_OK) {
+        bn_clear_error();
+        side = 0;
     }
-    for (size_t i = 0; i < in->n; i++) mass += in->mass[i];
-    st->tree.t.len_scale = bn_gpu_unit_scale(extent);
-    st->tree.t.mass_scale = bn_gpu_unit_scale(mass);
+    st->tree.t.len_scale = bn_gpu_unit_scale(side);
+    st->tree.t.mass_scale = bn_gpu_unit_scale(bn_particles_total_mass(in));
 }
 
 __global__ void iota_kernel(int *a, int n)

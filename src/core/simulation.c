@@ -7,7 +7,6 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
-#include "core/timer.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
 
@@ -242,19 +241,13 @@ static bn_tune_env tune_env(const bn_simulation *sim)
 static bn_status check_accuracy(bn_simulation *sim)
 {
     const bn_tune_env env = tune_env(sim);
-    const double t0 = bn_wall_seconds();
-    bn_error_stats es;
-    BN_TRY(bn_tune_check(&env, &sim->grav, (uint64_t)sim->clock.steps + 1, &es));
+    int retune = 0;
+    BN_TRY(bn_tune_check_record(&env, &sim->grav, (uint64_t)sim->clock.steps + 1, &sim->acc, &retune));
     sim->last_check = sim->clock.steps;
-    bn_accuracy *a = &sim->acc;
-    a->checks++;
-    a->p50 = es.acc_p50, a->p99 = es.acc_p99, a->max = es.acc_max, a->pot_p99 = es.pot_p99, a->sample = es.n;
-    a->t_tuning += bn_wall_seconds() - t0;
-    a->t_checks += bn_wall_seconds() - t0;
-    if (!bn_tune_wants_retune(&sim->grav, es.acc_p99)) return BN_OK;
+    if (!retune) return BN_OK;
     const double theta = sim->grav.theta;
-    BN_TRY(bn_tune_search(&env, &sim->grav, 1, a));
-    if (fabs(log(sim->grav.theta / theta)) > log(1.3)) BN_TRY(bn_tune_search(&env, &sim->grav, 0, a));
+    BN_TRY(bn_tune_search(&env, &sim->grav, 1, &sim->acc));
+    if (fabs(log(sim->grav.theta / theta)) > log(1.3)) BN_TRY(bn_tune_search(&env, &sim->grav, 0, &sim->acc));
     sim->stats_current = 0;
     return BN_OK;
 }
@@ -339,13 +332,10 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * of a rebuild (for a linear growth this is GOTHIC's optimum,
  * n = sqrt(2 t_make / slope)). Costs are counted in walk flops from the
  * interaction counts, not in seconds, so that a run stays deterministic;
- * a rebuild (keys, sort, build) costs about as long as this many walk
- * flops per particle on an H100 (4.5 ms at 2^24 against 15 Tflop/s).
- * Measured (BENCHMARKS.md): as fast as the best fixed interval on
+ * a rebuild costs BN_REBUILD_FLOPS_PER_PARTICLE (interact.h). Measured (BENCHMARKS.md): as fast as the best fixed interval on
  * Hernquist and NFW halos, but 25% slower than rebuilding every step on
  * a Plummer sphere, where walk time on a refreshed tree grows faster
  * than its flop count; hence not the default. */
-#define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
 
 /* Rebuilding at every step (tree_rebuild 1, the default) needs nothing
  * from the device; the other intervals decide on the host, from the

@@ -115,14 +115,13 @@ extern "C" bn_status bn_gpu_direct_variant(const float4 *body, const float4 *bod
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: NULL body, body_lo or output array for n = %d", n);
     const int per_block = BN_DIRECT_THREADS * BN_DIRECT_TPT;
     const int blocks = (n + per_block - 1) / per_block;
-    const double eps_s = eps * len_scale; /* the bodies' units (tree_gpu.h) */
-    const float eps2 = (float)(eps_s * eps_s);
-    const float acc_unit = (float)(G * len_scale * len_scale / mass_scale), pot_unit = (float)(G * len_scale / mass_scale);
+    const bn_gpu_units u = bn_gpu_units_of(G, eps, len_scale, mass_scale); /* the bodies' units (tree_gpu.h) */
+    const float eps2 = u.eps2;
     if (variant == 0) variant = eps2 > 0.f ? BN_DIRECT_SOFT_VARIANT : 1;
     if (variant == 1 || !(eps2 > 0.f))
-        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, acc_unit, pot_unit, out);
+        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, u.acc_unit, u.pot_unit, out);
     else
-        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, acc_unit, pot_unit, out);
+        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, u.acc_unit, u.pot_unit, out);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -68,11 +68,9 @@ static bn_status targeted_forces(bn_gravity *g, size_t n)
     } else {
         BN_TRY(g->ops->set_params(g->state, &g->used));
         BN_TRY(g->ops->forces(g->state, NULL));
-        bn_error_stats es;
-        BN_TRY(bn_tune_check(&env, &g->used, (uint64_t)g->calls, &es));
-        g->acc.checks++;
-        g->acc.p50 = es.acc_p50, g->acc.p99 = es.acc_p99, g->acc.max = es.acc_max, g->acc.pot_p99 = es.pot_p99;
-        if (bn_tune_wants_retune(&g->used, es.acc_p99)) BN_TRY(bn_tune_search(&env, &g->used, 1, &g->acc));
+        int retune = 0;
+        BN_TRY(bn_tune_check_record(&env, &g->used, (uint64_t)g->calls, &g->acc, &retune));
+        if (retune) BN_TRY(bn_tune_search(&env, &g->used, 1, &g->acc));
     }
     return g->ops->stats(g->state, &g->stats);
 }

@@ -41,6 +41,11 @@ static inline double bn_walk_flops(double n_pp, double n_pc, double n_far, doubl
 {
     return BN_FLOPS_PP * n_pp + BN_FLOPS_PC * n_pc + BN_FLOPS_FAR * n_far + (n_far > 0 ? BN_FLOPS_FAR_EVAL * n : 0);
 }
+/* A rebuild of the tree (keys, sort, build) in walk flops per particle:
+ * about as long on an H100 (4.5 ms at 2^24 against 15 Tflop/s). The
+ * self-tuned rebuild (simulation.c) and the error target's counted cost
+ * (tune.c) weigh rebuilds with it. */
+#define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
 /* Terms of a group's far-field expansion (bn_local, interact_impl.h):
  * potential and acceleration at the centre, Hessian H, third derivatives T. */
 #define BN_LOCAL_FIELDS(X)                                                                                        \

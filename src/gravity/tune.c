@@ -14,8 +14,6 @@
 #define THETA_MAX 1.0
 #define THETA_EVALS 7          /* most evaluations of one theta search    */
 #define SEARCH_EVALS 90        /* most evaluations of one whole search    */
-#define REBUILD_FLOPS 4000.0   /* BN_TUNE_WORK: a rebuild per particle, in
-                                  walk flops (simulation.c's estimate)    */
 #define SHORT_EVAL 0.02        /* BN_TUNE_TIME: evaluations shorter than
                                   this (s) are timed twice, the faster kept */
 #define HOPELESS 3.0           /* a theta search stops once a trial costs
@@ -36,7 +34,17 @@ typedef struct trial {
     int ok;              /* p99 <= the aim                           */
 } trial;
 
-bn_status bn_tune_check(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_error_stats *out)
+/* A search under way. */
+typedef struct search {
+    const bn_tune_env *e;
+    double aim;          /* the sample p99 aimed at: BN_TUNE_MARGIN E  */
+    bn_accuracy *acc;    /* counts its evaluations                   */
+    trial last;          /* the backend's forces are this trial's    */
+} search;
+
+/* The error of the backend's current forces on a sample of
+ * g->error_sample targets chosen by seed, against double direct summation. */
+static bn_status sample_error(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_error_stats *out)
 {
     size_t s = (size_t)g->error_sample;
     if (s > e->n) s = e->n;
@@ -54,7 +62,7 @@ static bn_status measure(const bn_tune_env *e, const bn_gravity_params *g, const
                          double *cost)
 {
     if (g->error_cost == BN_TUNE_WORK) {
-        *cost = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)e->n) + REBUILD_FLOPS * (double)e->n;
+        *cost = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)e->n) + BN_REBUILD_FLOPS_PER_PARTICLE * (double)e->n;
         return BN_OK;
     }
     /* the GPU's stage events hold the device's time; the CPU's, the call's */
@@ -79,8 +87,9 @@ static void trace(const trial *t)
             t->err.acc_p99, t->cost, t->ok ? " ok" : "");
 }
 
-static bn_status evaluate(const bn_tune_env *e, const bn_gravity_params *g, double aim, bn_accuracy *acc, trial *t)
+static bn_status evaluate(search *sr, const bn_gravity_params *g, trial *t)
 {
+    const bn_tune_env *e = sr->e;
     memset(t, 0, sizeof *t);
     t->g = *g;
     BN_TRY(e->ops->set_params(e->state, g));
@@ -89,9 +98,10 @@ static bn_status evaluate(const bn_tune_env *e, const bn_gravity_params *g, doub
     BN_TRY(e->ops->forces(e->state, &st));
     const double wall = bn_wall_seconds() - t0;
     BN_TRY(measure(e, g, &st, wall, &t->cost));
-    BN_TRY(bn_tune_check(e, g, TUNE_SEED, &t->err));
-    t->ok = t->err.acc_p99 <= aim;
-    acc->evaluations++;
+    BN_TRY(sample_error(e, g, TUNE_SEED, &t->err));
+    t->ok = t->err.acc_p99 <= sr->aim;
+    sr->acc->evaluations++;
+    sr->last = *t;
     trace(t);
     return BN_OK;
 }
@@ -124,23 +134,19 @@ static double next_theta(const trial *t, const trial *prev, double aim, double l
 
 /* The largest theta meeting the aim for g's structure, from theta0: the
  * trial of that theta in *best (ok), or the most accurate one tried.
- * Gives up once a trial costs more than `limit` (it cannot win). */
-static bn_status find_theta(const bn_tune_env *e, bn_gravity_params g, double theta0, double aim, double limit,
-                            bn_accuracy *acc, trial *best)
+ * Gives up once a trial costs more than `limit` (it cannot win; without
+ * one, 30 times the first trial's cost: smaller thetas cost more). */
+static bn_status find_theta(search *sr, bn_gravity_params g, double theta0, double limit, trial *best)
 {
-    if (g.error_fixed & BN_TUNE_THETA) return evaluate(e, &g, aim, acc, best);
+    const double aim = sr->aim;
+    if (g.error_fixed & BN_TUNE_THETA) return evaluate(sr, &g, best);
     double lo = 0, hi = INFINITY;
     trial t, prev = {0}, low = {0}, accurate = {0};
     int have_prev = 0;
     g.theta = clampd(theta0, THETA_MIN, THETA_MAX);
-    double first = 0;
     for (int it = 0; it < THETA_EVALS; it++) {
-        BN_TRY(evaluate(e, &g, aim, acc, &t));
-        if (it == 0) first = t.cost;
-        if (limit == INFINITY && t.cost > 30 * first && !t.ok) { /* the first structure: no best to beat yet */
-            if (t.err.acc_p99 < accurate.err.acc_p99 || !have_prev) accurate = t;
-            break;
-        }
+        BN_TRY(evaluate(sr, &g, &t));
+        if (it == 0 && limit == INFINITY) limit = 30 * t.cost;
         if (t.ok && g.theta > lo) {
             lo = g.theta;
             low = t;
@@ -205,18 +211,21 @@ static void start_point(const bn_tune_env *e, double target, int idx[N_DIMS])
 
 /* Coordinate descent from the start: each setting in turn moves to a
  * neighbouring value, and on in that direction, while the cost falls. */
-static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim, bn_accuracy *acc, trial *best)
+static bn_status descend(search *sr, bn_gravity_params *g, trial *best)
 {
+    const bn_tune_env *e = sr->e;
+    bn_accuracy *acc = sr->acc;
     int cur[N_DIMS];
     start_point(e, g->error_target, cur);
     bn_gravity_params c = *g;
     apply(&c, cur);
     const long evals0 = acc->evaluations;
     const double t0 = bn_wall_seconds();
-    BN_TRY(find_theta(e, c, g->theta, aim, INFINITY, acc, best));
+    BN_TRY(find_theta(sr, c, g->theta, INFINITY, best));
     const double wall0 = bn_wall_seconds() - t0, first_cost = best->cost;
-    /* the budget in wall seconds: the best's evaluation time, from the
-     * first structure's (its cost in seconds or, for work, by proportion) */
+    /* the budget in wall seconds: BUDGET mean evaluations (and checks) of
+     * the first structure's search; none for counted work (the same
+     * search on every run) */
     double budget = BUDGET * wall0 / (acc->evaluations - evals0);
     if (budget < BUDGET_MIN) budget = BUDGET_MIN;
     if (g->error_cost == BN_TUNE_WORK) budget = INFINITY; /* counts alone: the same search every run */
@@ -236,7 +245,7 @@ static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim,
                     apply(&c, next);
                     trial t;
                     const double limit = HOPELESS * (best->ok ? best->cost : 10 * first_cost);
-                    BN_TRY(find_theta(e, c, best->g.theta, aim, limit, acc, &t));
+                    BN_TRY(find_theta(sr, c, best->g.theta, limit, &t));
                     if (!better(&t, best)) break;
                     *best = t;
                     memcpy(cur, next, sizeof cur);
@@ -250,25 +259,45 @@ static bn_status descend(const bn_tune_env *e, bn_gravity_params *g, double aim,
     return BN_OK;
 }
 
+/* The error of a sample into the record. */
+static void record_error(bn_accuracy *a, const bn_error_stats *es)
+{
+    a->p50 = es->acc_p50;
+    a->p99 = es->acc_p99;
+    a->max = es->acc_max;
+    a->pot_p99 = es->pot_p99;
+    a->sample = es->n;
+}
+
+/* The settings a search chooses are the same (the rest it never moves). */
+static int same_settings(const bn_gravity_params *a, const bn_gravity_params *b)
+{
+    return a->theta == b->theta && a->mac == b->mac && a->leaf_size == b->leaf_size &&
+           a->group_size == b->group_size && a->group_expansion == b->group_expansion;
+}
+
 bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_only, bn_accuracy *acc)
 {
     const double t0 = bn_wall_seconds();
-    const double aim = BN_TUNE_MARGIN * g->error_target;
+    search sr;
+    memset(&sr, 0, sizeof sr);
+    sr.e = e;
+    sr.aim = BN_TUNE_MARGIN * g->error_target;
+    sr.acc = acc;
     trial best;
     if (theta_only)
-        BN_TRY(find_theta(e, *g, g->theta, aim, INFINITY, acc, &best));
+        BN_TRY(find_theta(&sr, *g, g->theta, INFINITY, &best));
     else
-        BN_TRY(descend(e, g, aim, acc, &best));
-    /* the backend ends with the chosen settings' forces */
-    trial last;
-    BN_TRY(evaluate(e, &best.g, aim, acc, &last));
+        BN_TRY(descend(&sr, g, &best));
+    /* the backend ends with the chosen settings' forces: evaluated again
+     * only when another trial came after them */
+    if (!same_settings(&sr.last.g, &best.g)) {
+        trial t;
+        BN_TRY(evaluate(&sr, &best.g, &t));
+    }
     *g = best.g;
     acc->target = g->error_target;
-    acc->p50 = last.err.acc_p50;
-    acc->p99 = last.err.acc_p99;
-    acc->max = last.err.acc_max;
-    acc->pot_p99 = last.err.pot_p99;
-    acc->sample = last.err.n;
+    record_error(acc, &sr.last.err);
     acc->met = best.ok;
     acc->t_eval = best.cost;
     acc->tunings++;
@@ -276,7 +305,17 @@ bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_o
     return BN_OK;
 }
 
-int bn_tune_wants_retune(const bn_gravity_params *g, double p99)
+bn_status bn_tune_check_record(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_accuracy *acc,
+                               int *retune)
 {
-    return g->error_target > 0 && (p99 > g->error_target || p99 < 0.25 * g->error_target);
+    const double t0 = bn_wall_seconds();
+    bn_error_stats es;
+    BN_TRY(sample_error(e, g, seed, &es));
+    record_error(acc, &es);
+    acc->checks++;
+    const double t = bn_wall_seconds() - t0;
+    acc->t_checks += t;
+    acc->t_tuning += t;
+    *retune = es.acc_p99 > g->error_target || es.acc_p99 < 0.25 * g->error_target;
+    return BN_OK;
 }

@@ -33,17 +33,15 @@ typedef struct bn_tune_env {
     int gpu;            /* the backend is the GPU's (start point)     */
 } bn_tune_env;
 
-/* The error of the backend's current forces on a sample of `sample`
- * targets chosen by seed, against double direct summation. */
-bn_status bn_tune_check(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_error_stats *out);
-
 /* Choose the settings for g->error_target: on return *g holds them, the
  * backend has evaluated the forces with them, and acc records the search
  * (tunings, evaluations, time, the sample's error, met). theta_only: keep
  * the structure, search theta alone (a re-tune). */
 bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_only, bn_accuracy *acc);
 
-/* After a check of a running simulation: whether its p99 calls for a
- * re-tune (above E, or below E/4: slower than needed). */
-int bn_tune_wants_retune(const bn_gravity_params *g, double p99);
+/* A check of the backend's current forces on a fresh sample (seed),
+ * recorded in acc (the error, checks, t_checks, t_tuning); *retune: its
+ * p99 calls for a new search (above E, or below E/4: slower than needed). */
+bn_status bn_tune_check_record(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_accuracy *acc,
+                               int *retune);
 #endif

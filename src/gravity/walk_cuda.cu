@@ -719,10 +719,10 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
 
     bn_walk_args a;
     a.t = *t;
-    const double eps = g->softening * t->len_scale;
-    a.eps2 = (float)(eps * eps);
-    a.acc_unit = (float)(g->G * t->len_scale * t->len_scale / t->mass_scale);
-    a.pot_unit = (float)(g->G * t->len_scale / t->mass_scale);
+    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, t->len_scale, t->mass_scale);
+    a.eps2 = u.eps2;
+    a.acc_unit = u.acc_unit;
+    a.pot_unit = u.pot_unit;
     const double kt = g->group_expansion * g->theta;
     a.far_kt2 = (float)(kt * kt);
     a.accel_mac = g->mac == BN_MAC_ACCEL;

@@ -162,7 +162,7 @@ static int hb_groups(const hb_nodes *h, const bn_particles *p, const hb_key *k, 
             hh[d] = (float)(fmax(bhi[d] - gc[d], gc[d] - blo[d]) * (1 + 1e-6));
         }
         o->gbox[G] = make_float4(gc[0], gc[1], gc[2], 0.f);
-        const double alpha = g->accel_alpha * t->mass_scale / (g->G * t->len_scale * t->len_scale);
+        const double alpha = bn_gpu_accel_alpha(g->accel_alpha, g->G, t->len_scale, t->mass_scale);
         o->ghalf[G] = make_float4(hh[0], hh[1], hh[2], g->mac == BN_MAC_ACCEL && amag ? (float)(alpha * amin) : 0.f);
     }
     free(stack);

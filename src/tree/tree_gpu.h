@@ -87,6 +87,26 @@ __host__ __device__ inline double bn_gpu_unit_scale(double v)
     return ldexp(1.0, -(int)floor(log2(v) + 0.5));
 }
 
+/* The constants a force kernel takes into and out of the tree's units
+ * (len_scale L, mass_scale M): eps^2 in them, and the factors that turn
+ * its sums (without G) into accelerations (G L^2 / M) and potentials
+ * (G L / M); alpha of the accel criterion over G in them (its G M l^2 /
+ * d^4 is then M l^2 / d^4 of the units). */
+typedef struct bn_gpu_units {
+    float eps2, acc_unit, pot_unit;
+} bn_gpu_units;
+__host__ __device__ inline bn_gpu_units bn_gpu_units_of(double G, double eps, double len_scale, double mass_scale)
+{
+    const double e = eps * len_scale;
+    bn_gpu_units u = {(float)(e * e), (float)(G * len_scale * len_scale / mass_scale),
+                      (float)(G * len_scale / mass_scale)};
+    return u;
+}
+__host__ __device__ inline double bn_gpu_accel_alpha(double alpha, double G, double len_scale, double mass_scale)
+{
+    return alpha * mass_scale / (G * len_scale * len_scale);
+}
+
 /* v = hi + lo in floats: hi the float nearest to v, lo the float nearest
  * to the rest (v - hi is exact in double), so hi + lo is v to 2^-48 of
  * |v|. */
