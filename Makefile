@@ -5,6 +5,7 @@
 BUILD      ?= build
 BUILD_SAN  ?= build-san
 JOBS       ?= $(shell nproc)
+SAN_REPORTS = $(abspath $(BUILD_SAN))/sanitizer-reports
 CMAKE_ARGS ?=
 
 .PHONY: all deps build run test test-fast test-san clean
@@ -26,12 +27,19 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) test-san
 
-# The suite under AddressSanitizer + UBSan (host code, no CUDA); the
-# heaviest accuracy runs are left to the optimised build above.
+# The suite under AddressSanitizer + UBSan + LeakSanitizer (host code, no
+# CUDA); the heaviest accuracy runs are left to the optimised build above.
+# Every report of every process (also of a banyan command that a shell
+# test expects to fail, whose exit status cannot tell a leak from the
+# expected error) goes to a file in SAN_REPORTS: any file there fails it.
 test-san: deps
 	@cmake -S . -B $(BUILD_SAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBANYAN_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD_SAN) -j $(JOBS)
-	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE heavy
+	@rm -rf $(SAN_REPORTS) && mkdir -p $(SAN_REPORTS)
+	cd $(BUILD_SAN) && ASAN_OPTIONS=detect_leaks=1:log_path=$(SAN_REPORTS)/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:log_path=$(SAN_REPORTS)/ubsan \
+	  ctest --output-on-failure -j $(JOBS) -LE heavy; rc=$$?; \
+	  bash $(CURDIR)/scripts/sanitizer-reports.sh $(SAN_REPORTS) || rc=1; exit $$rc
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN)

@@ -85,8 +85,16 @@ BN_API bn_status bn_particles_ensure_forces(bn_particles *p);
 /* Deep copy. */
 BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
- * > 0. The message names the first offending particle and field. */
+ * > 0, and coordinates that span less than BN_MAX_SPAN (beyond it squared
+ * distances overflow). The message names the first offending particle
+ * and field. */
+#define BN_MAX_SPAN 1e150
 BN_API bn_status bn_particles_validate(const bn_particles *p, const char *what);
+/* Fail naming the id (and two particles holding it) when an id repeats. */
+BN_API bn_status bn_particles_check_ids(const bn_particles *p, const char *what);
+/* Accelerations and potentials (when present) finite: fails naming the
+ * first particle whose force is not (outputs are as valid as inputs). */
+BN_API bn_status bn_particles_check_forces(const bn_particles *p, const char *what);
 BN_API double bn_particles_total_mass(const bn_particles *p);
 
 /* ------------------------------------------------------------------ */
@@ -406,6 +414,12 @@ typedef struct bn_integrator_params {
                          Default 1: every step. Other values choose on
                          the host, which then reads the clock back at
                          every step (batches of one step).               */
+    double dt_min;    /* the shortest step allowed: a step that the
+                         criterion would make shorter (a close encounter,
+                         a collapse) stops the run with an error instead
+                         of creeping on forever; with block steps the
+                         finest bin dt / 2^(K-1) must not be shorter.
+                         0: no floor (default; banyan run sets one).     */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 

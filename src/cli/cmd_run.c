@@ -15,10 +15,9 @@
 #include "core/timer.h"
 #include "io/params.h"
 
-#define RUN_PATH_MAX 4096
-
 typedef struct run_ctx {
     bn_run_params *prm;
+    const char *param_file; /* NULL: defaults and -P only */
     const char *outdir;
     int quiet;
     char snapdir[RUN_PATH_MAX];
@@ -69,7 +68,12 @@ static bn_status load_particles(run_ctx *c, bn_particles **out)
     if (prm->ic_file[0]) {
         bn_snapshot_meta meta = bn_snapshot_meta_default();
         bn_status s = bn_snapshot_read(prm->ic_file, out, &meta);
-        if (s != BN_OK) return bn_fail_context(s, "InitialConditions:file");
+        if (s == BN_OK) s = bn_particles_validate(*out, prm->ic_file);
+        if (s != BN_OK) {
+            bn_particles_free(*out);
+            *out = NULL;
+            return bn_fail_context(s, "InitialConditions:file");
+        }
         c->t_start = meta.time;
     } else {
         bn_ic_params ic = prm->ic;
@@ -77,10 +81,37 @@ static bn_status load_particles(run_ctx *c, bn_particles **out)
         BN_TRY(bn_ic_generate(&ic, out));
         c->t_start = 0;
     }
+    bn_status s = BN_OK;
     if (!(prm->t_end > c->t_start))
-        return bn_fail(BN_ERR_PARAMETER, "TimeIntegration:t_end = %g must be after the start time %g", prm->t_end,
-                       c->t_start);
-    return BN_OK;
+        s = bn_fail(BN_ERR_PARAMETER, "TimeIntegration:t_end = %g must be after the start time %g", prm->t_end,
+                    c->t_start);
+    if (s == BN_OK) s = run_plan_check(prm, c->t_start, 0);
+    if (s != BN_OK) {
+        bn_particles_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* The first forces, energies and step, checked before any output: forces
+ * that overflow (no softening and near-coincident particles), or a first
+ * step below dt_min, fail here rather than after the first files. */
+static bn_status check_start(run_ctx *c)
+{
+    const bn_particles *p = NULL;
+    BN_TRY(bn_simulation_particles(c->sim, &p));
+    if (bn_particles_check_forces(p, "the initial forces") != BN_OK)
+        return bn_fail_context(BN_ERR_ARGUMENT, "the forces overflow (G = %g, softening %g)", c->prm->gravity.G,
+                               c->prm->gravity.softening);
+    bn_energies e;
+    BN_TRY(bn_simulation_energies(c->sim, &e));
+    if (!isfinite(e.total))
+        return bn_fail(BN_ERR_ARGUMENT, "the initial energy is not finite (kinetic %g, potential %g): the velocities "
+                       "or masses are too large", e.kinetic, e.potential);
+    double amax = 0;
+    for (size_t i = 0; p->acc[0] && i < p->n; i++) /* hypot: |a| of 1e200 does not overflow */
+        amax = fmax(amax, hypot(hypot(p->acc[0][i], p->acc[1][i]), p->acc[2][i]));
+    return run_plan_check(c->prm, c->t_start, amax);
 }
 
 /* The simulation with its first forces: a backend that cannot work (no
@@ -90,15 +121,48 @@ static bn_status setup_simulation(run_ctx *c)
     bn_particles *p = NULL;
     BN_TRY(load_particles(c, &p));
     c->n = p->n;
+    bn_integrator_params integ = c->prm->integ;
+    integ.dt_min = run_plan_dt_min(c->prm, c->t_start);
     bn_status s = bn_simulation_create(&c->sim);
     if (s == BN_OK) s = bn_simulation_set_gravity(c->sim, &c->prm->gravity);
-    if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &c->prm->integ);
+    if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &integ);
     if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
     bn_particles_free(p);
     BN_TRY(s);
     BN_TRY(bn_simulation_set_time(c->sim, c->t_start));
     BN_TRY(run_schedule_build(&c->sched, c->prm, c->t_start));
-    return bn_simulation_compute_forces(c->sim);
+    BN_TRY(bn_simulation_compute_forces(c->sim));
+    return check_start(c);
+}
+
+/* Every file the run will write, checked before the first: names that
+ * fit, and none that is an input (the parameter file, the initial
+ * snapshot) or another output, compared as resolved paths. */
+static bn_status check_output_names(run_ctx *c)
+{
+    const bn_run_params *p = c->prm;
+    run_named_path f[6] = {{"the parameter file", ""},
+                           {"InitialConditions:file", ""},
+                           {"used_parameters.yml", ""},
+                           {"unused_parameters.yml", ""},
+                           {"Statistics:energy_file", ""},
+                           {"Snapshots:render_file", ""}};
+    if (c->param_file) BN_TRY(run_path_join(f[0].path, sizeof f[0].path, ".", c->param_file));
+    if (p->ic_file[0]) BN_TRY(run_path_join(f[1].path, sizeof f[1].path, ".", p->ic_file));
+    BN_TRY(run_path_join(f[2].path, sizeof f[2].path, c->outdir, "used_parameters.yml"));
+    BN_TRY(run_path_join(f[3].path, sizeof f[3].path, c->outdir, "unused_parameters.yml"));
+    BN_TRY(run_path_join(f[4].path, sizeof f[4].path, c->outdir, p->energy_file));
+    if (p->render) BN_TRY(run_path_join(f[5].path, sizeof f[5].path, c->outdir, p->render_file));
+    for (int i = 2; i < 6; i++)
+        if (f[i].path[0]) BN_TRY(run_check_name(f[i].what, f[i].path));
+    if (strchr(p->snap_basename, '/'))
+        return bn_fail(BN_ERR_PARAMETER, "Snapshots:basename = '%s' must be a file name without '/' (the directory "
+                       "is Snapshots:directory)", p->snap_basename);
+    char name[BN_PARAM_STRLEN + 32], path[RUN_PATH_MAX];
+    snprintf(name, sizeof name, "%s_%04zu.hdf5", p->snap_basename, c->sched.n);
+    BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
+    BN_TRY(run_check_name("Snapshots:basename", path));
+    return run_check_distinct(f, 6, c->snapdir, p->snap_basename, c->sched.n);
 }
 
 /* Every directory first (the picture's too: a missing one would only show
@@ -106,8 +170,9 @@ static bn_status setup_simulation(run_ctx *c)
 static bn_status prepare_outputs(run_ctx *c)
 {
     char path[RUN_PATH_MAX];
-    BN_TRY(run_make_dirs(c->outdir));
     BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
+    BN_TRY(check_output_names(c));
+    BN_TRY(run_make_dirs(c->outdir));
     if (c->sched.n > 0) BN_TRY(run_make_dirs(c->snapdir));
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
     BN_TRY(run_make_parent_dirs(path));
@@ -146,6 +211,9 @@ static bn_status log_energy(run_ctx *c)
 {
     bn_energies e;
     BN_TRY(bn_simulation_energies(c->sim, &e));
+    if (!isfinite(e.total))
+        return bn_fail(BN_ERR_ARGUMENT, "at t = %.9g the energy is not finite (kinetic %g, potential %g): the forces "
+                       "overflowed (a softening > 0 bounds them)", bn_simulation_time(c->sim), e.kinetic, e.potential);
     c->energy_rows++;
     return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0,
                               bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
@@ -186,7 +254,9 @@ static bn_status integrate(run_ctx *c)
         double stop = fmin(c->prm->t_end, run_schedule_next(&c->sched));
         if (c->prm->energy_interval > 0) stop = fmin(stop, c->next_energy);
         const long batch = c->prm->energy_interval > 0 ? RUN_BATCH_STEPS : 1;
-        BN_TRY(bn_simulation_advance(c->sim, stop, batch, NULL));
+        const bn_status s = bn_simulation_advance(c->sim, stop, batch, NULL);
+        if (s != BN_OK)
+            return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), bn_simulation_steps(c->sim));
         BN_TRY(outputs_due(c));
         run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
                             c->log.last_rel);
@@ -268,6 +338,7 @@ int bn_cmd_run(int argc, char **argv)
         }
     }
     if (optind < argc) file = argv[optind++];
+    ctx.param_file = file;
     if (optind < argc) {
         free(overrides);
         return cli_usage_error(cmd, "expected at most one parameter file, got '%s' and '%s'", file, argv[optind]);

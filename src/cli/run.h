@@ -18,6 +18,17 @@ void run_schedule_free(run_schedule *s);
 /* The next snapshot time, or +inf when none is left. */
 double run_schedule_next(const run_schedule *s);
 
+/* ---- is the planned run sane? (run_plan.c) --------------------------------- */
+#define RUN_MAX_STEPS 1e10    /* steps of one run                          */
+#define RUN_MAX_LOG_ROWS 1e7  /* rows of the energy log                    */
+/* TimeIntegration:dt_min, or its default (t_end - start) / RUN_MAX_STEPS
+ * (with block steps at most the finest bin). */
+double run_plan_dt_min(const bn_run_params *p, double t_start);
+/* The first step (dt, or eta sqrt(eps / amax) when shorter; amax 0: not
+ * known yet) against dt_min, and the planned steps and energy-log rows
+ * against the limits above. */
+bn_status run_plan_check(const bn_run_params *p, double t_start, double amax);
+
 /* ---- energy log (run_energy_log.c) ----------------------------------------- */
 typedef struct run_energy_log {
     FILE *f;
@@ -53,6 +64,19 @@ void run_progress_update(run_progress *pr, double t, long steps, double rel_erro
 void run_progress_end(run_progress *pr);
 
 /* ---- paths (run_paths.c) ---------------------------------------------------- */
+#define RUN_PATH_MAX 4096
+/* A file of the run and what it is ("Statistics:energy_file"). */
+typedef struct run_named_path {
+    const char *what;
+    char path[RUN_PATH_MAX];
+} run_named_path;
+/* The path fits (PATH_MAX) and each of its names fits (NAME_MAX). */
+bn_status run_check_name(const char *what, const char *path);
+/* No two of files[] (empty paths skipped: inputs not given) and none of
+ * the snapshots snapdir/basename_NNNN.hdf5, NNNN < n_snapshots, are the
+ * same file; the message names both. */
+bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
+                             size_t n_snapshots);
 /* dir/name, or name itself when it is absolute. */
 bn_status run_path_join(char *out, size_t size, const char *dir, const char *name);
 /* mkdir -p; the message names the directory. */

@@ -1,8 +1,13 @@
-/* Output paths of `banyan run`. */
+/* Output paths of `banyan run`: joined, created, and checked before the
+ * first file is written (lengths, and no output that is an input or
+ * another output). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "cli/cli.h"
 #include "cli/run.h"
 #include "core/error.h"
 
@@ -48,4 +53,70 @@ bn_status run_make_parent_dirs(const char *path)
     int n = snprintf(buf, sizeof buf, "%.*s", (int)(slash - path), path);
     if (n < 0 || (size_t)n >= sizeof buf) return bn_fail(BN_ERR_ARGUMENT, "path too long: '%s'", path);
     return run_make_dirs(buf);
+}
+
+bn_status run_check_name(const char *what, const char *path)
+{
+    if (strlen(path) >= RUN_PATH_MAX)
+        return bn_fail(BN_ERR_PARAMETER, "%s: the path '%.60s...' is %zu characters long (at most %d)", what, path,
+                       strlen(path), RUN_PATH_MAX - 1);
+    for (const char *c = path; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n > NAME_MAX)
+            return bn_fail(BN_ERR_PARAMETER, "%s: a name in '%.60s...' is %zu characters long (at most %d)", what,
+                           path, n, NAME_MAX);
+        c += n;
+        while (*c == '/') c++;
+    }
+    return BN_OK;
+}
+
+/* A file's identity for the comparisons: its resolved path, and its
+ * device and inode when it exists (hard links). */
+typedef struct {
+    char real[RUN_PATH_MAX];
+    int exists;
+    struct stat st;
+} file_id;
+
+static void identify(const char *path, file_id *id)
+{
+    if (!cli_path_resolve(path, id->real, sizeof id->real)) snprintf(id->real, sizeof id->real, "%s", path);
+    id->exists = stat(path, &id->st) == 0;
+}
+
+static int same_id(const file_id *a, const file_id *b)
+{
+    if (a->exists && b->exists) return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
+    return !strcmp(a->real, b->real);
+}
+
+static bn_status clash(const run_named_path *a, const run_named_path *b)
+{
+    return bn_fail(BN_ERR_PARAMETER, "%s '%s' is the same file as %s '%s': refusing to overwrite it", a->what,
+                   a->path, b->what, b->path);
+}
+
+bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
+                             size_t n_snapshots)
+{
+    file_id *ids = bn_alloc_array((size_t)n + 1, sizeof *ids, "output names");
+    if (!ids) return BN_ERR_NOMEM;
+    bn_status s = BN_OK;
+    for (int i = 0; i < n; i++) identify(files[i].path, &ids[i]);
+    for (int i = 0; s == BN_OK && i < n; i++)
+        for (int j = i + 1; s == BN_OK && j < n; j++)
+            if (files[i].path[0] && files[j].path[0] && same_id(&ids[i], &ids[j])) s = clash(&files[j], &files[i]);
+    /* snapshots differ from each other by their numbers: each against the rest */
+    run_named_path snap = {"snapshot", ""};
+    for (size_t k = 0; s == BN_OK && k < n_snapshots; k++) {
+        char name[BN_PARAM_STRLEN + 32];
+        snprintf(name, sizeof name, "%s_%04zu.hdf5", basename, k);
+        if (run_path_join(snap.path, sizeof snap.path, snapdir, name) != BN_OK) break;
+        identify(snap.path, &ids[n]);
+        for (int i = 0; s == BN_OK && i < n; i++)
+            if (files[i].path[0] && same_id(&ids[n], &ids[i])) s = clash(&snap, &files[i]);
+    }
+    free(ids);
+    return s;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <unistd.h>
 
 #define BN_MSG_LEN 1024
 static _Thread_local char bn_msg[BN_MSG_LEN];
@@ -68,4 +70,36 @@ void *bn_calloc(size_t count, size_t size, const char *what)
     void *p = calloc(count ? count : 1, size ? size : 1);
     if (!p) bn_fail(BN_ERR_NOMEM, "cannot allocate %zu x %zu bytes for %s", count, size, what);
     return p;
+}
+
+void *bn_alloc_array(size_t count, size_t size, const char *what)
+{
+    size_t bytes;
+    if (__builtin_mul_overflow(count, size, &bytes)) {
+        bn_fail(BN_ERR_NOMEM, "cannot allocate %zu x %zu bytes for %s: the size overflows", count, size, what);
+        return NULL;
+    }
+    return bn_alloc(bytes, what);
+}
+
+size_t bn_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return SIZE_MAX;
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes)) return SIZE_MAX;
+    return bytes;
+}
+
+bn_status bn_check_count(size_t count, size_t item_bytes, const char *what)
+{
+    size_t bytes, have = bn_memory_bytes();
+    if (__builtin_mul_overflow(count, item_bytes, &bytes))
+        return bn_fail(BN_ERR_NOMEM, "%zu %s would need %zu x %zu bytes, more than 2^64: refused", count, what, count,
+                       item_bytes);
+    if (bytes > have)
+        return bn_fail(BN_ERR_NOMEM, "%zu %s would need %.3g GiB (%zu bytes each), more than this machine's %.3g GiB "
+                       "of memory: refused", count, what, (double)bytes / 1073741824.0, item_bytes,
+                       (double)have / 1073741824.0);
+    return BN_OK;
 }

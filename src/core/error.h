@@ -24,4 +24,13 @@ bn_status bn_fail_context(bn_status s, const char *fmt, ...) BN_PRINTF(2, 3);
 /* malloc that records an error naming what was being allocated. */
 void *bn_alloc(size_t bytes, const char *what);
 void *bn_calloc(size_t count, size_t size, const char *what);
+/* malloc of count x size bytes: fails (naming what) when the product
+ * overflows instead of allocating a wrapped-around size. */
+void *bn_alloc_array(size_t count, size_t size, const char *what);
+/* The machine's physical memory in bytes (SIZE_MAX when unknown). */
+size_t bn_memory_bytes(void);
+/* Fail, naming the count, when `count` items of `item_bytes` bytes each
+ * overflow size_t or exceed the machine's memory: sizes that come from
+ * files or options are checked with it before anything is allocated. */
+bn_status bn_check_count(size_t count, size_t item_bytes, const char *what);
 #endif

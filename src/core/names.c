@@ -122,6 +122,6 @@ BN_PARSER(bn_tune_cost_parse, bn_tune_cost, cost_names, "error cost")
 
 bn_integrator_params bn_integrator_params_default(void)
 {
-    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1};
+    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1, 0.0};
     return ip;
 }

@@ -22,7 +22,10 @@ static void particles_release_arrays(bn_particles *p)
 /* Grow one array to `cap` elements of `size` bytes, zeroing the new tail. */
 static bn_status grow(void **arr, size_t old_n, size_t cap, size_t size, const char *what)
 {
-    void *q = realloc(*arr, (cap ? cap : 1) * size);
+    size_t bytes;
+    if (__builtin_mul_overflow(cap ? cap : 1, size, &bytes))
+        return bn_fail(BN_ERR_NOMEM, "cannot allocate %zu particles (%s): the size overflows", cap, what);
+    void *q = realloc(*arr, bytes);
     if (!q) return bn_fail(BN_ERR_NOMEM, "cannot allocate %zu particles (%s)", cap, what);
     if (cap > old_n) memset((char *)q + old_n * size, 0, (cap - old_n) * size);
     *arr = q;
@@ -51,10 +54,19 @@ void bn_particles_free(bn_particles *p)
     free(p);
 }
 
+/* Bytes of one particle: position, velocity, mass, id, and acceleration
+ * and potential when the set holds forces. */
+static size_t particle_bytes(const bn_particles *p)
+{
+    return 7 * sizeof(double) + sizeof(uint64_t) + (p->acc[0] ? 4 * sizeof(double) : 0);
+}
+
 bn_status bn_particles_resize(bn_particles *p, size_t n)
 {
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_resize: particle set is NULL");
     if (n > p->capacity) {
+        /* a count from a file or an option: never attempted when it cannot fit */
+        BN_TRY(bn_check_count(n, particle_bytes(p), "particles"));
         size_t cap = n, old = p->capacity;
         for (int k = 0; k < 3; k++) {
             BN_TRY(grow((void **)&p->pos[k], old, cap, sizeof(double), "positions"));
@@ -73,6 +85,7 @@ bn_status bn_particles_resize(bn_particles *p, size_t n)
 bn_status bn_particles_ensure_forces(bn_particles *p)
 {
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_ensure_forces: particle set is NULL");
+    if (!p->acc[0]) BN_TRY(bn_check_count(p->capacity, particle_bytes(p) + 4 * sizeof(double), "particles with forces"));
     for (int k = 0; k < 3; k++)
         if (!p->acc[k]) BN_TRY(grow((void **)&p->acc[k], 0, p->capacity, sizeof(double), "accelerations"));
     if (!p->pot) BN_TRY(grow((void **)&p->pot, 0, p->capacity, sizeof(double), "potentials"));
@@ -112,6 +125,24 @@ double bn_particles_total_mass(const bn_particles *p)
     return m;
 }
 
+/* Coordinates whose differences overflow: beyond BN_MAX_SPAN apart, the
+ * squared distances of the force (and the tree's boxes) are infinite. */
+static bn_status check_span(const bn_particles *p, const char *what)
+{
+    static const char *axis = "xyz";
+    for (int k = 0; k < 3; k++) {
+        double lo = p->pos[k][0], hi = lo;
+        for (size_t i = 1; i < p->n; i++) {
+            lo = fmin(lo, p->pos[k][i]);
+            hi = fmax(hi, p->pos[k][i]);
+        }
+        if (!(hi - lo < BN_MAX_SPAN))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: the particles span %g in %c (from %g to %g): beyond %g squared "
+                           "distances overflow", what, hi - lo, axis[k], lo, hi, BN_MAX_SPAN);
+    }
+    return BN_OK;
+}
+
 bn_status bn_particles_validate(const bn_particles *p, const char *what)
 {
     static const char *axis = "xyz";
@@ -134,7 +165,84 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
     double m = bn_particles_total_mass(p);
     if (!(m > 0.0 && isfinite(m)))
         return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be finite and > 0)", what, m);
+    return check_span(p, what);
+}
+
+bn_status bn_particles_check_forces(const bn_particles *p, const char *what)
+{
+    static const char *axis = "xyz";
+    if (!p || !p->acc[0]) return BN_OK;
+    for (size_t i = 0; i < p->n; i++) {
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(p->acc[k][i]))
+                return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c acceleration (%g)",
+                               what, i, (unsigned long long)p->id[i], axis[k], p->acc[k][i]);
+        if (p->pot && !isfinite(p->pot[i]))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite potential (%g)", what, i,
+                           (unsigned long long)p->id[i], p->pot[i]);
+    }
     return BN_OK;
+}
+
+/* One pass of an LSD radix sort on 11-bit digits at `shift`. */
+static void radix_pass(const uint64_t *in, uint64_t *out, size_t n, int shift)
+{
+    size_t count[2048] = {0};
+    for (size_t i = 0; i < n; i++) count[(in[i] >> shift) & 2047]++;
+    size_t sum = 0;
+    for (int d = 0; d < 2048; d++) {
+        size_t c = count[d];
+        count[d] = sum;
+        sum += c;
+    }
+    for (size_t i = 0; i < n; i++) out[count[(in[i] >> shift) & 2047]++] = in[i];
+}
+
+/* The first id that appears twice in a sorted copy (radix sort: linear
+ * in n, only as many passes as the largest id has digits); 0 with *found
+ * = 0 when every id is unique. */
+static bn_status first_repeated_id(const bn_particles *p, uint64_t *rep, int *found)
+{
+    uint64_t *a = bn_alloc_array(p->n, sizeof *a, "id check"), *b = bn_alloc_array(p->n, sizeof *b, "id check");
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return BN_ERR_NOMEM;
+    }
+    uint64_t max = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        a[i] = p->id[i];
+        if (a[i] > max) max = a[i];
+    }
+    for (int shift = 0; shift < 64 && (shift == 0 || (max >> shift) != 0); shift += 11) {
+        radix_pass(a, b, p->n, shift);
+        uint64_t *t = a;
+        a = b;
+        b = t;
+    }
+    *found = 0;
+    for (size_t i = 1; i < p->n && !*found; i++)
+        if (a[i] == a[i - 1]) *rep = a[i], *found = 1;
+    free(a);
+    free(b);
+    return BN_OK;
+}
+
+bn_status bn_particles_check_ids(const bn_particles *p, const char *what)
+{
+    if (!p || p->n < 2) return BN_OK;
+    uint64_t rep = 0;
+    int found = 0;
+    BN_TRY(first_repeated_id(p, &rep, &found));
+    if (!found) return BN_OK;
+    size_t first = p->n, second = p->n;
+    for (size_t i = 0; i < p->n && second == p->n; i++)
+        if (p->id[i] == rep) {
+            if (first == p->n) first = i;
+            else second = i;
+        }
+    return bn_fail(BN_ERR_FORMAT, "%s: id %llu appears more than once (particles %zu and %zu): ids must be unique",
+                   what, (unsigned long long)rep, first, second);
 }
 
 bn_units bn_units_nbody(void)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "gravity/force_checks.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
 
@@ -118,6 +119,13 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
                        "steps (eta = 0)", ip->time_bins);
     if (ip->tree_rebuild < 0)
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: tree_rebuild must be >= 0, got %d", ip->tree_rebuild);
+    if (!(ip->dt_min >= 0) || !isfinite(ip->dt_min))
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: dt_min must be finite and >= 0, got %g", ip->dt_min);
+    if (ip->dt < ip->dt_min)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: dt = %g is below dt_min = %g", ip->dt, ip->dt_min);
+    if (ip->time_bins >= 2 && ldexp(ip->dt, -(ip->time_bins - 1)) < ip->dt_min)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: the finest block step dt / 2^(time_bins - 1) = %g is below "
+                       "dt_min = %g", ldexp(ip->dt, -(ip->time_bins - 1)), ip->dt_min);
     BN_TRY(require_synchronised(sim, "bn_simulation_set_integrator"));
     sim->integ = *ip;
     return BN_OK;
@@ -125,7 +133,7 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
 
 bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
 {
-    BN_TRY(bn_particles_validate(p, "bn_simulation_set_particles"));
+    BN_TRY(bn_particles_validate(p, "particles"));
     bn_particles *copy = NULL;
     BN_TRY(bn_particles_copy(&copy, p));
     bn_particles_free(sim->host);
@@ -174,7 +182,8 @@ static bn_status ensure_backend(bn_simulation *sim)
         }
     }
     if (!sim->backend_current) {
-        BN_TRY(bn_particles_validate(sim->host, "simulation"));
+        BN_TRY(bn_particles_validate(sim->host, "particles"));
+        BN_TRY(bn_force_inputs_check(&sim->grav, sim->host));
         BN_TRY(sim->ops->upload(sim->state, sim->host));
         BN_TRY(sim->ops->clock_write(sim->state, &sim->clock));
         sim->backend_current = 1;
@@ -459,6 +468,21 @@ static long steps_to_check(const bn_simulation *sim, long m)
     return left < 1 ? 1 : left < m ? left : m;
 }
 
+/* The shared step the criterion asks for now (before any shortening to
+ * land on an output) against dt_min: below it the run would creep on
+ * for ever (GADGET's MinSizeTimestep, SWIFT's dt_min). Block steps have
+ * a floor of their own, dt / 2^(K-1), checked against dt_min when set. */
+static bn_status check_step_floor(const bn_simulation *sim, const bn_step_rule *r)
+{
+    if (!(sim->integ.dt_min > 0) || r->n_bins > 0 || !(r->eta > 0) || !(sim->clock.amax > 0)) return BN_OK;
+    const double dt = fmin(r->dt, r->eta * sqrt(r->eps / sim->clock.amax));
+    if (dt >= sim->integ.dt_min) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "at t = %.9g (step %ld) the time step eta sqrt(eps / max|a|) = %g fell below "
+                   "TimeIntegration:dt_min = %g (max|a| = %g): a close encounter or a collapse that the softening "
+                   "%g does not resolve; raise the softening or lower dt_min", sim->clock.time, sim->clock.steps, dt,
+                   sim->integ.dt_min, sim->clock.amax, r->eps);
+}
+
 /* Up to max_steps steps toward t_limit, queued back to back; the clock is
  * read once at the end (and, on a failure, to stay true). */
 static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
@@ -476,7 +500,8 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
     if (s == BN_OK && block_host_decides(sim)) return BN_OK; /* its step read the clock at its end */
     const bn_status read = read_clock(sim);
-    return s != BN_OK ? s : read;
+    BN_TRY(s != BN_OK ? s : read);
+    return check_step_floor(sim, &r);
 }
 
 bn_status bn_simulation_advance(bn_simulation *sim, double t_limit, long max_steps, long *steps_taken)

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "gravity/force_checks.h"
 #include "gravity/tune.h"
 
 struct bn_gravity {
@@ -78,12 +79,14 @@ static bn_status targeted_forces(bn_gravity *g, size_t n)
 bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
-    BN_TRY(bn_particles_validate(p, "bn_gravity_compute"));
+    BN_TRY(bn_particles_validate(p, "force computation"));
+    BN_TRY(bn_force_inputs_check(&g->params, p));
     BN_TRY(g->ops->upload(g->state, p));
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
         BN_TRY(targeted_forces(g, p->n));
-        return g->ops->download(g->state, p);
+        BN_TRY(g->ops->download(g->state, p));
+        return bn_force_outputs_check(&g->params, p);
     }
     /* The acceleration criterion needs old accelerations: the first pass
      * uses the bonsai criterion, the second the accel criterion. */
@@ -91,5 +94,6 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
         BN_TRY(g->ops->forces(g->state, &g->stats));
     memset(&g->stats, 0, sizeof g->stats);
     BN_TRY(g->ops->forces(g->state, &g->stats));
-    return g->ops->download(g->state, p);
+    BN_TRY(g->ops->download(g->state, p));
+    return bn_force_outputs_check(&g->params, p);
 }

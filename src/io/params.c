@@ -45,7 +45,8 @@ static int parse_double_text(const char *s, double *out)
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || errno == ERANGE || !isfinite(v)) return 0;
+    /* ERANGE also flags denormals (kept) and underflow to 0 (refused) */
+    if (end == s || !isfinite(v) || (errno == ERANGE && v == 0)) return 0;
     while (isspace((unsigned char)*end)) end++;
     if (*end) return 0;
     *out = v;
@@ -95,11 +96,24 @@ static int qsort_double(const void *a, const void *b)
 }
 
 /* "[0.5, 1, 2]" or "0.5,1,2" or "" -> sorted list without repeats. */
+static bn_status parse_list(const char *where, const bn_param_desc *d, const char *text, char *buf,
+                            bn_param_list *out);
+
 static bn_status set_list(const char *where, const bn_param_desc *d, const char *text, bn_param_list *out)
 {
-    char buf[BN_PARAM_STRLEN * 4];
-    if (strlen(text) >= sizeof buf) return bad_value(where, d, "...", "list too long");
+    /* a copy to cut into entries: as long as the text (1024 entries of
+     * 17 digits and more are fine) */
+    char *buf = bn_alloc(strlen(text) + 1, "parameter list");
+    if (!buf) return BN_ERR_NOMEM;
     strcpy(buf, text);
+    bn_status s = parse_list(where, d, text, buf, out);
+    free(buf);
+    return s;
+}
+
+static bn_status parse_list(const char *where, const bn_param_desc *d, const char *text, char *buf,
+                            bn_param_list *out)
+{
     char *s = buf, *e = buf + strlen(buf);
     while (isspace((unsigned char)*s)) s++;
     while (e > s && isspace((unsigned char)e[-1])) *--e = '\0';
@@ -115,8 +129,8 @@ static bn_status set_list(const char *where, const bn_param_desc *d, const char 
         if (comma) *comma = '\0';
         double v;
         if (l.n == 0 && !comma && strspn(tok, " \t") == strlen(tok)) break; /* empty list */
-        if (!parse_double_text(tok, &v)) return bad_value(where, d, text, "expected a list of finite numbers");
-        BN_TRY(check_range(where, d, text, v));
+        if (!parse_double_text(tok, &v)) return bad_value(where, d, tok, "expected a list of finite numbers");
+        BN_TRY(check_range(where, d, tok, v));
         if (l.n == BN_PARAM_LIST_MAX) return bad_value(where, d, "...", "more than 1024 entries");
         l.v[l.n++] = v;
         tok = comma ? comma + 1 : NULL;

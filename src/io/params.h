@@ -23,6 +23,10 @@
 #define BN_PARAM_STRLEN 1024 /* longest string value, NUL included      */
 #define BN_PARAM_LIST_MAX 1024 /* most entries of a list (Snapshots:times) */
 #define BN_PARAM_MAX 64      /* room for this many parameters           */
+/* Longest value as text: a full list, 1024 numbers of up to 24
+ * characters and their separators. */
+#define BN_PARAM_TEXT_MAX (BN_PARAM_LIST_MAX * 28 + 64)
+#define BN_PARAM_FILE_MAX (16 << 20) /* largest parameter file, bytes      */
 
 typedef struct bn_param_list {
     int n;

@@ -182,6 +182,10 @@ const bn_param_desc bn_param_table[] = {
     {"TimeIntegration", "eta", BN_PT_DOUBLE, OFF(integ.eta), "0", NONNEGATIVE, NULL, NULL,
      "Adaptive shared step dt = min(dt, eta sqrt(eps / max|a|)), eps = Gravity:softening (0.001 when "
      "that is 0); 0: fixed step dt. With time_bins >= 2 the criterion is per particle, eta sqrt(eps / |a_i|)."},
+    {"TimeIntegration", "dt_min", BN_PT_DOUBLE, OFF(integ.dt_min), "0", NONNEGATIVE, NULL, NULL,
+     "Shortest time step allowed (SWIFT's dt_min, GADGET's MinSizeTimestep): a step the criterion makes shorter "
+     "stops the run with an error, as does dt (or the finest block step dt / 2^(time_bins - 1)) below it. "
+     "0: (t_end - start) / 1e10, so that no run plans more than 1e10 steps."},
     {"TimeIntegration", "time_bins", BN_PT_INT, OFF(integ.time_bins), "0", 0, BN_TIME_BINS_MAX, 0, NULL, NULL,
      "Block (hierarchical) time steps with this many bins: particle i steps dt / 2^b, b in 0..time_bins-1 the "
      "coarsest with dt / 2^b <= eta sqrt(eps / |a_i|) (needs eta > 0); a step computes the forces of the "

@@ -75,7 +75,7 @@ static void print_header(FILE *f, bn_params_mode mode)
 /* One key; returns whether anything was printed. */
 static int print_key(FILE *f, const bn_run_params *p, const bn_param_desc *d, bn_params_mode mode)
 {
-    char value[BN_PARAM_STRLEN * 2 + 32];
+    char value[BN_PARAM_TEXT_MAX];
     int idx = (int)(d - bn_param_table);
     const char *unused = d->unused_because ? d->unused_because(p) : NULL;
     if (mode == BN_PARAMS_UNUSED && (p->origin[idx] == BN_ORIGIN_DEFAULT || !unused)) return 0;

@@ -30,20 +30,24 @@ static const char *scalar_text(const yaml_node_t *n)
     return s;
 }
 
-/* A sequence of scalars as "a,b,c" (for list parameters). */
+/* A sequence of scalars as "a,b,c" (for list parameters), in *out
+ * (malloc'ed: as long as the entries need). */
 static bn_status join_sequence(reader *r, const yaml_node_t *seq, const char *where, const bn_param_desc *d,
-                               char *buf, size_t size)
+                               char **out)
 {
-    buf[0] = '\0';
+    size_t size = 1;
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
         const yaml_node_t *item = yaml_document_get_node(r->doc, *it);
         if (!item || item->type != YAML_SCALAR_NODE)
             return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s: list entries must be numbers", where, d->section, d->key);
-        size_t len = strlen(buf);
-        if (len + strlen(scalar(item)) + 2 >= size)
-            return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s: list too long", where, d->section, d->key);
-        snprintf(buf + len, size - len, "%s%s", len ? "," : "", scalar(item));
+        size += strlen(scalar(item)) + 1;
     }
+    char *buf = *out = bn_alloc(size, "parameter list");
+    if (!buf) return BN_ERR_NOMEM;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", scalar(yaml_document_get_node(r->doc, *it)));
     return BN_OK;
 }
 
@@ -65,9 +69,11 @@ static bn_status read_key(reader *r, const char *section, const yaml_node_t *k, 
     if (v->type == YAML_SEQUENCE_NODE) {
         if (d->type != BN_PT_LIST)
             return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s expects a single value, not a list", where, section, d->key);
-        char joined[BN_PARAM_STRLEN * 2];
-        BN_TRY(join_sequence(r, v, where, d, joined, sizeof joined));
-        return bn_param_set(r->p, d, joined, where, BN_ORIGIN_FILE);
+        char *joined = NULL;
+        BN_TRY(join_sequence(r, v, where, d, &joined));
+        bn_status s = bn_param_set(r->p, d, joined, where, BN_ORIGIN_FILE);
+        free(joined);
+        return s;
     }
     return bn_param_set(r->p, d, scalar_text(v), where, BN_ORIGIN_FILE);
 }
@@ -118,13 +124,17 @@ static bn_status syntax_error(const char *path, const yaml_parser_t *ps)
 
 bn_status bn_run_params_read_file(bn_run_params *p, const char *path)
 {
+    /* stat first: opening a FIFO would block for ever */
+    struct stat st;
+    if (stat(path, &st) != 0) return bn_fail(BN_ERR_IO, "cannot open parameter file '%s': %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return bn_fail(BN_ERR_IO, "parameter file '%s' is not a regular file (%s)", path,
+                       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    if (st.st_size > BN_PARAM_FILE_MAX)
+        return bn_fail(BN_ERR_IO, "parameter file '%s' is %lld bytes long (at most %d)", path, (long long)st.st_size,
+                       BN_PARAM_FILE_MAX);
     FILE *f = fopen(path, "rb");
     if (!f) return bn_fail(BN_ERR_IO, "cannot open parameter file '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return bn_fail(BN_ERR_IO, "parameter file '%s' is a directory", path);
-    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {

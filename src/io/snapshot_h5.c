@@ -83,7 +83,7 @@ bn_status bn_h5_attr_read_doubles(hid_t obj, const char *where, const char *name
         s = bn_fail(BN_ERR_FORMAT, "%s: attribute %s is not numeric", where, name);
     else if (np < 1)
         s = bn_fail(BN_ERR_FORMAT, "%s: attribute %s is empty", where, name);
-    else if (!(buf = bn_alloc((size_t)np * sizeof *buf, name)))
+    else if (!(buf = bn_alloc_array((size_t)np, sizeof *buf, name)))
         s = BN_ERR_NOMEM;
     else if (H5Aread(a, H5T_NATIVE_DOUBLE, buf) < 0)
         s = bn_h5_fail(BN_ERR_FORMAT, "%s: cannot read attribute %s", where, name);
@@ -110,8 +110,11 @@ bn_status bn_h5_attr_read_double(hid_t obj, const char *where, const char *name,
 static bn_status read_string_value(hid_t a, hid_t ftype, char *buf, size_t len)
 {
     if (H5Tis_variable_str(ftype) > 0) {
+        /* the memory type takes the file's character set: HDF5 does not
+         * convert between ASCII and UTF-8 (h5py writes UTF-8 by default) */
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ftype));
         char *v = NULL;
         herr_t r = H5Aread(a, mt, &v);
         H5Tclose(mt);
@@ -127,6 +130,9 @@ static bn_status read_string_value(hid_t a, hid_t ftype, char *buf, size_t len)
     herr_t r = H5Aread(a, mt, tmp);
     H5Tclose(mt);
     tmp[sz] = '\0';
+    /* Fortran writers pad with spaces (H5T_STR_SPACEPAD) */
+    if (H5Tget_strpad(ftype) == H5T_STR_SPACEPAD)
+        for (size_t k = strlen(tmp); k > 0 && tmp[k - 1] == ' '; k--) tmp[k - 1] = '\0';
     if (r >= 0) snprintf(buf, len, "%s", tmp);
     free(tmp);
     return r < 0 ? BN_ERR_FORMAT : BN_OK;

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "io/snapshot_h5.h"
 #include "io/snapshot_params.h"
 
@@ -14,6 +15,8 @@ typedef struct {
     double mass_table[BN_H5_MAX_TYPES];
     double count[BN_H5_MAX_TYPES]; /* NumPart_ThisFile, when present */
     size_t n_count;                /* how many entries count has      */
+    double total[BN_H5_MAX_TYPES]; /* NumPart_Total (+ HighWord << 32) */
+    size_t n_total;
 } header_info;
 
 /* One PartTypeN group with particles. */
@@ -33,6 +36,13 @@ typedef struct {
 
 static bn_status check_readable(const char *path)
 {
+    /* only regular files: a FIFO would block the reader forever, a
+     * directory or device is not a snapshot */
+    struct stat st;
+    if (stat(path, &st) != 0) return bn_fail(BN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return bn_fail(BN_ERR_IO, "%s is not a regular file (%s)", path,
+                       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
     FILE *fp = fopen(path, "rb");
     if (!fp) return bn_fail(BN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     fclose(fp);
@@ -55,11 +65,47 @@ static bn_status header_first(hid_t h, const char *name, double *out)
     return BN_OK;
 }
 
+/* A per-type particle count array (NumPart_ThisFile, NumPart_Total):
+ * whole numbers >= 0. */
+static bn_status header_counts(hid_t h, const char *name, double *out, size_t *n)
+{
+    *n = 0;
+    if (!bn_h5_attr_exists(h, name)) return BN_OK;
+    BN_TRY(bn_h5_attr_read_doubles(h, "/Header", name, out, BN_H5_MAX_TYPES, n));
+    if (*n > BN_H5_MAX_TYPES) *n = BN_H5_MAX_TYPES;
+    for (size_t t = 0; t < *n; t++)
+        if (!(out[t] >= 0 && out[t] == floor(out[t]) && out[t] < 1.8446744073709552e19))
+            return bn_fail(BN_ERR_FORMAT, "/Header: %s[%zu] = %g (must be a whole number >= 0)", name, t, out[t]);
+    return BN_OK;
+}
+
+/* NumPart_Total with GADGET's NumPart_Total_HighWord (the upper 32 bits). */
+static bn_status header_totals(hid_t h, header_info *hi)
+{
+    double high[BN_H5_MAX_TYPES] = {0};
+    size_t nh = 0;
+    BN_TRY(header_counts(h, "NumPart_Total", hi->total, &hi->n_total));
+    BN_TRY(header_counts(h, "NumPart_Total_HighWord", high, &nh));
+    for (size_t t = 0; t < hi->n_total && t < nh; t++) hi->total[t] += high[t] * 4294967296.0;
+    return BN_OK;
+}
+
+/* Time, Redshift, BoxSize: finite (a NaN time would only fail later,
+ * far from the file that holds it). */
+static bn_status header_finite(hid_t h, const char *name, double *out)
+{
+    BN_TRY(header_first(h, name, out));
+    if (!isfinite(*out)) return bn_fail(BN_ERR_FORMAT, "/Header: %s = %g (must be finite)", name, *out);
+    return BN_OK;
+}
+
 static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *meta)
 {
     size_t n = 0;
     double nfiles = 1;
     BN_TRY(header_first(h, "NumFilesPerSnapshot", &nfiles));
+    if (!(nfiles >= 1) || nfiles != floor(nfiles))
+        return bn_fail(BN_ERR_FORMAT, "/Header: NumFilesPerSnapshot = %g (must be a whole number >= 1)", nfiles);
     if (nfiles > 1)
         return bn_fail(BN_ERR_UNSUPPORTED,
                        "/Header: NumFilesPerSnapshot = %g: this is one part of a split snapshot; "
@@ -71,12 +117,13 @@ static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *m
         if (!(hi->mass_table[t] >= 0 && hi->mass_table[t] < 1e300))
             return bn_fail(BN_ERR_FORMAT, "/Header: MassTable[%zu] = %g (must be finite and >= 0)", t,
                            hi->mass_table[t]);
-    if (bn_h5_attr_exists(h, "NumPart_ThisFile"))
-        BN_TRY(bn_h5_attr_read_doubles(h, "/Header", "NumPart_ThisFile", hi->count, BN_H5_MAX_TYPES, &hi->n_count));
-    if (hi->n_count > BN_H5_MAX_TYPES) hi->n_count = BN_H5_MAX_TYPES;
-    BN_TRY(header_first(h, "Time", &meta->time));
-    BN_TRY(header_first(h, "Redshift", &meta->redshift));
-    return header_first(h, "BoxSize", &meta->box_size);
+    BN_TRY(header_counts(h, "NumPart_ThisFile", hi->count, &hi->n_count));
+    BN_TRY(header_totals(h, hi));
+    BN_TRY(header_finite(h, "Time", &meta->time));
+    BN_TRY(header_finite(h, "Redshift", &meta->redshift));
+    BN_TRY(header_finite(h, "BoxSize", &meta->box_size));
+    if (meta->box_size < 0) return bn_fail(BN_ERR_FORMAT, "/Header: BoxSize = %g (must be >= 0)", meta->box_size);
+    return BN_OK;
 }
 
 static bn_status read_header(hid_t f, header_info *hi, bn_snapshot_meta *meta)
@@ -105,16 +152,26 @@ static bn_status open_matching(const part_group *g, const char *name, int ncol, 
     return BN_OK;
 }
 
-/* Rows of g's Coordinates, checked against /Header NumPart_ThisFile. */
-static bn_status count_rows(part_group *g, double header_n)
+/* A /Header count of type t (-1: not given) against the rows found. */
+static bn_status check_header_count(const char *name, int t, double header_n, const char *where, size_t rows)
+{
+    if (header_n < 0 || header_n == (double)rows) return BN_OK;
+    return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header %s[%d] = %.0f but %s/Coordinates has %zu rows", name, t,
+                   header_n, where, rows);
+}
+
+static double header_entry(const double *v, size_t n, int t) { return (size_t)t < n ? v[t] : -1; }
+
+/* Rows of g's Coordinates, checked against /Header NumPart_ThisFile and
+ * NumPart_Total (one file holds the whole snapshot). */
+static bn_status count_rows(part_group *g, const header_info *hi)
 {
     hid_t d;
     BN_TRY(bn_h5_open_dataset(g->group, g->where, "Coordinates", 3, &d, &g->n));
     H5Dclose(d);
-    if (header_n >= 0 && header_n != (double)g->n)
-        return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header NumPart_ThisFile[%d] = %.0f but %s/Coordinates has %zu rows",
-                       g->type, header_n, g->where, g->n);
-    return BN_OK;
+    BN_TRY(check_header_count("NumPart_ThisFile", g->type, header_entry(hi->count, hi->n_count, g->type), g->where,
+                              g->n));
+    return check_header_count("NumPart_Total", g->type, header_entry(hi->total, hi->n_total, g->type), g->where, g->n);
 }
 
 /* Register group PartType<t> if it holds particles (some codes write
@@ -125,17 +182,20 @@ static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *p
     g->type = t;
     g->n = 0;
     snprintf(g->where, sizeof g->where, "/PartType%d", t);
-    double header_n = (size_t)t < hi->n_count ? hi->count[t] : -1;
+    double header_n = header_entry(hi->count, hi->n_count, t);
     g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
     if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
     int empty = header_n == 0 && !bn_h5_link_exists(g->group, "Coordinates");
-    bn_status s = empty ? BN_OK : count_rows(g, header_n);
+    bn_status s = empty ? BN_OK : count_rows(g, hi);
     if (s != BN_OK || g->n == 0) {
         H5Gclose(g->group);
         return s;
     }
+    if (__builtin_add_overflow(pg->total, g->n, &pg->total)) {
+        H5Gclose(g->group);
+        return bn_fail(BN_ERR_FORMAT, "%s: the particle count overflows", g->where);
+    }
     pg->n_groups++;
-    pg->total += g->n;
     pg->all_acc &= bn_h5_link_exists(g->group, "Acceleration");
     pg->all_pot &= bn_h5_link_exists(g->group, "Potential");
     return BN_OK;
@@ -149,6 +209,10 @@ static bn_status find_groups(hid_t f, const header_info *hi, part_groups *pg)
         char name[32];
         snprintf(name, sizeof name, "PartType%d", t);
         if (bn_h5_link_exists(f, name)) BN_TRY(add_group(f, t, hi, pg));
+        else if (header_entry(hi->count, hi->n_count, t) > 0 || header_entry(hi->total, hi->n_total, t) > 0)
+            return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header counts %.0f particles of type %d but there is no "
+                           "group /%s", fmax(header_entry(hi->count, hi->n_count, t),
+                                              header_entry(hi->total, hi->n_total, t)), t, name);
     }
     if (pg->total == 0) return bn_fail(BN_ERR_FORMAT, "no particles: no PartTypeN group with Coordinates");
     return BN_OK;
@@ -229,7 +293,7 @@ static bn_status read_particles(const header_info *hi, const part_groups *pg, bn
     }
     double m = bn_particles_total_mass(p);
     if (!(m > 0) || !isfinite(m)) return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be finite and > 0)", m);
-    return BN_OK;
+    return bn_particles_check_ids(p, "ParticleIDs");
 }
 
 static bn_status read_file(hid_t f, bn_particles **out, bn_snapshot_meta *meta)

@@ -4,6 +4,7 @@
  * GADGET-2/3 ones that older readers and pynbody look for (HighWord,
  * Flag_*, cosmology); Header/Code is "banyan", never "SWIFT", so yt opens
  * the file as GADGET HDF5. */
+#include <math.h>
 #include <string.h>
 #include "io/atomic_file.h"
 #include "io/snapshot_h5.h"
@@ -92,6 +93,10 @@ bn_status bn_snapshot_write(const char *path, const bn_particles *p, const bn_sn
     if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_write: path is NULL");
     /* never write what bn_snapshot_read would refuse */
     BN_TRY(bn_particles_validate(p, path));
+    BN_TRY(bn_particles_check_forces(p, path));
+    BN_TRY(bn_particles_check_ids(p, path));
+    if (meta && !isfinite(meta->time))
+        return bn_fail(BN_ERR_ARGUMENT, "%s: the time %g is not finite", path, meta->time);
     bn_snapshot_meta def = bn_snapshot_meta_default();
     if (!meta) meta = &def;
     bn_h5_quiet();

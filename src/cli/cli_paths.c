@@ -1,0 +1,88 @@
+/* Is an output the same file as an input or another output? Compared by
+ * resolved path (symbolic links, "..", "./" and the working directory
+ * taken into account) and, for files that exist, by device and inode
+ * (hard links), never by the strings as typed. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli/cli.h"
+#include "core/error.h"
+
+/* Append component `c` (length n) to the absolute path `out`, resolving
+ * "." and ".." by the text (used only below the deepest existing
+ * directory, where no symbolic link can be). */
+static void append_component(char *out, size_t size, const char *c, size_t n)
+{
+    if (n == 0 || (n == 1 && c[0] == '.')) return;
+    if (n == 2 && c[0] == '.' && c[1] == '.') {
+        char *slash = strrchr(out, '/');
+        if (slash) slash[slash == out ? 1 : 0] = '\0';
+        return;
+    }
+    size_t len = strlen(out);
+    if (len + n + 2 > size) return;
+    if (len == 0 || out[len - 1] != '/') out[len++] = '/';
+    memcpy(out + len, c, n);
+    out[len + n] = '\0';
+}
+
+/* The deepest existing ancestor of `abs` resolved by realpath(), and the
+ * rest appended by the text. */
+static int resolve(const char *abs, char *out, size_t size)
+{
+    char head[PATH_MAX];
+    if (snprintf(head, sizeof head, "%s", abs) >= (int)sizeof head) return 0;
+    size_t cut = strlen(head);
+    for (;;) {
+        char real[PATH_MAX];
+        if (realpath(head[0] ? head : "/", real)) {
+            if (snprintf(out, size, "%s", real) >= (int)size) return 0;
+            break;
+        }
+        char *slash = strrchr(head, '/');
+        if (!slash) return 0;
+        *slash = '\0';
+        cut = (size_t)(slash - head);
+    }
+    for (const char *c = abs + cut; *c;) {
+        while (*c == '/') c++;
+        size_t n = strcspn(c, "/");
+        append_component(out, size, c, n);
+        c += n;
+    }
+    return 1;
+}
+
+int cli_path_resolve(const char *path, char *out, size_t size)
+{
+    char abs[PATH_MAX];
+    if (!path || !path[0]) return 0;
+    if (path[0] == '/') {
+        if (snprintf(abs, sizeof abs, "%s", path) >= (int)sizeof abs) return 0;
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd)) return 0;
+        if (snprintf(abs, sizeof abs, "%s/%s", cwd, path) >= (int)sizeof abs) return 0;
+    }
+    return resolve(abs, out, size);
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!cli_path_resolve(a, ra, sizeof ra) || !cli_path_resolve(b, rb, sizeof rb)) return !strcmp(a, b);
+    return !strcmp(ra, rb);
+}
+
+bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other)
+{
+    if (!path || !other || !cli_same_file(path, other)) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "%s '%s' is the same file as %s '%s': refusing to overwrite it", what, path,
+                   other_what, other);
+}
