@@ -85,9 +85,9 @@ BN_API bn_status bn_particles_ensure_forces(bn_particles *p);
 /* Deep copy. */
 BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
- * > 0, and coordinates that span less than BN_MAX_SPAN (beyond it squared
- * distances overflow). The message names the first offending particle
- * and field. */
+ * > 0. The message names the first offending particle and field. (Force
+ * computations also refuse coordinates that span BN_MAX_SPAN or more:
+ * beyond it squared distances overflow.) */
 #define BN_MAX_SPAN 1e150
 BN_API bn_status bn_particles_validate(const bn_particles *p, const char *what);
 /* Fail naming the id (and two particles holding it) when an id repeats. */

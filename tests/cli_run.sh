@@ -161,6 +161,71 @@ expect_fail "t_end = 0.1 must be after the start time 0.125" "$T/tiny.yml" -o "$
     -P InitialConditions:file:"$T/a/snaps/snapshot_0000.hdf5" -P TimeIntegration:t_end:0.1 -P Snapshots:times:[]
 for d in bad2 bad3 bad4 bad5 bad6 bad7 bad8 bad9; do [ -e "$T/$d" ] && fail "failed run $d left output"; done
 
+# --- hostile inputs (issue 15): refused before the first output ---------------
+# expect_refused "needle" OUTDIR args...: non-zero exit, the message, and
+# nothing at all written into OUTDIR
+expect_refused() {
+    local needle=$1 out=$2; shift 2
+    expect_fail "$needle" "$@" -o "$out"
+    if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then fail "run $* left files: $(ls -A "$out")"; fi
+}
+H="$T/hostile"
+mkdir -p "$H"
+# runs that never end: steps, log rows and snapshots are counted first
+expect_refused "is 6.4e+10 steps (more than 1e+10)" "$H/o1" "$T/tiny.yml" -P TimeIntegration:t_end:1e9
+expect_refused "steps (more than 1e+10)" "$H/o2" "$T/tiny.yml" -P TimeIntegration:t_end:1e308
+expect_refused "in steps of 1e-300" "$H/o3" "$T/tiny.yml" -P TimeIntegration:dt:1e-300
+expect_refused "eta = 1e-300" "$H/o4" "$T/tiny.yml" -P TimeIntegration:eta:1e-300
+expect_refused "below dt_min = 0.001" "$H/o5" "$T/tiny.yml" -P TimeIntegration:dt_min:0.001 \
+    -P TimeIntegration:eta:0.001
+expect_refused "Snapshots:interval = 1e-300 asks for more than" "$H/o6" "$T/tiny.yml" -P Snapshots:interval:1e-300
+expect_refused "Statistics:interval = 1e-300: the energy log would get 2.5e+299 rows" "$H/o7" "$T/tiny.yml" \
+    -P Statistics:interval:1e-300
+expect_refused "Statistics:interval = 0: the energy log would get" "$H/o8" "$T/tiny.yml" \
+    -P TimeIntegration:t_end:1e5 -P TimeIntegration:dt:0.001
+mkfifo "$H/fifo.hdf5" "$H/fifo.yml"
+expect_refused "fifo.hdf5 is not a regular file (a FIFO)" "$H/o9" "$T/tiny.yml" -P InitialConditions:file:"$H/fifo.hdf5"
+expect_refused "fifo.yml' is not a regular file (a FIFO)" "$H/o10" "$H/fifo.yml"
+# a collapse that the softening does not resolve stops at dt_min, with a message
+"$BANYAN" run "$T/tiny.yml" -o "$H/collapse" -q -P InitialConditions:model:uniform-sphere \
+    -P Gravity:softening:0.01 -P TimeIntegration:eta:0.1 -P TimeIntegration:t_end:2 \
+    -P TimeIntegration:dt_min:1e-3 -P Snapshots:times:[] 2>"$T/err.txt" && fail "the collapse ran through dt_min"
+grep -q "at t = 1.1.*fell below TimeIntegration:dt_min = 0.001" "$T/err.txt" || fail "collapse: $(cat "$T/err.txt")"
+# outputs that are inputs or each other: refused naming both, whatever the spelling
+expect_refused "Snapshots:render_file '$H/o11/used_parameters.yml' is the same file as used_parameters.yml" \
+    "$H/o11" "$T/tiny.yml" -P Snapshots:render:yes -P Snapshots:render_file:used_parameters.yml
+expect_refused "Statistics:energy_file '$H/o12/./unused_parameters.yml' is the same file as unused_parameters.yml" \
+    "$H/o12" "$T/tiny.yml" -P Statistics:energy_file:./unused_parameters.yml
+expect_refused "is the same file as Statistics:energy_file" "$H/o13" "$T/tiny.yml" \
+    -P Statistics:energy_file:snaps/../snaps/snapshot_0001.hdf5
+cp "$T/tiny.yml" "$H/p.yml"
+expect_refused "is the same file as the parameter file" "$H/o14" "$H/p.yml" -P Snapshots:render:yes \
+    -P Snapshots:render_file:"$H/p.yml"
+ln -s "$H" "$H/link"
+expect_refused "is the same file as the parameter file" "$H/o15" "$H/p.yml" \
+    -P Statistics:energy_file:"$H/link/p.yml"
+cmp -s "$T/tiny.yml" "$H/p.yml" || fail "the parameter file was overwritten"
+"$BANYAN" run "$T/tiny.yml" -o "$H/ic" -q -P TimeIntegration:t_end:0.125 -P Snapshots:times:[] \
+    -P Snapshots:directory:. || fail "run for a restart file"
+expect_refused "snapshot '$H/ic/snapshot_0000.hdf5' is the same file as InitialConditions:file" "$H/o16" \
+    "$T/tiny.yml" -P InitialConditions:file:"$H/ic/snapshot_0000.hdf5" -P Snapshots:directory:"$H/ic"
+# names that cannot be written
+expect_refused "Snapshots:basename = 'a/b' must be a file name without '/'" "$H/o17" "$T/tiny.yml" \
+    -P Snapshots:basename:a/b
+long=$(printf 'x%.0s' $(seq 300))
+expect_refused "is 310 characters long (at most 255)" "$H/o18" "$T/tiny.yml" -P Snapshots:basename:$long
+expect_refused "Statistics:energy_file: a name in" "$H/o19" "$T/tiny.yml" -P Statistics:energy_file:$long
+# Snapshots:times up to its documented 1024 entries, written back whole
+times=$(seq -f '%.17f' 0.0001 0.0002 0.2047 | head -1024 | paste -sd, -)
+"$BANYAN" run "$T/tiny.yml" -o "$H/times" -P "Snapshots:times:[$times]" --print-defaults >"$T/times.yml" \
+    2>"$T/err.txt" || fail "1024 snapshot times refused: $(cat "$T/err.txt")"
+"$BANYAN" run -P "Snapshots:times:[$times,0.3]" --print-defaults >/dev/null 2>"$T/err.txt" \
+    && fail "1025 snapshot times accepted"
+grep -q "more than 1024 entries" "$T/err.txt" || fail "1025 times: $(cat "$T/err.txt")"
+# denormal numbers are numbers
+"$BANYAN" run "$T/tiny.yml" -P Gravity:accel_alpha:1e-310 --print-defaults >/dev/null 2>"$T/err.txt" \
+    || fail "a denormal value refused: $(cat "$T/err.txt")"
+
 # --- an error target: chosen before the first step, in the log and snapshots -
 "$BANYAN" run -q -o "$T/target" -P InitialConditions:n:4096 -P TimeIntegration:t_end:0.0625 \
     -P Gravity:backend:cpu -P Gravity:error_target:1e-3 -P Gravity:error_cost:work -P Gravity:group_size:32 \

@@ -70,6 +70,37 @@ static inline void fx_attr_vstring(hid_t obj, const char *name, const char *v)
     H5Tclose(t);
 }
 
+/* A string attribute of any kind HDF5 allows: fixed or variable length,
+ * ASCII or UTF-8, NUL- or space-padded. */
+static inline void fx_attr_string(hid_t obj, const char *name, const char *v, int variable, H5T_cset_t cset,
+                                  H5T_str_t pad)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, variable ? H5T_VARIABLE : strlen(v) + (pad == H5T_STR_SPACEPAD ? 3 : 1));
+    H5Tset_cset(t, cset);
+    if (!variable) H5Tset_strpad(t, pad);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s%s", v, pad == H5T_STR_SPACEPAD ? "   " : "");
+    if (variable) fx_attr(obj, name, t, t, 0, &v);
+    else fx_attr(obj, name, t, t, 0, buf);
+    H5Tclose(t);
+}
+
+/* A dataset of d0 x d1 (d1 = 0: 1-D) doubles that claims its rows but
+ * stores none (chunked, never written): a tiny file for any count. */
+static inline void fx_sparse_dataset(hid_t g, const char *name, hsize_t d0, hsize_t d1)
+{
+    hsize_t dims[2] = {d0, d1}, chunk[2] = {1024, d1};
+    hid_t s = H5Screate_simple(d1 > 0 ? 2 : 1, dims, NULL);
+    hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, d1 > 0 ? 2 : 1, chunk);
+    hid_t d = H5Dcreate2(g, name, H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT);
+    fx_check(d, name);
+    H5Dclose(d);
+    H5Pclose(pl);
+    H5Sclose(s);
+}
+
 /* A GADGET-2 header: int32 counts, MassTable, Time, Redshift, BoxSize. */
 static inline void fx_gadget2_header(hid_t f, const int counts[6], const double mass_table[6], double time)
 {

@@ -22,12 +22,12 @@ int cli_parse_long(const char *cmd, const char *opt, const char *s, long *out);
 int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out); /* accepts 2^20 too */
 /* Is stdout or stderr a terminal (for progress lines)? */
 int cli_is_tty(int fd);
-/* An error target's outcome in one line: the settings chosen and the
- * error measured on the sample. */
 /* Output paths: the same file as another (resolved paths; device and
  * inode for files that exist)? cli_check_distinct fails naming both. */
 int cli_path_resolve(const char *path, char *out, size_t size);
 int cli_same_file(const char *a, const char *b);
 bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other);
+/* An error target's outcome in one line: the settings chosen and the
+ * error measured on the sample. */
 void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g, const bn_accuracy *a);
 #endif

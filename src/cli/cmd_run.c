@@ -13,6 +13,7 @@
 #include "cli/run.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "gravity/force_checks.h"
 #include "io/params.h"
 
 typedef struct run_ctx {
@@ -69,6 +70,8 @@ static bn_status load_particles(run_ctx *c, bn_particles **out)
         bn_snapshot_meta meta = bn_snapshot_meta_default();
         bn_status s = bn_snapshot_read(prm->ic_file, out, &meta);
         if (s == BN_OK) s = bn_particles_validate(*out, prm->ic_file);
+        if (s == BN_OK && (s = bn_force_inputs_check(&prm->gravity, *out)) != BN_OK)
+            s = bn_fail_context(s, "%s", prm->ic_file);
         if (s != BN_OK) {
             bn_particles_free(*out);
             *out = NULL;

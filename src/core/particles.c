@@ -125,24 +125,6 @@ double bn_particles_total_mass(const bn_particles *p)
     return m;
 }
 
-/* Coordinates whose differences overflow: beyond BN_MAX_SPAN apart, the
- * squared distances of the force (and the tree's boxes) are infinite. */
-static bn_status check_span(const bn_particles *p, const char *what)
-{
-    static const char *axis = "xyz";
-    for (int k = 0; k < 3; k++) {
-        double lo = p->pos[k][0], hi = lo;
-        for (size_t i = 1; i < p->n; i++) {
-            lo = fmin(lo, p->pos[k][i]);
-            hi = fmax(hi, p->pos[k][i]);
-        }
-        if (!(hi - lo < BN_MAX_SPAN))
-            return bn_fail(BN_ERR_ARGUMENT, "%s: the particles span %g in %c (from %g to %g): beyond %g squared "
-                           "distances overflow", what, hi - lo, axis[k], lo, hi, BN_MAX_SPAN);
-    }
-    return BN_OK;
-}
-
 bn_status bn_particles_validate(const bn_particles *p, const char *what)
 {
     static const char *axis = "xyz";
@@ -165,7 +147,7 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
     double m = bn_particles_total_mass(p);
     if (!(m > 0.0 && isfinite(m)))
         return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be finite and > 0)", what, m);
-    return check_span(p, what);
+    return BN_OK;
 }
 
 bn_status bn_particles_check_forces(const bn_particles *p, const char *what)

@@ -477,10 +477,9 @@ static bn_status check_step_floor(const bn_simulation *sim, const bn_step_rule *
     if (!(sim->integ.dt_min > 0) || r->n_bins > 0 || !(r->eta > 0) || !(sim->clock.amax > 0)) return BN_OK;
     const double dt = fmin(r->dt, r->eta * sqrt(r->eps / sim->clock.amax));
     if (dt >= sim->integ.dt_min) return BN_OK;
-    return bn_fail(BN_ERR_ARGUMENT, "at t = %.9g (step %ld) the time step eta sqrt(eps / max|a|) = %g fell below "
-                   "TimeIntegration:dt_min = %g (max|a| = %g): a close encounter or a collapse that the softening "
-                   "%g does not resolve; raise the softening or lower dt_min", sim->clock.time, sim->clock.steps, dt,
-                   sim->integ.dt_min, sim->clock.amax, r->eps);
+    return bn_fail(BN_ERR_ARGUMENT, "the time step eta sqrt(eps / max|a|) = %g fell below TimeIntegration:dt_min = "
+                   "%g (max|a| = %g): a close encounter or a collapse that the softening %g does not resolve; raise "
+                   "the softening or lower dt_min", dt, sim->integ.dt_min, sim->clock.amax, r->eps);
 }
 
 /* Up to max_steps steps toward t_limit, queued back to back; the clock is

@@ -5,8 +5,10 @@
 #define BN_FORCE_CHECKS_H
 #include "banyan.h"
 
-/* G M, G M / eps^2 (the largest softened acceleration) and eps^2 finite,
- * M the total mass: fails naming G, the softening and M otherwise. */
+/* Coordinates spanning less than BN_MAX_SPAN on each axis (squared
+ * distances finite), and G M, G M / eps^2 (the largest softened
+ * acceleration) and eps^2 finite, M the total mass: fails naming the
+ * axis, or G, the softening and M, otherwise. */
 bn_status bn_force_inputs_check(const bn_gravity_params *g, const bn_particles *p);
 /* Every acceleration and potential of p finite; the message names the
  * particle and the likely cause (no softening and near-coincident

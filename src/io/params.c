@@ -18,7 +18,10 @@
 /* "Gravity:theta = 'abc'" prefix of every value error. */
 static bn_status bad_value(const char *where, const bn_param_desc *d, const char *text, const char *why)
 {
-    return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s = '%s': %s", where, d->section, d->key, text, why);
+    /* a long value (a list of 1024 times) shortened: the reason must fit */
+    const int cut = strlen(text) > 120;
+    return bn_fail(BN_ERR_PARAMETER, "%s: %s:%s = '%.120s%s': %s", where, d->section, d->key, text, cut ? "..." : "",
+                   why);
 }
 
 void bn_param_range_text(const bn_param_desc *d, char *buf, size_t size)
@@ -129,8 +132,8 @@ static bn_status parse_list(const char *where, const bn_param_desc *d, const cha
         if (comma) *comma = '\0';
         double v;
         if (l.n == 0 && !comma && strspn(tok, " \t") == strlen(tok)) break; /* empty list */
-        if (!parse_double_text(tok, &v)) return bad_value(where, d, tok, "expected a list of finite numbers");
-        BN_TRY(check_range(where, d, tok, v));
+        if (!parse_double_text(tok, &v)) return bad_value(where, d, text, "expected a list of finite numbers");
+        BN_TRY(check_range(where, d, text, v));
         if (l.n == BN_PARAM_LIST_MAX) return bad_value(where, d, "...", "more than 1024 entries");
         l.v[l.n++] = v;
         tok = comma ? comma + 1 : NULL;
@@ -306,7 +309,7 @@ bn_status bn_param_unknown(const char *where, const char *section, const char *k
 bn_status bn_run_params_override(bn_run_params *p, const char *spec)
 {
     char where[BN_PARAM_STRLEN + 32];
-    snprintf(where, sizeof where, "-P %s", spec ? spec : "(null)");
+    snprintf(where, sizeof where, "-P %.120s%s", spec ? spec : "(null)", spec && strlen(spec) > 120 ? "..." : "");
     const char *c1 = spec ? strchr(spec, ':') : NULL;
     const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (!c2 || c1 == spec || c2 == c1 + 1)

@@ -127,9 +127,10 @@ bn_status bn_run_params_read_file(bn_run_params *p, const char *path)
     /* stat first: opening a FIFO would block for ever */
     struct stat st;
     if (stat(path, &st) != 0) return bn_fail(BN_ERR_IO, "cannot open parameter file '%s': %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) return bn_fail(BN_ERR_IO, "parameter file '%s' is a directory", path);
     if (!S_ISREG(st.st_mode))
         return bn_fail(BN_ERR_IO, "parameter file '%s' is not a regular file (%s)", path,
-                       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+                       S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
     if (st.st_size > BN_PARAM_FILE_MAX)
         return bn_fail(BN_ERR_IO, "parameter file '%s' is %lld bytes long (at most %d)", path, (long long)st.st_size,
                        BN_PARAM_FILE_MAX);
