@@ -158,6 +158,14 @@ enum {
     BN_TUNE_EXPANSION = 16u
 };
 
+/* Valid ranges of the integer settings (bn_gravity_params_validate, the
+ * parameter file and the command line check the same bounds). */
+#define BN_LEAF_SIZE_MAX 1024
+#define BN_GROUP_SIZE_MAX 4096
+#define BN_DEVICE_MAX 1023
+#define BN_ERROR_SAMPLE_MIN 16
+#define BN_ERROR_SAMPLE_MAX 1000000
+
 typedef struct bn_gravity_params {
     double G;           /* gravitational constant. Default 1.            */
     double softening;   /* Plummer softening length eps. Default 1e-3.   */

@@ -19,8 +19,32 @@ for bad in "--n 0" "--model nope" "--repeat 0" "--theta x" "extra"; do
   rc=$?
   [ $rc -eq 2 ] || fail "bench $bad exited $rc, expected 2: $(cat "$out")"
 done
-"$banyan" bench --n 1000 --leaf-size 0 >"$out" 2>&1
-[ $? -eq 1 ] && grep -q "leaf_size" "$out" || fail "bench --leaf-size 0: $(cat "$out")"
+# numbers cut short (issue 15): every integer option range-checked before it
+# is narrowed to int, refused with its range; counts that cannot run for ever
+for bad in "--leaf-size 0|--leaf-size must be an integer in [1, 1024], got '0'" \
+           "--leaf-size 4294967312|--leaf-size must be an integer in [1, 1024]" \
+           "--group-size 4294967297|--group-size must be an integer in [1, 4096], got '4294967297'" \
+           "--device -1|--device must be an integer in [0, 1023], got '-1'" \
+           "--error-sample 99999999999|--error-sample must be an integer in [16, 1000000]" \
+           "--repeat 4294967297|--repeat must be an integer in [1, 10000], got '4294967297'" \
+           "--steps 4294967297|--steps must be an integer in [0, 1000000]" \
+           "--time-bins 4294967298|--time-bins must be an integer in [0, 30]" \
+           "--tree-rebuild 99999999999999999999|--tree-rebuild must be an integer in [0, 1000000000]" \
+           "--seed -1|--seed must be an integer in [0, 18446744073709551615]" \
+           "--n 2^63|--n: exponent in '2^63' must be in [0, 62]" \
+           "--eps 1e400|--eps expects a finite number"; do
+  args=${bad%%|*} want=${bad#*|}
+  # shellcheck disable=SC2086
+  "$banyan" bench --n 64 $args >"$out" 2>&1
+  rc=$?
+  [ $rc -eq 2 ] && grep -qF -- "$want" "$out" || fail "bench $args (exit $rc): $(cat "$out")"
+done
+# a count larger than memory: refused by the library, naming the count
+"$banyan" bench --n 2^39 >"$out" 2>&1
+[ $? -eq 1 ] && grep -q "549755813888 particles would need" "$out" || fail "bench --n 2^39: $(cat "$out")"
+# denormal numbers are numbers: --alpha 1e-310 runs
+"$banyan" bench --backend cpu --n 256 --repeat 1 --mac accel --alpha 1e-310 >"$out" 2>&1 \
+  || fail "bench --alpha 1e-310 (a denormal): $(cat "$out")"
 
 "$banyan" bench --backend cpu --n 4096 --repeat 1 --check >"$out" 2>&1 || fail "bench table: $(cat "$out")"
 for word in "stage times" "interactions per particle" "rates" "relative acceleration error"; do

@@ -41,7 +41,11 @@ expect_exit 2 "exponent in '2^99'" -- "$banyan" ic plummer --n 2^99 -o out.hdf5
 expect_exit 2 "missing --n" -- "$banyan" ic plummer -o out.hdf5
 expect_exit 2 "missing -o" -- "$banyan" ic plummer --n 10
 expect_exit 2 "expected one MODEL" -- "$banyan" ic --n 10 -o out.hdf5
-expect_exit 2 "--seed must be >= 0" -- "$banyan" ic plummer --n 10 --seed -3 -o out.hdf5
+expect_exit 2 "--seed must be an integer in [0, 18446744073709551615], got '-3'" -- "$banyan" ic plummer --n 10 --seed -3 -o out.hdf5
+expect_exit 2 "--seed must be an integer in [0, 18446744073709551615], got '18446744073709551616'" -- \
+  "$banyan" ic plummer --n 10 --seed 18446744073709551616 -o out.hdf5
+expect_exit 2 "--n must be a positive count, got '99999999999999999999'" -- \
+  "$banyan" ic plummer --n 99999999999999999999 -o out.hdf5
 expect_exit 2 "--G expects a finite number, got 'x'" -- "$banyan" ic plummer --n 10 --G x -o out.hdf5
 expect_exit 2 "--truncation does not apply to model 'plummer'" -- "$banyan" ic plummer --n 10 --truncation 5 -o out.hdf5
 expect_exit 2 "--virial-ratio does not apply to model 'nfw'" -- "$banyan" ic nfw --n 10 --virial-ratio 1 -o out.hdf5
@@ -52,6 +56,13 @@ expect_exit 1 "virial_ratio must be finite and >= 0, got -1" -- "$banyan" ic uni
 expect_exit 1 "G must be finite and > 0, got -2" -- "$banyan" ic plummer --n 10 --G -2 -o out.hdf5
 expect_exit 1 "cube_half_size must be finite and > 0, got 0" -- "$banyan" ic uniform-cube --n 10 --half-size 0 -o out.hdf5
 expect_exit 1 "truncation must be in" -- "$banyan" ic nfw --n 10 --truncation -4 -o out.hdf5
+# issue 15: once an "internal error" from the distribution function
+expect_exit 1 "truncation must be in [0.01, 1e6] scale radii (0: model default), got 1e-300" -- \
+  "$banyan" ic nfw --n 10 --truncation 1e-300 -o out.hdf5
+expect_exit 1 "truncation must be in [0.01, 1e6]" -- "$banyan" ic hernquist --n 10 --truncation 0.001 -o out.hdf5
+# counts beyond memory: refused before anything is allocated, the count named
+expect_exit 1 "1099511627776 particles would need" -- "$banyan" ic plummer --n 2^40 -o out.hdf5
+expect_exit 1 "must be in [1, 2^40], got 4611686018427387904" -- "$banyan" ic plummer --n 2^62 -o out.hdf5
 expect_exit 1 "no-such-dir/out.hdf5" -- "$banyan" ic plummer --n 10 -o no-such-dir/out.hdf5
 
 # --- every model is written and reads back --------------------------------------

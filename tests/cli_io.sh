@@ -105,6 +105,49 @@ check_bad neg_mass.hdf5 "/PartType1/Masses: particle 11 has a negative mass"
 check_bad zero_mass.hdf5 "total mass is 0"
 check_bad inf_mass.hdf5 "total mass is inf (must be finite and > 0)"
 
+# issue 15: counts beyond memory, header values, repeated ids
+check_bad huge.hdf5 "2305843009213693952 particles would need"
+check_bad dup_ids.hdf5 "id 13 appears more than once (particles 12 and 40)"
+check_bad time_nan.hdf5 "/Header: Time = nan (must be finite)"
+check_bad time_minf.hdf5 "/Header: Time = -inf (must be finite)"
+check_bad nfiles_zero.hdf5 "/Header: NumFilesPerSnapshot = 0 (must be a whole number >= 1)"
+check_bad total_wrong.hdf5 "/Header NumPart_Total[1] = 105 but /PartType1/Coordinates has 100 rows"
+mkfifo fifo.hdf5
+check_bad fifo.hdf5 "fifo.hdf5 is not a regular file (a FIFO)"
+
+# valid files that were refused: a variable-length UTF-8 string attribute
+expect_ok "$banyan" info utf8.hdf5
+grep -q "Method direct" stdout.txt || fail "info utf8.hdf5: /Parameters Method not read: $(cat stdout.txt)"
+
+# results that are not finite are refused, nothing written: a coordinate
+# at 1e300 (the issue's example), a softening whose G M / eps^2 overflows
+expect_error "far.hdf5" far_out.hdf5 -- "$banyan" forces far.hdf5 -o far_out.hdf5 --method direct
+grep -qF "the particles span 1e+300 in x" stderr.txt || fail "forces far.hdf5: $(cat stderr.txt)"
+expect_error "G M / eps^2 = 1 x 1 / 1e-200^2 overflows" eps_out.hdf5 -- \
+  "$banyan" forces good.hdf5 -o eps_out.hdf5 --method tree --eps 1e-200
+
+# outputs that are the input: render refuses (by resolved path), forces
+# IN -o IN rewrites the input with its forces
+cp good.hdf5 in.hdf5
+sum_before=$(cksum <in.hdf5)
+ln -s in.hdf5 link.hdf5
+mkdir -p sub
+for o in in.hdf5 ./sub/../in.hdf5 "$PWD/in.hdf5" link.hdf5; do
+  expect_error "is the same file as the snapshot 'in.hdf5'" "" -- "$banyan" render in.hdf5 -o "$o"
+done
+expect_error "the picture 'in.hdf5' is the same file as the snapshot 'link.hdf5'" "" -- \
+  "$banyan" render link.hdf5 -o in.hdf5
+[ "$(cksum <in.hdf5)" = "$sum_before" ] || fail "render replaced its input"
+expect_ok "$banyan" forces in.hdf5 -o in.hdf5 --method direct
+expect_ok "$banyan" info in.hdf5
+grep -q "Acceleration yes" stdout.txt || fail "forces IN -o IN: no forces in the input"
+
+# compare against a reference with a zero acceleration: no relative error exists
+"$py" "$here/make_snapshots.py" zeroacc out.hdf5 zeroacc.hdf5
+expect_error "the reference zeroacc.hdf5 has a zero acceleration for ParticleIDs 4" "" -- \
+  "$banyan" compare out.hdf5 zeroacc.hdf5
+expect_ok "$banyan" compare zeroacc.hdf5 out.hdf5
+
 # nothing half-written anywhere: no temporary files left
 leftovers=$(ls -A | grep '\.tmp\.' || true)
 [ -z "$leftovers" ] || fail "temporary files left: $leftovers"

@@ -4,6 +4,7 @@ usage: make_snapshots.py DIR              good.hdf5 and one bad file per defect
        make_snapshots.py perturb IN OUT   OUT = IN with particles shuffled,
                                           Acceleration x 1.001, Potential x 1.002
        make_snapshots.py retag IN OUT     OUT = IN with one ParticleIDs changed
+       make_snapshots.py zeroacc IN OUT   OUT = IN with particle 3's Acceleration 0
        make_snapshots.py pngsize PNG      print "W H" from the PNG header
 """
 import os
@@ -62,6 +63,48 @@ def make_all(d):
     write(os.path.join(d, "inf_mass.hdf5"), pos, vel, ids, np.full(N, 1e308))
     with open(os.path.join(d, "not_hdf5.hdf5"), "w") as f:
         f.write("GADGET? no, just text\n")
+    make_issue15(d, pos, vel, ids, mass)
+
+
+def with_header(path, **attrs):
+    with h5py.File(path, "r+") as f:
+        for k, v in attrs.items():
+            f["Header"].attrs[k] = v
+
+
+def make_issue15(d, pos, vel, ids, mass):
+    """Hostile files of issue 15, and valid ones that were refused."""
+    i = ids.copy()
+    i[40] = i[12]
+    write(os.path.join(d, "dup_ids.hdf5"), pos, vel, i, mass)
+    for name, attrs in (("time_nan", {"Time": np.nan}), ("time_minf", {"Time": -np.inf}),
+                        ("nfiles_zero", {"NumFilesPerSnapshot": 0}),
+                        ("total_wrong", {"NumPart_Total": np.array([0, N + 5, 0, 0, 0, 0], dtype=np.uint32)})):
+        path = os.path.join(d, name + ".hdf5")
+        write(path, pos, vel, ids, mass)
+        with_header(path, **attrs)
+    # 2^61 rows stored sparse (chunked, never written): a file of a few KB
+    with h5py.File(os.path.join(d, "huge.hdf5"), "w") as f:
+        f.create_group("Header").attrs["Time"] = 0.0
+        g = f.create_group("PartType1")
+        for k, shape in (("Coordinates", (2**61, 3)), ("Velocities", (2**61, 3)),
+                         ("Masses", (2**61,)), ("ParticleIDs", (2**61,))):
+            g.create_dataset(k, shape=shape, dtype="u8" if k == "ParticleIDs" else "f8",
+                             chunks=(1024,) + shape[1:])
+    # valid: a str attribute as h5py writes it (variable-length UTF-8)
+    write(os.path.join(d, "utf8.hdf5"), pos, vel, ids, mass)
+    with h5py.File(os.path.join(d, "utf8.hdf5"), "r+") as f:
+        f.create_group("Parameters").attrs["Method"] = "direct"
+    # valid file, but forces on it overflow: one coordinate at 1e300
+    p = pos.copy()
+    p[3, 0] = 1e300
+    write(os.path.join(d, "far.hdf5"), p, vel, ids, mass)
+
+
+def zeroacc(src, dst):
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        f["PartType1/Acceleration"][3] = 0.0
 
 
 def perturb(src, dst):
@@ -104,6 +147,8 @@ if __name__ == "__main__":
         perturb(sys.argv[2], sys.argv[3])
     elif cmd == "retag":
         retag(sys.argv[2], sys.argv[3])
+    elif cmd == "zeroacc":
+        zeroacc(sys.argv[2], sys.argv[3])
     elif cmd == "pngsize":
         pngsize(sys.argv[2])
     else:

@@ -18,8 +18,13 @@ int cli_fail(const char *cmd, bn_status s);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a whole string as a number; on failure print which option was bad. */
 int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out);
-int cli_parse_long(const char *cmd, const char *opt, const char *s, long *out);
 int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out); /* accepts 2^20 too */
+/* An integer in [lo, hi], checked in long before it is narrowed; the
+ * message gives the range. */
+int cli_parse_long_in(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
+int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+/* A seed: any 64-bit unsigned integer, no sign. */
+int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
 /* Is stdout or stderr a terminal (for progress lines)? */
 int cli_is_tty(int fd);
 /* Output paths: the same file as another (resolved paths; device and

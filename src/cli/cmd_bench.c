@@ -14,6 +14,12 @@
 #include "gravity/interact.h"
 #include "integrate/timebins.h"
 
+/* Sane bounds of the repetitions: a benchmark that would run for days is
+ * a typo (2^32 + 1 once ran until it was killed). */
+#define BENCH_REPEAT_MAX 10000
+#define BENCH_STEPS_MAX 1000000
+#define BENCH_REBUILD_MAX 1000000000 /* as TimeIntegration:tree_rebuild */
+
 typedef struct bench_opts {
     bn_gravity_params g;
     bn_ic_params ic;
@@ -93,7 +99,6 @@ static int parse(int argc, char **argv, bench_opts *o)
     opts[n++] = (struct option){"tree-rebuild", required_argument, 0, OPT_REBUILD};
     opts[n++] = (struct option){"help", no_argument, 0, 'h'};
     opts[n] = (struct option){0, 0, 0, 0};
-    long v;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -106,17 +111,14 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (!cli_parse_size(cmd, "--n", optarg, &o->ic.n)) return 2;
             break;
         case OPT_SEED:
-            if (!cli_parse_long(cmd, "--seed", optarg, &v)) return 2;
-            o->ic.seed = (uint64_t)v;
+            if (!cli_parse_u64(cmd, "--seed", optarg, &o->ic.seed)) return 2;
             break;
         case OPT_REPEAT:
-            if (!cli_parse_long(cmd, "--repeat", optarg, &o->repeat)) return 2;
-            if (o->repeat < 1) return cli_usage_error(cmd, "--repeat must be >= 1, got %ld", o->repeat);
+            if (!cli_parse_long_in(cmd, "--repeat", optarg, 1, BENCH_REPEAT_MAX, &o->repeat)) return 2;
             break;
         case OPT_CHECK: o->check = 1; break;
         case OPT_STEPS:
-            if (!cli_parse_long(cmd, "--steps", optarg, &o->steps)) return 2;
-            if (o->steps < 0) return cli_usage_error(cmd, "--steps must be >= 0, got %ld", o->steps);
+            if (!cli_parse_long_in(cmd, "--steps", optarg, 0, BENCH_STEPS_MAX, &o->steps)) return 2;
             break;
         case OPT_JSON: o->json = 1; break;
         case OPT_DT:
@@ -126,15 +128,10 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (!cli_parse_double(cmd, "--eta", optarg, &o->integ.eta)) return 2;
             break;
         case OPT_BINS:
-            if (!cli_parse_long(cmd, "--time-bins", optarg, &v)) return 2;
-            if (v < 0 || v > BN_TIME_BINS_MAX)
-                return cli_usage_error(cmd, "--time-bins must be in [0, %d], got %ld", BN_TIME_BINS_MAX, v);
-            o->integ.time_bins = (int)v;
+            if (!cli_parse_int(cmd, "--time-bins", optarg, 0, BN_TIME_BINS_MAX, &o->integ.time_bins)) return 2;
             break;
         case OPT_REBUILD:
-            if (!cli_parse_long(cmd, "--tree-rebuild", optarg, &v)) return 2;
-            if (v < 0 || v > INT_MAX) return cli_usage_error(cmd, "--tree-rebuild must be >= 0, got %ld", v);
-            o->integ.tree_rebuild = (int)v;
+            if (!cli_parse_int(cmd, "--tree-rebuild", optarg, 0, BENCH_REBUILD_MAX, &o->integ.tree_rebuild)) return 2;
             break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);

@@ -108,6 +108,24 @@ static void print_table(const char *out, const char *ref, const bn_error_stats *
     else printf("(no potential error: Potential is missing from one of the files)\n");
 }
 
+/* Relative errors need a reference that is not zero: a zero |a_ref| or
+ * phi_ref would turn the table's relative errors into absolute ones under
+ * the same heading. 0 when none is zero, else the exit code. */
+static int nonzero_reference(const bn_particles *b, const id_index *ob, const double *acc_ref, const double *pot_ref,
+                             const char *pb)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const double *a = acc_ref + 3 * i;
+        const int zero_a = a[0] == 0 && a[1] == 0 && a[2] == 0, zero_p = pot_ref && pot_ref[i] == 0;
+        if (!zero_a && !zero_p) continue;
+        fprintf(stderr, "banyan compare: error: the reference %s has a zero %s for ParticleIDs %llu: relative errors "
+                        "are undefined there\n", pb, zero_a ? "acceleration" : "potential",
+                (unsigned long long)ob[i].id);
+        return 1;
+    }
+    return 0;
+}
+
 /* Match, gather and compute; 0 on success, else the exit code. */
 static int compare_sets(const bn_particles *a, const bn_particles *b, const char *pa, const char *pb, int with_pot,
                         bn_error_stats *e)
@@ -118,17 +136,20 @@ static int compare_sets(const bn_particles *a, const bn_particles *b, const char
         return 1;
     }
     id_index *oa = sorted_ids(a, pa), *ob = oa ? sorted_ids(b, pb) : NULL;
+    /* n is bounded by the memory check of the reader: 6 n doubles do not overflow */
     double *acc = malloc(6 * a->n * sizeof *acc), *pot = malloc(2 * a->n * sizeof *pot);
     int rc = 1;
     if (oa && ob && acc && pot && same_ids(oa, ob, a->n, pa, pb)) {
         gather(a, oa, acc, with_pot ? pot : NULL);
         gather(b, ob, acc + 3 * a->n, with_pot ? pot + a->n : NULL);
+        if (nonzero_reference(b, ob, acc + 3 * a->n, with_pot ? pot + a->n : NULL, pb) != 0) goto done;
         bn_status s = bn_error_stats_compute(a->n, acc, acc + 3 * a->n, with_pot ? pot : NULL,
                                              with_pot ? pot + a->n : NULL, e);
         rc = s == BN_OK ? 0 : cli_fail("compare", s);
     } else if (oa && ob && (!acc || !pot)) {
         fprintf(stderr, "banyan compare: error: out of memory for %zu particles\n", a->n);
     }
+done:
     free(oa);
     free(ob);
     free(acc);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/error.h"
 #include "cli/gravity_options.h"
 #include "core/timer.h"
 
@@ -50,6 +51,7 @@ int bn_cmd_forces(int argc, char **argv)
         double t0 = bn_wall_seconds();
         s = bn_gravity_compute(grav, p);
         t_call = bn_wall_seconds() - t0;
+        if (s != BN_OK) s = bn_fail_context(s, "%s", in_path); /* whose particles */
     }
     if (s == BN_OK) {
         meta.gravity = *bn_gravity_params_used(grav); /* an error target's choice */

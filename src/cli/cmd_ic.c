@@ -56,16 +56,13 @@ static int ic_parse(int argc, char **argv, bn_ic_params *prm, const char **out_p
         {"half-size", required_argument, 0, OPT_HALF}, {"mass-spread", no_argument, 0, OPT_SPREAD},
         {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
     int c, given_virial = 0, given_trunc = 0, given_cube = 0;
-    long seed;
     optind = 1;
     while ((c = getopt_long(argc, argv, "n:o:s:h", opts, NULL)) != -1) {
         switch (c) {
         case 'n': if (!cli_parse_size(cmd, "--n", optarg, &prm->n)) return 2; break;
         case 'o': *out_path = optarg; break;
         case 's':
-            if (!cli_parse_long(cmd, "--seed", optarg, &seed)) return 2;
-            if (seed < 0) return cli_usage_error(cmd, "--seed must be >= 0, got '%s'", optarg);
-            prm->seed = (uint64_t)seed;
+            if (!cli_parse_u64(cmd, "--seed", optarg, &prm->seed)) return 2;
             break;
         case OPT_G: if (!cli_parse_double(cmd, "--G", optarg, &prm->G)) return 2; break;
         case OPT_VIRIAL:

@@ -1,4 +1,5 @@
 /* banyan render SNAP.hdf5 -o image.png: projected log surface density. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,13 +34,15 @@ static int parse_axis(const char *cmd, const char *s, int *axis)
 static int parse_size(const char *cmd, const char *s, int *w, int *h)
 {
     char *end = NULL;
+    errno = 0;
     long a = strtol(s, &end, 10), b = a;
     if (end != s && *end == 'x') {
         const char *t = end + 1;
         b = strtol(t, &end, 10);
         if (end == t) end = (char *)s; /* "800x" */
     }
-    if (end == s || *end != '\0' || a < 1 || b < 1 || a > 16384 || b > 16384) {
+    /* ERANGE: a side beyond long, clamped by strtol, is out of range too */
+    if (end == s || *end != '\0' || errno != 0 || a < 1 || b < 1 || a > 16384 || b > 16384) {
         cli_usage_error(cmd, "--size expects WxH with each side in [1, 16384], got '%s'", s);
         return 0;
     }
@@ -70,8 +73,11 @@ int bn_cmd_render(int argc, char **argv)
     if (optind != argc - 1) return cli_usage_error(cmd, "expected one snapshot");
     if (!out) return cli_usage_error(cmd, "missing -o IMAGE.png");
     if (r.extent < 0) return cli_usage_error(cmd, "--extent must be >= 0, got %g", r.extent);
+    /* a picture written over its snapshot would destroy it */
+    bn_status s = cli_check_distinct("the picture", out, "the snapshot", argv[optind]);
+    if (s != BN_OK) return cli_fail(cmd, s);
     bn_particles *p = NULL;
-    bn_status s = bn_snapshot_read(argv[optind], &p, NULL);
+    s = bn_snapshot_read(argv[optind], &p, NULL);
     if (s == BN_OK) s = bn_render_png(out, p, &r);
     bn_particles_free(p);
     if (s != BN_OK) return cli_fail(cmd, s);

@@ -60,7 +60,6 @@ void cli_gravity_options_help(void)
 
 int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_params *g)
 {
-    long v;
     bn_status s = BN_OK;
     switch (c) {
     case OPT_METHOD: s = bn_method_parse(arg, &g->method); break;
@@ -78,24 +77,17 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
         return cli_parse_double(cmd, "--group-expansion", arg, &g->group_expansion) ? 0 : 2;
     case OPT_MONOPOLE: g->quadrupole = 0; return 0;
     case OPT_LEAF:
-        if (!cli_parse_long(cmd, "--leaf-size", arg, &v)) return 2;
-        g->leaf_size = (int)v;
+        if (!cli_parse_int(cmd, "--leaf-size", arg, 1, BN_LEAF_SIZE_MAX, &g->leaf_size)) return 2;
         g->error_fixed |= BN_TUNE_LEAF;
         return 0;
     case OPT_GROUP:
-        if (!cli_parse_long(cmd, "--group-size", arg, &v)) return 2;
-        g->group_size = (int)v;
+        if (!cli_parse_int(cmd, "--group-size", arg, 1, BN_GROUP_SIZE_MAX, &g->group_size)) return 2;
         g->error_fixed |= BN_TUNE_GROUP;
         return 0;
     case OPT_SAMPLE:
-        if (!cli_parse_long(cmd, "--error-sample", arg, &v)) return 2;
-        if (v < 16 || v > 1000000) return cli_usage_error(cmd, "--error-sample must be in [16, 1000000], got %ld", v);
-        g->error_sample = (int)v;
-        return 0;
-    case OPT_DEVICE:
-        if (!cli_parse_long(cmd, "--device", arg, &v)) return 2;
-        g->device = (int)v;
-        return 0;
+        return cli_parse_int(cmd, "--error-sample", arg, BN_ERROR_SAMPLE_MIN, BN_ERROR_SAMPLE_MAX, &g->error_sample)
+                   ? 0 : 2;
+    case OPT_DEVICE: return cli_parse_int(cmd, "--device", arg, 0, BN_DEVICE_MAX, &g->device) ? 0 : 2;
     default: return cli_usage_error(cmd, "unknown option");
     }
     if (s != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());

@@ -41,10 +41,12 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "accel_alpha must be > 0, got %g", g->accel_alpha);
     if (!(isfinite(g->group_expansion) && g->group_expansion >= 0 && g->group_expansion <= 1))
         return bn_fail(BN_ERR_ARGUMENT, "group_expansion must be in [0, 1], got %g", g->group_expansion);
-    if (g->leaf_size < 1 || g->leaf_size > 1024)
-        return bn_fail(BN_ERR_ARGUMENT, "leaf_size must be in [1, 1024], got %d", g->leaf_size);
-    if (g->group_size < 1 || g->group_size > 4096)
-        return bn_fail(BN_ERR_ARGUMENT, "group_size must be in [1, 4096], got %d", g->group_size);
+    if (g->leaf_size < 1 || g->leaf_size > BN_LEAF_SIZE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "leaf_size must be in [1, %d], got %d", BN_LEAF_SIZE_MAX, g->leaf_size);
+    if (g->group_size < 1 || g->group_size > BN_GROUP_SIZE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "group_size must be in [1, %d], got %d", BN_GROUP_SIZE_MAX, g->group_size);
+    if (g->device < 0 || g->device > BN_DEVICE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "device must be in [0, %d], got %d", BN_DEVICE_MAX, g->device);
     if ((int)g->method < 0 || g->method > BN_METHOD_DIRECT)
         return bn_fail(BN_ERR_ARGUMENT, "unknown method %d", (int)g->method);
     if ((int)g->mac < 0 || g->mac > BN_MAC_BONSAI_BOX) return bn_fail(BN_ERR_ARGUMENT, "unknown MAC %d", (int)g->mac);
@@ -58,8 +60,9 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "error_fixed has unknown bits 0x%x", g->error_fixed);
     if (g->error_check_interval < 0)
         return bn_fail(BN_ERR_ARGUMENT, "error_check_interval must be >= 0, got %d", g->error_check_interval);
-    if (g->error_sample < 16 || g->error_sample > 1000000)
-        return bn_fail(BN_ERR_ARGUMENT, "error_sample must be in [16, 1000000], got %d", g->error_sample);
+    if (g->error_sample < BN_ERROR_SAMPLE_MIN || g->error_sample > BN_ERROR_SAMPLE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "error_sample must be in [%d, %d], got %d", BN_ERROR_SAMPLE_MIN,
+                       BN_ERROR_SAMPLE_MAX, g->error_sample);
     if ((int)g->error_cost < 0 || g->error_cost > BN_TUNE_WORK)
         return bn_fail(BN_ERR_ARGUMENT, "unknown error_cost %d", (int)g->error_cost);
     if (g->error_target > 0 && g->error_target < 1e-6)

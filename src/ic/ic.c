@@ -73,9 +73,11 @@ static bn_status ic_validate(const bn_ic_params *prm)
     if (!(isfinite(prm->virial_ratio) && prm->virial_ratio >= 0))
         return bn_fail(BN_ERR_ARGUMENT, "initial conditions: virial_ratio must be finite and >= 0, got %g",
                        prm->virial_ratio);
-    if (!(isfinite(prm->truncation) && prm->truncation >= 0 && prm->truncation <= 1e6))
+    /* inside 1% of the scale radius a halo is no longer the model (and the
+     * NFW distribution function stops being positive below ~1e-3) */
+    if (!(isfinite(prm->truncation) && (prm->truncation == 0 || (prm->truncation >= 0.01 && prm->truncation <= 1e6))))
         return bn_fail(BN_ERR_ARGUMENT,
-                       "initial conditions: truncation must be in (0, 1e6] scale radii (0: model default), got %g",
+                       "initial conditions: truncation must be in [0.01, 1e6] scale radii (0: model default), got %g",
                        prm->truncation);
     if (!(isfinite(prm->cube_half_size) && prm->cube_half_size > 0))
         return bn_fail(BN_ERR_ARGUMENT, "initial conditions: cube_half_size must be finite and > 0, got %g",

@@ -148,9 +148,9 @@ const bn_param_desc bn_param_table[] = {
      "about that centre instead of on each particle. 0: off. 0.2 moves the median error by a few percent "
      "(p99 by up to 15% at theta 0.5) and takes 60-75% of the particle-cell work off the walk; larger "
      "values err more where groups are wide (sparse regions, small N): check with banyan bench --check."},
-    {"Gravity", "leaf_size", BN_PT_INT, OFF(gravity.leaf_size), "16", 1, 1024, 0, NULL, if_tree,
+    {"Gravity", "leaf_size", BN_PT_INT, OFF(gravity.leaf_size), "16", 1, BN_LEAF_SIZE_MAX, 0, NULL, if_tree,
      "Most particles in a tree leaf."},
-    {"Gravity", "group_size", BN_PT_INT, OFF(gravity.group_size), "64", 1, 4096, 0, NULL, if_tree,
+    {"Gravity", "group_size", BN_PT_INT, OFF(gravity.group_size), "64", 1, BN_GROUP_SIZE_MAX, 0, NULL, if_tree,
      "Most particles in a group that walks the tree together."},
     {"Gravity", "curve", BN_PT_CHOICE, OFF(gravity.curve), "hilbert", ANY, 0, &curve_choices, if_tree,
      "Space-filling curve that orders the particles."},
@@ -164,7 +164,7 @@ const bn_param_desc bn_param_table[] = {
      "given."},
     {"Gravity", "error_check_interval", BN_PT_INT, OFF(gravity.error_check_interval), "64", 0, 1e9, 0, NULL,
      if_target, "Steps between checks of the error against a fresh sample (0: only at the start)."},
-    {"Gravity", "error_sample", BN_PT_INT, OFF(gravity.error_sample), "512", 16, 1e6, 0, NULL, if_target,
+    {"Gravity", "error_sample", BN_PT_INT, OFF(gravity.error_sample), "512", BN_ERROR_SAMPLE_MIN, BN_ERROR_SAMPLE_MAX, 0, NULL, if_target,
      "Targets of the sample (double direct summation over every particle, on the backend)."},
     {"Gravity", "error_cost", BN_PT_CHOICE, OFF(gravity.error_cost), "time", ANY, 0, &cost_choices, if_target,
      "What the search minimises: time (the measured evaluation time: the fastest settings, which can differ "
@@ -172,7 +172,7 @@ const bn_param_desc bn_param_table[] = {
      "same bits, every run)."},
     {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
      "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
-    {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "0", 0, 1023, 0, NULL, if_not_cpu,
+    {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "0", 0, BN_DEVICE_MAX, 0, NULL, if_not_cpu,
      "CUDA device ordinal."},
     /* TimeIntegration */
     {"TimeIntegration", "t_end", BN_PT_DOUBLE, OFF(t_end), "1", ANY, 0, NULL, NULL,
