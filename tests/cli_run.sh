@@ -222,6 +222,10 @@ times=$(seq -f '%.17f' 0.0001 0.0002 0.2047 | head -1024 | paste -sd, -)
 "$BANYAN" run -P "Snapshots:times:[$times,0.3]" --print-defaults >/dev/null 2>"$T/err.txt" \
     && fail "1025 snapshot times accepted"
 grep -q "more than 1024 entries" "$T/err.txt" || fail "1025 times: $(cat "$T/err.txt")"
+# numbers cut short: parameters range-checked before they are narrowed to int
+expect_refused "Gravity:group_size = '4294967297': must be in [1, 4096]" "$H/o20" "$T/tiny.yml" \
+    -P Gravity:group_size:4294967297
+expect_refused "Gravity:device = '-1': must be in [0, 1023]" "$H/o21" "$T/tiny.yml" -P Gravity:device:-1
 # denormal numbers are numbers
 "$BANYAN" run "$T/tiny.yml" -P Gravity:accel_alpha:1e-310 --print-defaults >/dev/null 2>"$T/err.txt" \
     || fail "a denormal value refused: $(cat "$T/err.txt")"

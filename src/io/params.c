@@ -3,6 +3,7 @@
  * parameters themselves are described in params_table.c. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -186,14 +187,20 @@ bn_status bn_param_set(bn_run_params *p, const bn_param_desc *d, const char *tex
         *FIELD(p, d, double) = v;
         break;
     case BN_PT_INT:
-        if (!parse_double_text(text, &v) || v != floor(v) || fabs(v) > 2e9)
-            return bad_value(where, d, text, "expected an integer");
+        if (!parse_double_text(text, &v) || v != floor(v)) return bad_value(where, d, text, "expected an integer");
+        /* the range in double, before the value is narrowed to int */
         BN_TRY(check_range(where, d, text, v));
+        if (fabs(v) > INT_MAX) return bad_value(where, d, text, "beyond the range of int");
         *FIELD(p, d, int) = (int)v;
         break;
     case BN_PT_SIZE:
     case BN_PT_U64:
-        if (!parse_u64_text(text, &u)) return bad_value(where, d, text, "expected a non-negative integer");
+        if (!parse_u64_text(text, &u)) {
+            char range[96], why[160];
+            bn_param_range_text(d, range, sizeof range);
+            snprintf(why, sizeof why, "expected a non-negative integer %s", range);
+            return bad_value(where, d, text, why);
+        }
         BN_TRY(check_range(where, d, text, (double)u));
         if (d->type == BN_PT_SIZE) *FIELD(p, d, size_t) = (size_t)u;
         else *FIELD(p, d, uint64_t) = u;
