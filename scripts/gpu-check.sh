@@ -95,6 +95,8 @@ else
     fi
 fi
 BANYAN=$BIN/banyan
+# hostile snapshots made by scripts/hostile-files.py (carried with --prebuilt)
+HERE_HOSTILE=${HOSTILE_DIR:-$BIN/hostile}
 note "banyan: $($BANYAN --version 2>&1 | head -1)"
 
 # ---- tests ------------------------------------------------------------
@@ -139,6 +141,39 @@ if [ $BENCH_ONLY = 0 ]; then
             "$BIN/tests/test_gpu_block" >"$LOGS/sanitizer-fallback-$tool.log" 2>&1
         note "compute-sanitizer $tool (a build that does not fit): rc $?"
     done
+fi
+
+# ---- hostile inputs on the GPU backend (issue 15) -------------------------
+# Forces that cannot be finite refused with nothing written, a collapse
+# stopped at dt_min, a run that checks its first forces before any output.
+hostile() { # name, expected exit (0 or 1), stderr needle, command...
+    local name=$1 want=$2 needle=$3 rc
+    shift 3
+    rm -rf "$OUT/hostile-out" "$OUT/hostile-out.hdf5"
+    timeout 120 "$@" >"$LOGS/hostile-$name.log" 2>&1
+    rc=$?
+    # want "either": refused as above, or finite forces that read back (the GPU's float pair 1e-160 apart is 0)
+    if [ "$want" = either ] && [ $rc -eq 0 ] && $BANYAN info "$OUT/hostile-out.hdf5" >/dev/null 2>&1; then want=0; fi
+    [ "$want" = either ] && want=1
+    if { [ "$want" = 0 ] && [ $rc -eq 0 ]; } || { [ "$want" = 1 ] && [ $rc -eq 1 ] && grep -q "$needle" \
+        "$LOGS/hostile-$name.log" && [ ! -e "$OUT/hostile-out.hdf5" ]; }; then note "hostile $name: PASS"
+    else note "hostile $name: FAIL (rc $rc): $(tail -c 300 "$LOGS/hostile-$name.log")"; fi
+}
+if [ $BENCH_ONLY = 0 ]; then
+    H=$OUT/hostile-files
+    mkdir -p "$H"
+    $BANYAN ic plummer --n 4096 -o "$H/good.hdf5" >/dev/null 2>&1
+    hostile gpu-forces 0 "" $BANYAN forces "$H/good.hdf5" -o "$OUT/hostile-out.hdf5" --backend gpu
+    hostile far-direct 1 "span 1e+300" $BANYAN forces "$HERE_HOSTILE/far.hdf5" -o "$OUT/hostile-out.hdf5" \
+        --backend gpu --method direct
+    hostile far-tree 1 "span 1e+300" $BANYAN forces "$HERE_HOSTILE/far.hdf5" -o "$OUT/hostile-out.hdf5" --backend gpu
+    hostile close-pair either "forces overflow" $BANYAN forces "$HERE_HOSTILE/close.hdf5" -o "$OUT/hostile-out.hdf5" \
+        --backend gpu --method direct --eps 0
+    hostile collapse 1 "fell below TimeIntegration:dt_min" $BANYAN run -q -o "$OUT/hostile-out" \
+        -P Gravity:backend:gpu -P InitialConditions:model:uniform-sphere -P InitialConditions:n:256 \
+        -P Gravity:softening:0.01 -P TimeIntegration:eta:0.1 -P TimeIntegration:t_end:2 \
+        -P TimeIntegration:dt_min:1e-3 -P Snapshots:render:no
+    hostile run-gpu 0 "" $BANYAN run -q -o "$OUT/hostile-out" -P Gravity:backend:gpu -P TimeIntegration:t_end:0.125
 fi
 
 # ---- benchmarks ---------------------------------------------------------

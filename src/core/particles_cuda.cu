@@ -57,8 +57,8 @@ bn_status alloc_particles(bn_cuda_state *st, int n)
 }
 
 /* The float units of the device tree (tree_gpu.h): powers of two near
- * the particles' extent (the CPU tree's bounding cube, OpenMP) and total
- * mass, fixed for this upload so that a run's results depend on nothing
+ * the particles' extent (the CPU tree's bounding cube, OpenMP; at most
+ * 2^16 softening lengths: bn_gpu_length_scale) and total mass, fixed for this upload so that a run's results depend on nothing
  * the device decides between polls (a restart must upload from the same
  * state to get the same bits). A span too wide for keys keeps unit 1: the
  * GPU build reports it. */
@@ -69,7 +69,7 @@ void set_unit_scales(bn_cuda_state *st, const bn_particles *in)
         bn_clear_error();
         side = 0;
     }
-    st->tree.t.len_scale = bn_gpu_unit_scale(side);
+    st->tree.t.len_scale = bn_gpu_length_scale(side, st->g.softening);
     st->tree.t.mass_scale = bn_gpu_unit_scale(bn_particles_total_mass(in));
 }
 

@@ -214,7 +214,7 @@ extern "C" bn_status bn_gpu_tree_from_host(const bn_particles *p, const bn_gravi
     for (int d = 0; d < 3; d++) t->ref[d] = lo[d] + 0.5 * size;
     double mass = 0;
     for (int i = 0; i < n; i++) mass += p->mass[i];
-    t->len_scale = bn_gpu_unit_scale(size);
+    t->len_scale = bn_gpu_length_scale(size, g->softening);
     t->mass_scale = bn_gpu_unit_scale(mass);
 
     hb_key *k = (hb_key *)malloc((size_t)n * sizeof *k);

@@ -20,9 +20,10 @@
  * Units: every float of the tree is in units where the particles' extent
  * and total mass are about 1: lengths times len_scale, masses times
  * mass_scale, both powers of two (exact), chosen from the particles when
- * they are uploaded (bn_gpu_unit_scales). Float's range then holds the
- * walk's terms (m / r^7 for r down to 2^-21 of the extent) whatever the
- * user's units: a system of size 1e-6 or of mass 1e12 is walked as one
+ * they are uploaded (bn_gpu_unit_scales; the length unit is shortened to
+ * 2^16 softening lengths when the extent is longer: bn_gpu_length_scale).
+ * Float's range then holds the walk's terms (m / r^7 for r down to eps)
+ * whatever the user's units: a system of size 1e-6 or of mass 1e12 is walked as one
  * of size 1 and mass 1. The walk takes eps^2 into these units and its
  * results back out (times G len_scale^2 / mass_scale, G len_scale /
  * mass_scale).
@@ -85,6 +86,19 @@ __host__ __device__ inline double bn_gpu_unit_scale(double v)
 {
     if (!(v > 0) || !isfinite(v)) return 1.0;
     return ldexp(1.0, -(int)floor(log2(v) + 0.5));
+}
+
+/* The length unit: the extent, or BN_GPU_EPS_SPAN softening lengths when
+ * that is shorter. Every interaction's r^2 holds eps^2, so 1/r stays below
+ * BN_GPU_EPS_SPAN in these units and m / r^7 below ~1e34: within float's
+ * range even where a far outlier makes the extent 1e9 softening lengths
+ * (an extent unit gave 1/r^7 = inf there: issue 15's output check found
+ * it). Only extreme dynamic ranges change the unit (extent / eps > 2^16). */
+#define BN_GPU_EPS_SPAN 65536.0
+__host__ __device__ inline double bn_gpu_length_scale(double extent, double eps)
+{
+    const double unit = eps > 0 && eps * BN_GPU_EPS_SPAN < extent ? eps * BN_GPU_EPS_SPAN : extent;
+    return bn_gpu_unit_scale(unit);
 }
 
 /* The constants a force kernel takes into and out of the tree's units
