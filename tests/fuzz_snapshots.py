@@ -270,8 +270,31 @@ def structure_cases(c, d):
     c.raw("st_text", "bad", "a text file", b"not a snapshot\n")
     os.mkdir(os.path.join(d, "st_directory.hdf5"))
     c.note("st_directory", "bad", "a directory")
-    os.mkfifo(os.path.join(d, "st_fifo.hdf5"))
+    fifo = os.path.abspath(os.path.join(d, "st_fifo.hdf5"))
+    os.mkfifo(fifo)
     c.note("st_fifo", "bad", "a FIFO")
+    # data outside the file, here a FIFO: reading it would block for ever
+    def external_storage(f):
+        del f["PartType1/Coordinates"]
+        f["PartType1"].create_dataset("Coordinates", shape=(N, 3), dtype="f8", external=[(fifo, 0, N * 24)])
+    c.add("st_external_storage_fifo", "bad", "Coordinates stored in an external file (a FIFO)", edit=external_storage)
+
+    def external_link(f):
+        del f["PartType1/Masses"]
+        f["PartType1/Masses"] = h5py.ExternalLink(fifo, "/Masses")
+    c.add("st_external_link_fifo", "bad", "Masses an external link into a FIFO", edit=external_link)
+
+    def virtual(f):
+        del f["PartType1/Velocities"]
+        layout = h5py.VirtualLayout(shape=(N, 3), dtype="f8")
+        layout[:] = h5py.VirtualSource(fifo, "v", shape=(N, 3))
+        f["PartType1"].create_virtual_dataset("Velocities", layout)
+    c.add("st_virtual_fifo", "bad", "Velocities a virtual dataset mapping a FIFO", edit=virtual)
+
+    def parttype_link(f):
+        del f["PartType1"]
+        f["PartType1"] = h5py.ExternalLink(os.path.abspath(os.path.join(d, "base.hdf5")), "/PartType1")
+    c.add("st_external_group", "bad", "/PartType1 an external link to another file", edit=parttype_link)
 
 
 def byte_cases(c, d):

@@ -161,6 +161,31 @@ bn_status bn_h5_attr_read_string(hid_t obj, const char *where, const char *name,
 /* ------------------------------------------------------------------ */
 int bn_h5_link_exists(hid_t loc, const char *name) { return H5Lexists(loc, name, H5P_DEFAULT) > 0; }
 
+bn_status bn_h5_check_local(hid_t loc, const char *where, const char *name)
+{
+    H5L_info_t info;
+    if (H5Lget_info(loc, name, &info, H5P_DEFAULT) < 0)
+        return bn_h5_fail(BN_ERR_FORMAT, "cannot look up %s/%s", where, name);
+    if (info.type == H5L_TYPE_HARD || info.type == H5L_TYPE_SOFT) return BN_OK;
+    return bn_fail(BN_ERR_FORMAT, "%s/%s is an external or user-defined link: only what the file itself holds is read "
+                   "(a link to another file, a FIFO or a device could block or read anything)", where, name);
+}
+
+/* Raw data kept outside the file (external storage, a virtual dataset
+ * mapping other files) is refused for the same reason. */
+static bn_status check_local_storage(hid_t d, const char *where, const char *name)
+{
+    hid_t pl = H5Dget_create_plist(d);
+    if (pl < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot read the layout of %s/%s", where, name);
+    const H5D_layout_t layout = H5Pget_layout(pl);
+    const int external = H5Pget_external_count(pl);
+    H5Pclose(pl);
+    if (layout == H5D_VIRTUAL || external != 0)
+        return bn_fail(BN_ERR_FORMAT, "dataset %s/%s keeps its data outside the file (%s): not read", where, name,
+                       layout == H5D_VIRTUAL ? "a virtual dataset" : "external storage");
+    return BN_OK;
+}
+
 bn_status bn_h5_group_create(hid_t loc, const char *name, hid_t *g)
 {
     *g = H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -242,8 +267,14 @@ bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, i
 {
     *dset = -1;
     if (!bn_h5_link_exists(group, name)) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
+    BN_TRY(bn_h5_check_local(group, where, name));
     hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
     if (d < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open dataset %s/%s", where, name);
+    bn_status local = check_local_storage(d, where, name);
+    if (local != BN_OK) {
+        H5Dclose(d);
+        return local;
+    }
     hid_t t = H5Dget_type(d), space = H5Dget_space(d);
     H5T_class_t cls = H5Tget_class(t);
     hsize_t dims[2] = {0, 0};

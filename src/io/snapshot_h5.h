@@ -44,6 +44,9 @@ bn_status bn_h5_attr_read_string(hid_t obj, const char *where, const char *name,
 
 /* ---- groups and datasets ---- */
 int bn_h5_link_exists(hid_t loc, const char *name);
+/* name in loc is a hard or soft link: external and user-defined links
+ * (to another file, a FIFO, a device) are refused, naming where/name. */
+bn_status bn_h5_check_local(hid_t loc, const char *where, const char *name);
 /* Create group `name` in loc; *g is -1 on failure (close it when >= 0). */
 bn_status bn_h5_group_create(hid_t loc, const char *name, hid_t *g);
 /* Write ncol arrays of n doubles as an n x ncol float64 dataset

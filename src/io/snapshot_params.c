@@ -179,18 +179,24 @@ static bn_status read_G(hid_t g, const char *where, int units_found, bn_snapshot
     return BN_OK;
 }
 
-static hid_t open_group_if_present(hid_t file, const char *name)
+/* An external link here is refused (bn_h5_check_local): *g stays -1. */
+static bn_status open_group_if_present(hid_t file, const char *name, hid_t *g)
 {
-    return bn_h5_link_exists(file, name) ? H5Gopen2(file, name, H5P_DEFAULT) : -1;
+    *g = -1;
+    if (!bn_h5_link_exists(file, name)) return BN_OK;
+    BN_TRY(bn_h5_check_local(file, "", name));
+    *g = H5Gopen2(file, name, H5P_DEFAULT);
+    return BN_OK;
 }
 
 bn_status bn_snapshot_read_parameters(hid_t file, bn_snapshot_meta *meta)
 {
     const char *wp = "/Parameters", *wu = "/Units";
-    hid_t gp = open_group_if_present(file, "Parameters"), gu = open_group_if_present(file, "Units");
+    hid_t gp = -1, gu = -1;
     int units_found = 0, gravity_found = 0;
-    bn_status s = BN_OK;
-    if (gp >= 0) s = read_units(gp, wp, &meta->units, &units_found);
+    bn_status s = open_group_if_present(file, "Parameters", &gp);
+    if (s == BN_OK) s = open_group_if_present(file, "Units", &gu);
+    if (s == BN_OK && gp >= 0) s = read_units(gp, wp, &meta->units, &units_found);
     if (s == BN_OK && gu >= 0 && !units_found) s = read_units(gu, wu, &meta->units, &units_found);
     if (s == BN_OK) s = read_G(gp, wp, units_found, meta);
     if (s == BN_OK && gp >= 0) s = read_gravity(gp, wp, &meta->gravity, &gravity_found);

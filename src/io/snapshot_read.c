@@ -131,6 +131,7 @@ static bn_status read_header(hid_t f, header_info *hi, bn_snapshot_meta *meta)
     memset(hi, 0, sizeof *hi);
     if (!bn_h5_link_exists(f, "Header"))
         return bn_fail(BN_ERR_FORMAT, "missing group /Header (not a GADGET- or SWIFT-style snapshot)");
+    BN_TRY(bn_h5_check_local(f, "", "Header"));
     hid_t h = H5Gopen2(f, "Header", H5P_DEFAULT);
     if (h < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group /Header");
     bn_status s = read_header_attrs(h, hi, meta);
@@ -183,6 +184,7 @@ static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *p
     g->n = 0;
     snprintf(g->where, sizeof g->where, "/PartType%d", t);
     double header_n = header_entry(hi->count, hi->n_count, t);
+    BN_TRY(bn_h5_check_local(f, "", g->where + 1));
     g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
     if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
     int empty = header_n == 0 && !bn_h5_link_exists(g->group, "Coordinates");
