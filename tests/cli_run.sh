@@ -209,6 +209,19 @@ cmp -s "$T/tiny.yml" "$H/p.yml" || fail "the parameter file was overwritten"
     -P Snapshots:directory:. || fail "run for a restart file"
 expect_refused "snapshot '$H/ic/snapshot_0000.hdf5' is the same file as InitialConditions:file" "$H/o16" \
     "$T/tiny.yml" -P InitialConditions:file:"$H/ic/snapshot_0000.hdf5" -P Snapshots:directory:"$H/ic"
+# an output below another output's name, and names that are not files
+expect_refused "would have to be a directory holding Statistics:energy_file" "$H/o22" "$T/tiny.yml" \
+    -P Statistics:energy_file:snaps/snapshot_0000.hdf5/e.txt
+expect_refused "Statistics:energy_file '$H/o23/energy.txt' would have to be a directory holding snapshot" "$H/o23" \
+    "$T/tiny.yml" -P Snapshots:directory:energy.txt
+mkdir -p "$H/o24"
+mkfifo "$H/o24/energy.txt"
+expect_fail "Statistics:energy_file '$H/o24/energy.txt' exists and is not a regular file (a FIFO)" "$T/tiny.yml" \
+    -o "$H/o24"
+mkdir -p "$H/o25"
+ln -s used_parameters.yml "$H/o25/energy.txt"
+expect_fail "is a dangling symbolic link" "$T/tiny.yml" -o "$H/o25"
+[ "$(ls "$H/o24" "$H/o25" | grep -c parameters)" = 0 ] || fail "files written beside a FIFO or a dangling link"
 # names that cannot be written
 expect_refused "Snapshots:basename = 'a/b' must be a file name without '/'" "$H/o17" "$T/tiny.yml" \
     -P Snapshots:basename:a/b

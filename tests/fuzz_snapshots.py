@@ -7,7 +7,10 @@ usage: fuzz_snapshots.py DIR    writes DIR/base.hdf5, the cases and
                                 DIR/manifest.txt: "name kind description"
 
 kind: bad   every command must refuse the file (non-zero exit, no output)
-      good  a valid file: info and forces must accept it
+      good  a valid file: info, forces (direct and tree) and render must
+            accept it
+      pair  a valid file with forces: as good, and compare must accept it
+            on either side
       any   undetectable or only sometimes wrong (a flipped byte in the raw
             numbers): no crash, no sanitizer report, no hang, and if a
             command succeeds its outputs must be valid inputs
@@ -36,8 +39,9 @@ def arrays():
 
 def header(f, n=N):
     h = f.create_group("Header")
-    h.attrs["NumPart_ThisFile"] = np.array([0, n, 0, 0, 0, 0], dtype=np.uint32)
-    h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0], dtype=np.uint32)
+    dt = np.uint32 if n < 2**32 else np.uint64
+    h.attrs["NumPart_ThisFile"] = np.array([0, n, 0, 0, 0, 0], dtype=dt)
+    h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0], dtype=dt)
     h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
     h.attrs["MassTable"] = np.zeros(6)
     h.attrs["Time"] = 0.0
@@ -118,8 +122,9 @@ def param_attr(name, value, dtype=None):
     return edit
 
 
-def sparse(rows, only=None):
-    """Every dataset (or only `only`) claims `rows` rows, none stored."""
+def sparse(rows, only=None, chunked=True, dtype=None):
+    """Every dataset (or only `only`) claims `rows` rows, none stored
+    (chunked, or contiguous with its storage never allocated)."""
     def edit(f):
         for k in ("NumPart_ThisFile", "NumPart_Total"):
             del f["Header"].attrs[k]
@@ -128,9 +133,9 @@ def sparse(rows, only=None):
             if only and k != only:
                 continue
             shape = (rows, 3) if k in ("Coordinates", "Velocities") else (rows,)
-            dt = g[k].dtype
+            dt = g[k].dtype if dtype is None else dtype
             del g[k]
-            g.create_dataset(k, shape=shape, dtype=dt, chunks=(1024,) + shape[1:])
+            g.create_dataset(k, shape=shape, dtype=dt, chunks=((1024,) + shape[1:]) if chunked else None)
     return edit
 
 
@@ -186,6 +191,17 @@ def length_cases(c):
     for e in (61, 40, 33):
         c.add("h_sparse_2_%d" % e, "bad", "every dataset claims 2^%d rows, stored sparse" % e, edit=sparse(2**e))
     c.add("h_sparse_coords", "bad", "Coordinates alone claims 2^61 rows", edit=sparse(2**61, "Coordinates"))
+    for e in (40, 33):
+        c.add("h_contig_2_%d" % e, "bad", "every dataset claims 2^%d rows, contiguous, never allocated" % e,
+              edit=sparse(2**e, chunked=False))
+    c.add("h_contig_int8_2_61", "bad", "int8 datasets of 2^61 rows, contiguous, never allocated",
+          edit=sparse(2**61, chunked=False, dtype=np.int8))
+    c.add("h_sparse_2_62", "bad", "every dataset claims 2^62 rows (2^62 x 24 bytes overflows), chunked",
+          edit=sparse(2**62))
+    c.add("h_sparse_ids", "bad", "ParticleIDs alone claims 2^33 rows", edit=sparse(2**33, "ParticleIDs"))
+    c.add("h_sparse_masses", "bad", "Masses alone claims 2^40 rows, contiguous", edit=sparse(2**40, "Masses", False))
+    c.add("h_count_2_61", "bad", "NumPart_ThisFile and NumPart_Total 2^61, 64 rows stored",
+          n=2**61)
 
 
 def value_cases(c):

@@ -144,12 +144,9 @@ static bn_status setup_simulation(run_ctx *c)
 static bn_status check_output_names(run_ctx *c)
 {
     const bn_run_params *p = c->prm;
-    run_named_path f[6] = {{"the parameter file", ""},
-                           {"InitialConditions:file", ""},
-                           {"used_parameters.yml", ""},
-                           {"unused_parameters.yml", ""},
-                           {"Statistics:energy_file", ""},
-                           {"Snapshots:render_file", ""}};
+    run_named_path f[6] = {{"the parameter file", 0, ""},     {"InitialConditions:file", 0, ""},
+                           {"used_parameters.yml", 1, ""},    {"unused_parameters.yml", 1, ""},
+                           {"Statistics:energy_file", 1, ""}, {"Snapshots:render_file", 1, ""}};
     if (c->param_file) BN_TRY(run_path_join(f[0].path, sizeof f[0].path, ".", c->param_file));
     if (p->ic_file[0]) BN_TRY(run_path_join(f[1].path, sizeof f[1].path, ".", p->ic_file));
     BN_TRY(run_path_join(f[2].path, sizeof f[2].path, c->outdir, "used_parameters.yml"));

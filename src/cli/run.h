@@ -68,13 +68,16 @@ void run_progress_end(run_progress *pr);
 /* A file of the run and what it is ("Statistics:energy_file"). */
 typedef struct run_named_path {
     const char *what;
+    int output; /* written by the run (else an input)          */
     char path[RUN_PATH_MAX];
 } run_named_path;
 /* The path fits (PATH_MAX) and each of its names fits (NAME_MAX). */
 bn_status run_check_name(const char *what, const char *path);
-/* No two of files[] (empty paths skipped: inputs not given) and none of
- * the snapshots snapdir/basename_NNNN.hdf5, NNNN < n_snapshots, are the
- * same file; the message names both. */
+/* No output of files[] (empty paths skipped: inputs not given) nor any
+ * snapshot snapdir/basename_NNNN.hdf5, NNNN < n_snapshots, is the same
+ * file as another file of the list, or lies below one (it would need a
+ * directory of that name), or is anything but a new name or a regular
+ * file (a directory, a FIFO, a dangling link); the message names both. */
 bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
                              size_t n_snapshots);
 /* dir/name, or name itself when it is absolute. */

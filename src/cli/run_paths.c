@@ -13,8 +13,9 @@
 
 bn_status run_path_join(char *out, size_t size, const char *dir, const char *name)
 {
-    int n = (name[0] == '/' || !strcmp(dir, ".")) ? snprintf(out, size, "%s", name)
-                                                   : snprintf(out, size, "%s/%s", dir, name);
+    int n = !strcmp(name, ".")                       ? snprintf(out, size, "%s", dir)
+            : (name[0] == '/' || !strcmp(dir, ".")) ? snprintf(out, size, "%s", name)
+                                                     : snprintf(out, size, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= size) return bn_fail(BN_ERR_ARGUMENT, "path '%s/%s' is too long", dir, name);
     return BN_OK;
 }
@@ -91,10 +92,44 @@ static int same_id(const file_id *a, const file_id *b)
     return !strcmp(a->real, b->real);
 }
 
-static bn_status clash(const run_named_path *a, const run_named_path *b)
+/* a lies above b: writing b would make a directory of a's name */
+static int holds(const file_id *a, const file_id *b)
 {
-    return bn_fail(BN_ERR_PARAMETER, "%s '%s' is the same file as %s '%s': refusing to overwrite it", a->what,
-                   a->path, b->what, b->path);
+    const size_t n = strlen(a->real);
+    return n > 1 && !strncmp(a->real, b->real, n) && b->real[n] == '/';
+}
+
+/* What an output name may be: a new name, or a regular file to replace;
+ * never a directory, a FIFO (opening it blocks), a device, or a dangling
+ * symbolic link (whose target another output could be). */
+static bn_status check_output_kind(const run_named_path *f)
+{
+    const size_t len = strlen(f->path);
+    struct stat ls, st;
+    if (len > 0 && f->path[len - 1] == '/')
+        return bn_fail(BN_ERR_PARAMETER, "%s '%s' names a directory, not a file", f->what, f->path);
+    if (lstat(f->path, &ls) != 0) return BN_OK;
+    if (stat(f->path, &st) != 0)
+        return bn_fail(BN_ERR_PARAMETER, "%s '%s' is a dangling symbolic link: refusing to write through it", f->what,
+                       f->path);
+    if (S_ISREG(st.st_mode)) return BN_OK;
+    return bn_fail(BN_ERR_PARAMETER, "%s '%s' exists and is not a regular file (%s)", f->what, f->path,
+                   S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+}
+
+/* Two files of the run (b an output): the same file, or one where the
+ * other would need a directory. */
+static bn_status check_pair(const run_named_path *a, const file_id *ia, const run_named_path *b, const file_id *ib)
+{
+    if (same_id(ia, ib))
+        return bn_fail(BN_ERR_PARAMETER, "%s '%s' is the same file as %s '%s': refusing to overwrite it", b->what,
+                       b->path, a->what, a->path);
+    if (holds(ia, ib) || holds(ib, ia)) {
+        const run_named_path *dir = holds(ia, ib) ? a : b, *file = dir == a ? b : a;
+        return bn_fail(BN_ERR_PARAMETER, "%s '%s' would have to be a directory holding %s '%s'", dir->what, dir->path,
+                       file->what, file->path);
+    }
+    return BN_OK;
 }
 
 bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
@@ -103,19 +138,23 @@ bn_status run_check_distinct(const run_named_path *files, int n, const char *sna
     file_id *ids = bn_alloc_array((size_t)n + 1, sizeof *ids, "output names");
     if (!ids) return BN_ERR_NOMEM;
     bn_status s = BN_OK;
-    for (int i = 0; i < n; i++) identify(files[i].path, &ids[i]);
+    for (int i = 0; s == BN_OK && i < n; i++) {
+        identify(files[i].path, &ids[i]);
+        if (files[i].output && files[i].path[0]) s = check_output_kind(&files[i]);
+    }
     for (int i = 0; s == BN_OK && i < n; i++)
         for (int j = i + 1; s == BN_OK && j < n; j++)
-            if (files[i].path[0] && files[j].path[0] && same_id(&ids[i], &ids[j])) s = clash(&files[j], &files[i]);
+            if (files[i].path[0] && files[j].path[0] && files[j].output) s = check_pair(&files[i], &ids[i], &files[j], &ids[j]);
     /* snapshots differ from each other by their numbers: each against the rest */
-    run_named_path snap = {"snapshot", ""};
+    run_named_path snap = {"snapshot", 1, ""};
     for (size_t k = 0; s == BN_OK && k < n_snapshots; k++) {
         char name[BN_PARAM_STRLEN + 32];
         snprintf(name, sizeof name, "%s_%04zu.hdf5", basename, k);
         if (run_path_join(snap.path, sizeof snap.path, snapdir, name) != BN_OK) break;
         identify(snap.path, &ids[n]);
+        s = check_output_kind(&snap);
         for (int i = 0; s == BN_OK && i < n; i++)
-            if (files[i].path[0] && same_id(&ids[n], &ids[i])) s = clash(&snap, &files[i]);
+            if (files[i].path[0]) s = check_pair(&files[i], &ids[i], &snap, &ids[n]);
     }
     free(ids);
     return s;
