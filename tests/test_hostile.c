@@ -68,6 +68,50 @@ static void test_forces_that_overflow(void **state)
     bn_particles_free(p);
 }
 
+/* The CPU tree's multipoles in double: coordinates of 1e80 (M S^4 beyond
+ * 1e290) or masses of 1e300 once gave NaN forces; refused for the tree,
+ * while direct summation computes them. */
+static void test_tree_range(void **state)
+{
+    (void)state;
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_CPU;
+    for (int c = 0; c < 2; c++) {
+        bn_particles *p = small_set();
+        for (size_t i = 0; i < p->n; i++) {
+            if (c == 0)
+                for (int k = 0; k < 3; k++) p->pos[k][i] *= 1e80;
+            else p->mass[i] = 1e300 / (double)p->n;
+        }
+        g.method = BN_METHOD_TREE;
+        g.softening = c == 0 ? 1e77 : 0.01;
+        expect_force_refusal(p, g, "the tree's quadrupole terms overflow");
+        g.method = BN_METHOD_DIRECT;
+        bn_gravity *solver = NULL;
+        TU_OK(bn_gravity_create(&solver, &g));
+        TU_OK(bn_gravity_compute(solver, p));
+        TU_OK(bn_particles_check_forces(p, "direct"));
+        bn_gravity_free(solver);
+        bn_particles_free(p);
+    }
+}
+
+/* Relative errors of vectors of 1e-200 and 1e200: no squares that vanish
+ * or overflow (compare printed 0 and inf for them). */
+static void test_error_stats_range(void **state)
+{
+    (void)state;
+    const double scales[2] = {1e-200, 1e200};
+    for (int c = 0; c < 2; c++) {
+        double ref[6] = {3, 4, 0, 0, 0, 1}, got[6] = {3, 4, 5e-7, 0, 0, 1 + 1e-7};
+        for (int k = 0; k < 6; k++) ref[k] *= scales[c], got[k] *= scales[c];
+        bn_error_stats e;
+        TU_OK(bn_error_stats_compute(2, got, ref, NULL, NULL, &e));
+        TU_NEAR(e.acc_max, 1e-7, 1e-6); /* 1 + 1e-7 is rounded: 1e-9 of the error */
+        TU_NEAR(e.acc_p50, 1e-7, 1e-6);
+    }
+}
+
 /* Without softening, two particles 1e-160 apart: 1/r^3 is infinite. The
  * result is checked after the computation and refused. */
 static void test_non_finite_results_refused(void **state)
@@ -160,6 +204,8 @@ int main(void)
         cmocka_unit_test(test_counts_beyond_memory),
         cmocka_unit_test(test_forces_that_overflow),
         cmocka_unit_test(test_non_finite_results_refused),
+        cmocka_unit_test(test_tree_range),
+        cmocka_unit_test(test_error_stats_range),
         cmocka_unit_test(test_writer_refuses_what_reader_refuses),
         cmocka_unit_test(test_repeated_ids),
         cmocka_unit_test(test_step_floor),

@@ -213,7 +213,7 @@ static bn_status log_energy(run_ctx *c)
     BN_TRY(bn_simulation_energies(c->sim, &e));
     if (!isfinite(e.total))
         return bn_fail(BN_ERR_ARGUMENT, "at t = %.9g the energy is not finite (kinetic %g, potential %g): the forces "
-                       "overflowed (a softening > 0 bounds them)", bn_simulation_time(c->sim), e.kinetic, e.potential);
+                       "or velocities overflowed", bn_simulation_time(c->sim), e.kinetic, e.potential);
     c->energy_rows++;
     return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0,
                               bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));

@@ -27,13 +27,11 @@ bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_
     if (!e) return BN_ERR_NOMEM;
     double sum = 0;
     for (size_t i = 0; i < n; i++) {
-        double d2 = 0, r2 = 0;
-        for (int k = 0; k < 3; k++) {
-            double d = acc[3 * i + k] - acc_ref[3 * i + k];
-            d2 += d * d;
-            r2 += acc_ref[3 * i + k] * acc_ref[3 * i + k];
-        }
-        e[i] = r2 > 0 ? sqrt(d2 / r2) : sqrt(d2);
+        const double *a = acc + 3 * i, *r = acc_ref + 3 * i;
+        /* hypot: no squares that overflow beyond 1e154 or vanish below 1e-154 */
+        const double d = hypot(hypot(a[0] - r[0], a[1] - r[1]), a[2] - r[2]);
+        const double ref = hypot(hypot(r[0], r[1]), r[2]);
+        e[i] = ref > 0 ? d / ref : d;
         if (isnan(e[i])) e[i] = INFINITY; /* NaN must never pass a bound */
         sum += e[i];
     }
