@@ -324,6 +324,328 @@ def byte_cases(c, d):
         b[at] ^= 1 << int(rng.integers(0, 8))
         c.raw("fl_%02d" % k, "any", "bit flipped at byte %d" % at, bytes(b))
 
+def forces(d, eps=0.01):
+    """Direct-summation accelerations and potentials (G = 1, Plummer)."""
+    x, m = d["Coordinates"], d["Masses"]
+    dx = x[None, :, :] - x[:, None, :]
+    r2 = (dx ** 2).sum(axis=2) + eps * eps
+    inv = 1.0 / np.sqrt(r2)
+    np.fill_diagonal(inv, 0.0)
+    acc = (m[None, :, None] * dx * (inv ** 3)[:, :, None]).sum(axis=1)
+    pot = -(m[None, :] * inv).sum(axis=1)
+    return acc, pot
+
+
+def with_forces(acc_edit=None, pot_edit=None, acc=True, pot=True):
+    """The base file plus Acceleration and Potential, each optionally
+    replaced by acc_edit(acc) / pot_edit(pot)."""
+    d = arrays()
+    a, phi = forces(d)
+    if acc:
+        d["Acceleration"] = acc_edit(a) if acc_edit else a
+    if pot:
+        d["Potential"] = pot_edit(phi) if pot_edit else phi
+    return d
+
+
+def set_at(index, value):
+    def edit(v):
+        v = v.copy()
+        v[index] = value
+        return v
+    return edit
+
+
+def forces_cases(c):
+    """Files with forces: what compare reads on either side."""
+    c.add("fc_good", "pair", "Acceleration and Potential of direct summation", with_forces())
+    c.add("fc_acc_only", "pair", "Acceleration without Potential", with_forces(pot=False))
+    c.add("fc_pot_only", "good", "Potential without Acceleration", with_forces(acc=False))
+    c.add("fc_float32", "pair", "forces as float32",
+          with_forces(lambda a: a.astype(np.float32), lambda p: p.astype(np.float32)))
+    c.add("fc_acc_nan", "bad", "an Acceleration NaN", with_forces(set_at((5, 0), np.nan)))
+    c.add("fc_acc_inf", "bad", "an Acceleration +Inf", with_forces(set_at((6, 2), np.inf)))
+    c.add("fc_pot_minf", "bad", "a Potential -Inf", with_forces(pot_edit=set_at(7, -np.inf)))
+    c.add("fc_acc_n2", "bad", "Acceleration (N, 2)", with_forces(lambda a: a[:, :2]))
+    c.add("fc_acc_short", "bad", "Acceleration N - 1 rows", with_forces(lambda a: a[:-1]))
+    c.add("fc_pot_long", "bad", "Potential N + 1 rows", with_forces(pot_edit=lambda p: np.append(p, 0.0)))
+    c.add("fc_pot_n1", "bad", "Potential (N, 1)", with_forces(pot_edit=lambda p: p[:, None]))
+    c.add("fc_acc_strings", "bad", "Acceleration of strings",
+          with_forces(lambda a: np.array([[b"a", b"b", b"c"]] * len(a))))
+    c.add("fc_acc_sparse", "bad", "Acceleration alone claims 2^61 rows", with_forces(),
+          edit=sparse(2**61, "Acceleration"))
+    c.add("fc_acc_zero_row", "any", "one Acceleration (0, 0, 0): no relative error there",
+          with_forces(set_at(9, 0.0)))
+    c.add("fc_acc_zero", "any", "every Acceleration 0", with_forces(lambda a: np.zeros_like(a)))
+    c.add("fc_pot_zero", "any", "every Potential 0", with_forces(pot_edit=lambda p: np.zeros_like(p)))
+    c.add("fc_acc_big", "any", "Acceleration 1e300 and -1e300", with_forces(
+        lambda a: set_at((4, 1), -1e300)(set_at((3, 0), 1e300)(a))))
+    c.add("fc_acc_denormal", "pair", "an Acceleration component 1e-310", with_forces(set_at((2, 2), 1e-310)))
+
+    def group_acc(f):
+        del f["PartType1/Acceleration"]
+        f["PartType1"].create_group("Acceleration")
+    c.add("fc_acc_group", "bad", "Acceleration is a group", with_forces(), edit=group_acc)
+
+
+def param_string_cases(c):
+    """The names banyan reads from /Parameters in every string form."""
+    vl_utf8, vl_ascii = h5py.string_dtype("utf-8"), h5py.string_dtype("ascii")
+    for attr, value in (("Backend", "cpu"), ("Curve", "morton"), ("OpeningCriterion", "bh")):
+        b = value.encode()
+        c.add("ps_%s_vl_utf8" % attr.lower(), "good", "%s as variable-length UTF-8" % attr,
+              edit=param_attr(attr, value, vl_utf8))
+        c.add("ps_%s_vl_ascii" % attr.lower(), "good", "%s as variable-length ASCII" % attr,
+              edit=param_attr(attr, b, vl_ascii))
+        c.add("ps_%s_fixed_utf8" % attr.lower(), "good", "%s as fixed-length UTF-8" % attr,
+              edit=param_attr(attr, b, h5py.string_dtype("utf-8", len(b))))
+        c.add("ps_%s_array_vl" % attr.lower(), "bad", "%s an array of 3 variable-length strings" % attr,
+              edit=param_attr(attr, [value] * 3, vl_utf8))
+        c.add("ps_%s_empty_vl" % attr.lower(), "bad", "%s an empty variable-length string" % attr,
+              edit=param_attr(attr, "", vl_utf8))
+    for size in (63, 64, 65, 1000):
+        c.add("ps_method_padded_%d" % size, "good", "Method 'direct' in a %d-byte null-padded string" % size,
+              edit=param_attr("Method", b"direct", h5py.string_dtype("ascii", size)))
+    c.add("ps_method_one_char", "bad", "Method a 1-byte string 'd'",
+          edit=param_attr("Method", b"d", h5py.string_dtype("ascii", 1)))
+    c.add("ps_method_nul_inside", "any", "Method 'tree\\0junk' (fixed length)",
+          edit=param_attr("Method", b"tree\0junk", h5py.string_dtype("ascii", 9)))
+    c.add("ps_method_bad_utf8", "bad", "Method invalid UTF-8 bytes (fixed UTF-8)",
+          edit=param_attr("Method", b"\xff\xfe\xc3", h5py.string_dtype("utf-8", 3)))
+    c.add("ps_method_long_vl", "bad", "Method 'direct' then 1000 spaces (variable length)",
+          edit=param_attr("Method", "direct" + " " * 1000, vl_utf8))
+    c.add("ps_method_array_1", "any", "Method an array of one string",
+          edit=param_attr("Method", ["direct"], vl_utf8))
+    c.add("ps_method_2d", "bad", "Method a 2 x 2 array of strings",
+          edit=param_attr("Method", np.array([[b"tree", b"tree"], [b"tree", b"tree"]]),
+                          h5py.string_dtype("ascii", 4)))
+    c.add("ps_method_null_space", "bad", "Method with a null dataspace",
+          edit=param_attr("Method", h5py.Empty(h5py.string_dtype("ascii", 4))))
+
+    def spacepad(f):
+        p = f["Parameters"]
+        del p.attrs["Method"]
+        t = h5py.h5t.C_S1.copy()
+        t.set_size(16)
+        t.set_strpad(h5py.h5t.STR_SPACEPAD)
+        a = h5py.h5a.create(p.id, b"Method", t, h5py.h5s.create(h5py.h5s.SCALAR))
+        a.write(np.array(b"direct".ljust(16), dtype="S16"), mtype=t)
+    c.add("ps_method_spacepad", "good", "Method 'direct' space-padded (Fortran's strings)", edit=spacepad)
+
+
+def param_number_cases(c):
+    """Numbers read from /Parameters and /Units."""
+    for tag, name, v in (("leaf_2_40", "LeafSize", 2**40), ("leaf_2_32_16", "LeafSize", 2**32 + 16),
+                         ("leaf_half", "LeafSize", 1.5), ("leaf_string", "LeafSize", "16"),
+                         ("group_m1", "GroupSize", -1), ("quad_nan", "Quadrupole", np.nan),
+                         ("theta_big", "OpeningAngle", 1e300), ("theta_neg", "OpeningAngle", -1.0),
+                         ("soft_inf", "Softening", np.inf), ("soft_neg", "Softening", -0.01),
+                         ("g_nan", "GravitationalConstant", np.nan), ("g_neg", "GravitationalConstant", -1.0),
+                         ("g_inf", "GravitationalConstant", np.inf), ("alpha_zero", "AccelAlpha", 0.0),
+                         ("target_one", "ErrorTarget", 1.0), ("expansion_2", "GroupExpansion", 2.0),
+                         ("soft_array", "Softening", np.array([0.01, 0.02])),
+                         ("soft_empty", "Softening", h5py.Empty("f8")),
+                         ("length_zero", "UnitLength_in_cm", 0.0), ("mass_nan", "UnitMass_in_g", np.nan),
+                         ("units_overflow", "UnitVelocity_in_cm_per_s", 1e300)):
+        edit = param_attr(name, v)
+        if tag == "units_overflow":
+            def edit(f, e=edit):
+                e(f)
+                f["Parameters"].attrs["UnitLength_in_cm"] = 1e300
+                f["Parameters"].attrs["UnitMass_in_g"] = 1e300
+        c.add("pn_" + tag, "bad", "/Parameters %s = %s" % (name, v), edit=edit)
+    c.add("pn_g_zero", "good", "GravitationalConstant 0 (GADGET-4: from the units)",
+          edit=param_attr("GravitationalConstant", 0.0))
+    c.add("pn_leaf_int64", "good", "LeafSize 16 as int64", edit=param_attr("LeafSize", np.int64(16)))
+
+    def units_group(f):
+        u = f.create_group("Units")
+        u.attrs["UnitLength_in_cm"] = -1.0
+        u.attrs["UnitMass_in_g"] = 1.0
+        u.attrs["UnitVelocity_in_cm_per_s"] = 1.0
+    c.add("pn_units_group_neg", "bad", "/Units UnitLength_in_cm -1", edit=units_group)
+
+    def parameters_dataset(f):
+        del f["Parameters"]
+        f["Parameters"] = np.zeros(2)
+    c.add("pn_parameters_dataset", "bad", "/Parameters is a dataset", edit=parameters_dataset)
+
+
+def more_header_cases(c):
+    for tag, name, v, kind in (
+            ("time_empty", "Time", h5py.Empty("f8"), "bad"),
+            ("time_array", "Time", np.array([0.0, 1.0]), "any"),
+            ("boxsize_neg", "BoxSize", -1.0, "bad"),
+            ("boxsize_nan", "BoxSize", np.array([1.0, np.nan, 1.0]), "any"),
+            ("count_float", "NumPart_ThisFile", np.array([0, N, 0, 0, 0, 0], dtype=np.float64), "any"),
+            ("count_half", "NumPart_ThisFile", np.array([0, N + 0.5, 0, 0, 0, 0]), "bad"),
+            ("count_two", "NumPart_ThisFile", np.array([0, N], dtype=np.uint32), "any"),
+            ("count_seven", "NumPart_ThisFile", np.array([0, N, 0, 0, 0, 0, 5], dtype=np.uint32), "any"),
+            ("count_scalar", "NumPart_ThisFile", np.uint32(N), "any"),
+            ("count_nan", "NumPart_Total", np.array([0, np.nan, 0, 0, 0, 0]), "bad"),
+            ("count_strings", "NumPart_ThisFile", np.array([b"0", b"64"]), "bad"),
+            ("count_2_64", "NumPart_Total", np.array([0, 2**64 - 1, 0, 0, 0, 0], dtype=np.uint64), "bad"),
+            ("masstable_inf", "MassTable", np.array([0, np.inf, 0, 0, 0, 0]), "bad"),
+            ("masstable_long", "MassTable", np.zeros(1000), "any"),
+            ("nfiles_big", "NumFilesPerSnapshot", np.int64(2**62), "bad"),
+            ("nfiles_string", "NumFilesPerSnapshot", np.bytes_("1"), "bad")):
+        c.add("hd_" + tag, kind, "Header %s = %s" % (name, str(v).replace("\n", " ")[:60]),
+              edit=header_attr(name, v))
+
+    def no_attrs(f):
+        for k in list(f["Header"].attrs.keys()):
+            del f["Header"].attrs[k]
+    c.add("hd_no_attrs", "any", "/Header without attributes", edit=no_attrs)
+
+    def massless_table(f):
+        del f["PartType1/Masses"]
+    c.add("hd_no_masses", "bad", "no Masses and MassTable 0", edit=massless_table)
+
+
+def more_structure_cases(c, d):
+    def two_types(f):
+        g = f.create_group("PartType0")
+        rng = np.random.default_rng(RNG_SEED + 1)
+        g["Coordinates"] = rng.normal(size=(5, 3))
+        g["Velocities"] = np.zeros((5, 3))
+        g["Masses"] = np.full(5, 0.01)
+        g["ParticleIDs"] = np.arange(N + 1, N + 6, dtype=np.uint64)
+        for k in ("NumPart_ThisFile", "NumPart_Total"):
+            f["Header"].attrs[k] = np.array([5, N, 0, 0, 0, 0], dtype=np.uint32)
+    c.add("st_two_types", "good", "PartType0 (5) and PartType1 (64)", edit=two_types)
+
+    def two_types_dup_ids(f):
+        two_types(f)
+        f["PartType0/ParticleIDs"][...] = np.arange(1, 6, dtype=np.uint64)
+    c.add("st_two_types_dup_ids", "bad", "PartType0's ids repeat PartType1's", edit=two_types_dup_ids)
+
+    def two_types_short(f):
+        two_types(f)
+        del f["PartType0/Velocities"]
+        f["PartType0/Velocities"] = np.zeros((4, 3))
+    c.add("st_two_types_short", "bad", "PartType0 Velocities 4 rows for 5", edit=two_types_short)
+
+    def type_uncounted(f):
+        g = f.create_group("PartType2")
+        g["Coordinates"] = np.zeros((3, 3))
+    c.add("st_type_uncounted", "bad", "PartType2 with Coordinates only, counted 0", edit=type_uncounted)
+
+    def soft_loop(f):
+        del f["PartType1/Coordinates"]
+        f["PartType1/Coordinates"] = h5py.SoftLink("/PartType1/Coordinates")
+    c.add("st_soft_loop", "bad", "Coordinates a soft link to itself", edit=soft_loop)
+
+    def soft_group(f):
+        f.move("PartType1", "Data")
+        f["PartType1"] = h5py.SoftLink("/Data")
+    c.add("st_soft_group", "good", "/PartType1 a soft link to a group", edit=soft_group)
+
+    def external_existing(f):
+        del f["PartType1/Coordinates"]
+        f["PartType1/Coordinates"] = h5py.ExternalLink("base.hdf5", "/PartType1/Coordinates")
+    c.add("st_external_existing", "bad", "Coordinates an external link into base.hdf5", edit=external_existing)
+
+    def external_storage(f):
+        v = f["PartType1/Velocities"][...]
+        del f["PartType1/Velocities"]
+        raw = os.path.join(d, "velocities.raw")
+        v.astype("<f8").tofile(raw)
+        f["PartType1"].create_dataset("Velocities", shape=v.shape, dtype="<f8", external=[("velocities.raw", 0, v.nbytes)])
+    c.add("st_external_storage", "bad", "Velocities kept in an external raw file", edit=external_storage)
+
+    def virtual(f):
+        layout = h5py.VirtualLayout(shape=(N, 3), dtype="f8")
+        layout[:] = h5py.VirtualSource("base.hdf5", "/PartType1/Coordinates", shape=(N, 3))
+        del f["PartType1/Coordinates"]
+        f["PartType1"].create_virtual_dataset("Coordinates", layout)
+    c.add("st_virtual", "bad", "Coordinates a virtual dataset mapping base.hdf5", edit=virtual)
+
+    def null_space(f):
+        del f["PartType1/Coordinates"]
+        f["PartType1/Coordinates"] = h5py.Empty("f8")
+    c.add("st_null_space", "bad", "Coordinates with a null dataspace", edit=null_space)
+
+    def compressed(f):
+        g = f["PartType1"]
+        for k in list(g.keys()):
+            v = g[k][...]
+            del g[k]
+            g.create_dataset(k, data=v, compression="gzip", shuffle=True, fletcher32=True, chunks=True)
+    c.add("st_gzip", "good", "every dataset gzip + shuffle + fletcher32", edit=compressed)
+
+    def lzf(f):
+        v = f["PartType1/Coordinates"][...]
+        del f["PartType1/Coordinates"]
+        f["PartType1"].create_dataset("Coordinates", data=v, compression="lzf")
+    c.add("st_lzf", "bad", "Coordinates compressed with LZF (a filter libhdf5 lacks)", edit=lzf)
+
+    def big_endian(f):
+        for k, dt in (("Coordinates", ">f8"), ("ParticleIDs", ">u8")):
+            v = f["PartType1/" + k][...]
+            del f["PartType1/" + k]
+            f["PartType1"].create_dataset(k, data=v.astype(dt))
+    c.add("st_big_endian", "good", "big-endian Coordinates and ParticleIDs", edit=big_endian)
+
+    def no_velocities(f):
+        del f["PartType1/Velocities"]
+    c.add("st_no_velocities", "any", "no Velocities", edit=no_velocities)
+
+    def no_ids(f):
+        del f["PartType1/ParticleIDs"]
+    c.add("st_no_ids", "any", "no ParticleIDs", edit=no_ids)
+
+    base = os.path.join(d, "base.hdf5")
+    for name, kind, desc, target in (("st_symlink", "good", "a symbolic link to a valid file", "base.hdf5"),
+                                     ("st_symlink_fifo", "bad", "a symbolic link to a FIFO", "st_fifo.hdf5"),
+                                     ("st_symlink_dangling", "bad", "a dangling symbolic link", "nowhere.hdf5"),
+                                     ("st_symlink_loop", "bad", "a symbolic link to itself", "st_symlink_loop.hdf5")):
+        os.symlink(target, os.path.join(d, name + ".hdf5"))
+        c.note(name, kind, desc)
+    assert os.path.exists(base)
+
+
+def scale_cases(c):
+    """Valid numbers whose forces overflow, underflow or divide by zero."""
+    d = arrays()
+    for tag, scale in (("tiny", 1e-160), ("huge", 1e160), ("1e154", 1e154)):
+        e = arrays()
+        e["Coordinates"] = d["Coordinates"] * scale
+        c.add("sc_coords_" + tag, "any", "Coordinates scaled by %g" % scale, e)
+    e = arrays()
+    e["Coordinates"] = np.zeros((N, 3))
+    c.add("sc_coincident", "any", "every particle at the origin", e)
+
+    def coincident_unsoftened(f):
+        f["PartType1/Coordinates"][...] = np.zeros((N, 3))
+        f["Parameters"].attrs["Softening"] = 0.0
+    c.add("sc_coincident_soft0", "any", "every particle at the origin, Softening 0", edit=coincident_unsoftened)
+    c.add("sc_masses_huge", "any", "every mass 1e300", replaced("Masses", np.full(N, 1e300)))
+    c.add("sc_masses_tiny", "any", "every mass 1e-300", replaced("Masses", np.full(N, 1e-300)))
+    c.add("sc_velocities_huge", "any", "every velocity 1e300", replaced("Velocities", np.full((N, 3), 1e300)))
+    c.add("sc_one_particle", "any", "a single particle",
+          {k: v[:1] for k, v in d.items()}, n=1)
+    c.add("sc_ids_max", "good", "ids up to 2^64 - 1",
+          replaced("ParticleIDs", np.arange(2**64 - N, 2**64, dtype=np.uint64)))
+
+
+def raw_data_flips(c, d):
+    """Flips inside the raw numbers of base.hdf5: undetectable by HDF5
+    (no checksum), the values become huge, tiny, NaN or Inf."""
+    base = open(os.path.join(d, "base.hdf5"), "rb").read()
+    with h5py.File(os.path.join(d, "base.hdf5"), "r") as f:
+        offsets = {k: f["PartType1/" + k].id.get_offset() for k in ("Coordinates", "Masses", "ParticleIDs")}
+    # byte 7 of a little-endian double: its sign and top exponent bits
+    for tag, k, byte, bit in (("coords_exp", "Coordinates", 8 * 10 + 7, 6), ("coords_nan", "Coordinates", 8 * 20 + 7, 6),
+                              ("masses_sign", "Masses", 8 * 3 + 7, 7), ("masses_exp", "Masses", 8 * 4 + 7, 6),
+                              ("ids_top", "ParticleIDs", 8 * 5 + 7, 7), ("ids_low", "ParticleIDs", 8 * 6, 0)):
+        b = bytearray(base)
+        at = offsets[k] + byte
+        b[at] ^= 1 << bit
+        if tag == "coords_nan":  # every exponent bit set: Inf or NaN
+            b[at] |= 0x7F
+            b[at - 1] |= 0xF0
+        c.raw("fr_" + tag, "any", "%s: bit %d of byte %d of the raw data" % (k, bit, byte), bytes(b))
+
 
 def main(d):
     os.makedirs(d, exist_ok=True)
@@ -336,7 +658,14 @@ def main(d):
     header_cases(c)
     string_cases(c)
     structure_cases(c, d)
+    forces_cases(c)
+    param_string_cases(c)
+    param_number_cases(c)
+    more_header_cases(c)
+    more_structure_cases(c, d)
+    scale_cases(c)
     byte_cases(c, d)
+    raw_data_flips(c, d)
     with open(os.path.join(d, "manifest.txt"), "w") as f:
         f.write("\n".join(c.lines) + "\n")
 
