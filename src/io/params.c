@@ -30,7 +30,7 @@ void bn_param_range_text(const bn_param_desc *d, char *buf, size_t size)
     const int lo_open = (d->flags & BN_PF_LO_OPEN) != 0, hi_open = (d->flags & BN_PF_HI_OPEN) != 0;
     if (isinf(d->lo) && isinf(d->hi)) snprintf(buf, size, "%s", "");
     else if (isinf(d->hi)) snprintf(buf, size, "%s %g", lo_open ? ">" : ">=", d->lo);
-    else snprintf(buf, size, "in %c%g, %g%c", lo_open ? '(' : '[', d->lo, d->hi, hi_open ? ')' : ']');
+    else snprintf(buf, size, "in %c%.15g, %.15g%c", lo_open ? '(' : '[', d->lo, d->hi, hi_open ? ')' : ']');
 }
 
 static bn_status check_range(const char *where, const bn_param_desc *d, const char *text, double v)

@@ -111,7 +111,7 @@ const bn_param_desc bn_param_table[] = {
      "Empty: generate `model` and start at time 0."},
     {"InitialConditions", "model", BN_PT_CHOICE, OFF(ic.model), "plummer", ANY, 0, &model_choices, if_generated,
      "Model to generate (Henon units for plummer: M = 1, G = 1, E = -1/4)."},
-    {"InitialConditions", "n", BN_PT_SIZE, OFF(ic.n), "16384", 1, 1e12, 0, NULL, if_generated,
+    {"InitialConditions", "n", BN_PT_SIZE, OFF(ic.n), "16384", 1, 1099511627776.0, 0, NULL, if_generated,
      "Number of particles to generate (2^k accepted)."},
     {"InitialConditions", "seed", BN_PT_U64, OFF(ic.seed), "1", 0, 1.8446744073709552e19, 0, NULL, if_generated,
      "Random seed: the same seed gives bit-identical particles whatever the thread count."},
