@@ -32,6 +32,16 @@ for bad in "--leaf-size 0|--leaf-size must be an integer in [1, 1024], got '0'" 
            "--tree-rebuild 99999999999999999999|--tree-rebuild must be an integer in [0, 1000000000]" \
            "--seed -1|--seed must be an integer in [0, 18446744073709551615]" \
            "--n 2^63|--n: exponent in '2^63' must be in [0, 62]" \
+           "--steps -1|--steps must be an integer in [0, 1000000], got '-1'" \
+           "--repeat 99999999999999999999|--repeat must be an integer in [1, 10000]" \
+           "--tree-rebuild -1|--tree-rebuild must be an integer in [0, 1000000000], got '-1'" \
+           "--seed 18446744073709551616|--seed must be an integer in [0, 18446744073709551615]" \
+           "--n 4611686018427387905|--n must be a count in [1, 2^62] (2^k accepted), got '4611686018427387905'" \
+           "--n 2^-1|--n: exponent in '2^-1' must be in [0, 62]" \
+           "--dt 0|--dt must be a finite number > 0, got '0'" \
+           "--eta -1|--eta must be a finite number >= 0, got '-1'" \
+           "--theta 3|--theta must be a number in [0, 2], got '3'" \
+           "--eps 1e-400|--eps: '1e-400' is below the smallest positive double" \
            "--eps 1e400|--eps expects a finite number"; do
   args=${bad%%|*} want=${bad#*|}
   # shellcheck disable=SC2086
@@ -45,6 +55,8 @@ done
 # denormal numbers are numbers: --alpha 1e-310 runs
 "$banyan" bench --backend cpu --n 256 --repeat 1 --mac accel --alpha 1e-310 >"$out" 2>&1 \
   || fail "bench --alpha 1e-310 (a denormal): $(cat "$out")"
+"$banyan" bench --backend cpu --n 64 --repeat 1 --steps 1 --dt 1e-310 >"$out" 2>&1 \
+  || fail "bench --dt 1e-310 (a denormal): $(cat "$out")"
 
 "$banyan" bench --backend cpu --n 4096 --repeat 1 --check >"$out" 2>&1 || fail "bench table: $(cat "$out")"
 for word in "stage times" "interactions per particle" "rates" "relative acceleration error"; do
@@ -80,7 +92,12 @@ fi
 grep -q "theta 0.3," "$out" && grep -q "chosen for error target 0.001" "$out" \
   || fail "bench --error-target --theta 0.3 did not keep theta: $(cat "$out")"
 "$banyan" bench --n 1000 --error-target 2 >"$out" 2>&1
-[ $? -eq 1 ] && grep -q "error_target" "$out" || fail "bench --error-target 2: $(cat "$out")"
+[ $? -eq 2 ] && grep -qF -- "--error-target must be a number in [0, 1), got '2'" "$out" \
+  || fail "bench --error-target 2: $(cat "$out")"
+# below what the sample can tell: the library's own check, naming the parameter
+"$banyan" bench --n 1000 --error-target 1e-9 >"$out" 2>&1
+[ $? -eq 1 ] && grep -q "error_target 1e-09 is below what the sample can tell" "$out" \
+  || fail "bench --error-target 1e-9: $(cat "$out")"
 
 [ $failures -eq 0 ] && echo "cli_bench: all passed"
 exit $((failures > 0))

@@ -78,8 +78,43 @@ expect_error "expected two snapshots" "" -- "$banyan" compare out.hdf5
 # --- render and forces: bad options ------------------------------------
 expect_error "--axis expects x, y or z" img2.png -- "$banyan" render out.hdf5 -o img2.png --axis w
 expect_error "--size expects WxH" img2.png -- "$banyan" render out.hdf5 -o img2.png --size 0x5
-expect_error "--extent must be >= 0" img2.png -- "$banyan" render out.hdf5 -o img2.png --extent -1
+expect_error "--extent must be a finite number >= 0, got '-1'" img2.png -- "$banyan" render out.hdf5 -o img2.png --extent -1
 expect_error "missing -o" "" -- "$banyan" render out.hdf5
+# numbers cut short (issue 15): integers checked in long before they are
+# narrowed (strtol's ERANGE included), doubles against their valid range
+expect_error "--size expects WxH with each side in [1, 16384], got '99999999999999999999'" img2.png -- \
+  "$banyan" render out.hdf5 -o img2.png --size 99999999999999999999
+expect_error "--size expects WxH with each side in [1, 16384], got '4294967297x8'" img2.png -- \
+  "$banyan" render out.hdf5 -o img2.png --size 4294967297x8
+expect_error "--extent expects a finite number, got '1e400'" img2.png -- "$banyan" render out.hdf5 -o img2.png --extent 1e400
+for bad in "--group-size 4294967297|--group-size must be an integer in [1, 4096], got '4294967297'" \
+           "--leaf-size 4294967312|--leaf-size must be an integer in [1, 1024], got '4294967312'" \
+           "--leaf-size -5|--leaf-size must be an integer in [1, 1024], got '-5'" \
+           "--device -1|--device must be an integer in [0, 1023], got '-1'" \
+           "--device 99999999999999999999|--device must be an integer in [0, 1023]" \
+           "--error-sample 99999999999|--error-sample must be an integer in [16, 1000000], got '99999999999'" \
+           "--theta 3|--theta must be a number in [0, 2], got '3'" \
+           "--theta -0.1|--theta must be a number in [0, 2], got '-0.1'" \
+           "--group-expansion 1.5|--group-expansion must be a number in [0, 1], got '1.5'" \
+           "--error-target 1|--error-target must be a number in [0, 1), got '1'" \
+           "--alpha 0|--alpha must be a finite number > 0, got '0'" \
+           "--G -1|--G must be a finite number > 0, got '-1'" \
+           "--eps -1|--eps must be a finite number >= 0, got '-1'" \
+           "--eps 1e400|--eps expects a finite number, got '1e400'" \
+           "--eps nan|--eps expects a finite number, got 'nan'" \
+           "--eps 1e-400|--eps: '1e-400' is below the smallest positive double"; do
+  args=${bad%%|*} want=${bad#*|}
+  # shellcheck disable=SC2086
+  expect_error "$want" f_bad.hdf5 -- "$banyan" forces good.hdf5 -o f_bad.hdf5 $args
+  [ "$(tail -1 stderr.txt)" = "(see 'banyan forces --help')" ] || fail "forces $args: not a usage error: $(cat stderr.txt)"
+done
+# denormal numbers are numbers (issue 15 class 9): --G 1e-310 runs, and
+# --eps 1e-310 is parsed (then refused because its forces would overflow)
+expect_ok "$banyan" forces good.hdf5 -o denormal.hdf5 --method direct --eps 0.05 --G 1e-310
+expect_ok "$banyan" info denormal.hdf5
+grep -q "^G *1e-310$" stdout.txt || fail "forces --G 1e-310: G not kept: $(cat stdout.txt)"
+expect_error "G M / eps^2 = 1 x 1 / 1e-310^2 overflows" f_bad.hdf5 -- \
+  "$banyan" forces good.hdf5 -o f_bad.hdf5 --method direct --eps 1e-310
 expect_error "nonexistent-dir/img.png" "" -- "$banyan" render out.hdf5 -o nonexistent-dir/img.png
 expect_error "nonexistent-dir/f.hdf5" "" -- "$banyan" forces good.hdf5 -o nonexistent-dir/f.hdf5 --method direct
 
@@ -137,16 +172,48 @@ for o in in.hdf5 ./sub/../in.hdf5 "$PWD/in.hdf5" link.hdf5; do
 done
 expect_error "the picture 'in.hdf5' is the same file as the snapshot 'link.hdf5'" "" -- \
   "$banyan" render link.hdf5 -o in.hdf5
+# a hard link is the same file under another name
+ln in.hdf5 hard.hdf5
+expect_error "the picture 'hard.hdf5' is the same file as the snapshot 'in.hdf5'" "" -- \
+  "$banyan" render in.hdf5 -o hard.hdf5
 [ "$(cksum <in.hdf5)" = "$sum_before" ] || fail "render replaced its input"
 expect_ok "$banyan" forces in.hdf5 -o in.hdf5 --method direct
 expect_ok "$banyan" info in.hdf5
 grep -q "Acceleration yes" stdout.txt || fail "forces IN -o IN: no forces in the input"
+
+# outputs that are not files: the writers rename a temporary file onto the
+# name, which would replace a FIFO or a device node by a regular file (as
+# root, -o /dev/null did); refused before any work, left as they were
+mkdir -p outdir
+mkfifo out_fifo.out
+ln -s nowhere/x.out dangling.out
+mknod out_dev.out c 1 3 2>/dev/null || true # root only: a copy of /dev/null
+for o in "outdir|'outdir' exists and is not a regular file (a directory)" \
+         "outdir/|'outdir/' names a directory, not a file" \
+         "out_fifo.out|'out_fifo.out' exists and is not a regular file (a FIFO)" \
+         "out_dev.out|'out_dev.out' exists and is not a regular file (a device or socket)" \
+         "dangling.out|'dangling.out' is a dangling symbolic link"; do
+  name=${o%%|*} want=${o#*|}
+  [ "$name" = out_dev.out ] && [ ! -c out_dev.out ] && continue
+  expect_error "the picture $want" "" -- "$banyan" render out.hdf5 -o "$name"
+  expect_error "the output $want" "" -- "$banyan" forces good.hdf5 -o "$name" --method direct
+done
+[ -p out_fifo.out ] || fail "the FIFO given as an output was replaced"
+[ -L dangling.out ] || fail "the dangling link given as an output was replaced"
+[ ! -e out_dev.out ] || [ -c out_dev.out ] || fail "the device node given as an output was replaced"
+[ -z "$(ls -A outdir)" ] || fail "something was written into outdir: $(ls -A outdir)"
+rm -f out_dev.out
 
 # compare against a reference with a zero acceleration: no relative error exists
 "$py" "$here/make_snapshots.py" zeroacc out.hdf5 zeroacc.hdf5
 expect_error "the reference zeroacc.hdf5 has a zero acceleration for ParticleIDs 4" "" -- \
   "$banyan" compare out.hdf5 zeroacc.hdf5
 expect_ok "$banyan" compare zeroacc.hdf5 out.hdf5
+"$py" "$here/make_snapshots.py" zeropot out.hdf5 zeropot.hdf5
+expect_error "the reference zeropot.hdf5 has a zero potential for ParticleIDs 9" "" -- \
+  "$banyan" compare out.hdf5 zeropot.hdf5
+grep -qF "relative errors are undefined there" stderr.txt || fail "compare zeropot: $(cat stderr.txt)"
+[ -s stdout.txt ] && fail "compare against a zero potential printed a table: $(cat stdout.txt)"
 
 # nothing half-written anywhere: no temporary files left
 leftovers=$(ls -A | grep '\.tmp\.' || true)

@@ -470,6 +470,10 @@ def param_number_cases(c):
         f["Parameters"] = np.zeros(2)
     c.add("pn_parameters_dataset", "bad", "/Parameters is a dataset", edit=parameters_dataset)
 
+    def units_dataset(f):
+        f["Units"] = np.zeros(2)
+    c.add("pn_units_dataset", "bad", "/Units is a dataset", edit=units_dataset)
+
 
 def more_header_cases(c):
     for tag, name, v, kind in (
@@ -574,7 +578,9 @@ def more_structure_cases(c, d):
     c.add("st_gzip", "good", "every dataset gzip + shuffle + fletcher32", edit=compressed)
 
     def lzf(f):
-        v = f["PartType1/Coordinates"][...]
+        # a grid compresses (LZF skips a chunk that does not shrink)
+        i = np.arange(N)
+        v = np.stack([i % 4, i // 4 % 4, i // 16], axis=1).astype(np.float64)
         del f["PartType1/Coordinates"]
         f["PartType1"].create_dataset("Coordinates", data=v, compression="lzf")
     c.add("st_lzf", "bad", "Coordinates compressed with LZF (a filter libhdf5 lacks)", edit=lzf)

@@ -5,6 +5,7 @@ usage: make_snapshots.py DIR              good.hdf5 and one bad file per defect
                                           Acceleration x 1.001, Potential x 1.002
        make_snapshots.py retag IN OUT     OUT = IN with one ParticleIDs changed
        make_snapshots.py zeroacc IN OUT   OUT = IN with particle 3's Acceleration 0
+       make_snapshots.py zeropot IN OUT   OUT = IN with particle 8's Potential 0
        make_snapshots.py pngsize PNG      print "W H" from the PNG header
 """
 import os
@@ -107,6 +108,12 @@ def zeroacc(src, dst):
         f["PartType1/Acceleration"][3] = 0.0
 
 
+def zeropot(src, dst):
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        f["PartType1/Potential"][8] = 0.0
+
+
 def perturb(src, dst):
     with h5py.File(src, "r") as f:
         data = {k: f["PartType1"][k][()] for k in f["PartType1"]}
@@ -149,6 +156,8 @@ if __name__ == "__main__":
         retag(sys.argv[2], sys.argv[3])
     elif cmd == "zeroacc":
         zeroacc(sys.argv[2], sys.argv[3])
+    elif cmd == "zeropot":
+        zeropot(sys.argv[2], sys.argv[3])
     elif cmd == "pngsize":
         pngsize(sys.argv[2])
     else:

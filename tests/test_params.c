@@ -149,7 +149,7 @@ static void test_bad_values(void **state)
         {"Gravity:mac:gadget", "valid: bonsai, bh, accel"},
         {"Gravity:quadrupole:maybe", "expected yes or no"},
         {"InitialConditions:n:-5", "InitialConditions:n = '-5': expected a non-negative integer"},
-        {"InitialConditions:n:0", "InitialConditions:n = '0': must be in [1, 1e+12]"},
+        {"InitialConditions:n:0", "InitialConditions:n = '0': must be in [1, 1099511627776]"},
         {"InitialConditions:n:", "expected a non-negative integer"},
         {"Snapshots:times:[1, x]", "Snapshots:times = '[1, x]': expected a list of finite numbers"},
         {"Snapshots:basename:", "Snapshots:basename = '': must not be empty"},

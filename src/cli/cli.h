@@ -1,6 +1,7 @@
 /* The banyan command-line program: one file per command. */
 #ifndef BN_CLI_H
 #define BN_CLI_H
+#include <math.h>
 #include <stdio.h>
 #include "banyan.h"
 
@@ -18,6 +19,15 @@ int cli_fail(const char *cmd, bn_status s);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a whole string as a number; on failure print which option was bad. */
 int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out);
+/* The valid range of a double option: lo..hi, each end open or closed;
+ * hi = INFINITY for none. The message names the option, value and range. */
+typedef struct cli_range {
+    double lo, hi;
+    int lo_open, hi_open;
+} cli_range;
+#define CLI_POSITIVE ((cli_range){0, INFINITY, 1, 0})
+#define CLI_NONNEGATIVE ((cli_range){0, INFINITY, 0, 0})
+int cli_parse_double_in(const char *cmd, const char *opt, const char *s, cli_range r, double *out);
 int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out); /* accepts 2^20 too */
 /* An integer in [lo, hi], checked in long before it is narrowed; the
  * message gives the range. */
@@ -32,6 +42,9 @@ int cli_is_tty(int fd);
 int cli_path_resolve(const char *path, char *out, size_t size);
 int cli_same_file(const char *a, const char *b);
 bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other);
+/* An output name must be new or a regular file (a symbolic link to one
+ * included): never a directory, a FIFO, a device or a dangling link. */
+bn_status cli_check_output(const char *what, const char *path);
 /* An error target's outcome in one line: the settings chosen and the
  * error measured on the sample. */
 void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g, const bn_accuracy *a);

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -6,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "core/error.h"
 
 int cli_fail(const char *cmd, bn_status s)
 {
@@ -26,14 +29,54 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return 2;
 }
 
+/* strtod's ERANGE covers three cases: overflow (+-HUGE_VAL: refused),
+ * a denormal result (a number like any other: kept) and underflow of a
+ * nonzero literal to 0 (refused: the user asked for something else than 0). */
 int cli_parse_double(const char *cmd, const char *opt, const char *s, double *out)
 {
     char *end = NULL;
     errno = 0;
     double v = s ? strtod(s, &end) : 0;
-    /* ERANGE also flags denormals (numbers, kept) and underflow to 0 */
-    if (!s || end == s || *end != '\0' || !isfinite(v) || (errno == ERANGE && v == 0)) {
+    const int range_error = errno == ERANGE;
+    if (!s || end == s || *end != '\0' || isnan(v) || (isinf(v) && !range_error)) {
         cli_usage_error(cmd, "%s expects a finite number, got '%s'", opt, s ? s : "");
+        return 0;
+    }
+    if (isinf(v)) {
+        cli_usage_error(cmd, "%s expects a finite number, got '%s' (beyond the largest double, %.17g)", opt, s,
+                        DBL_MAX);
+        return 0;
+    }
+    if (range_error && v == 0) {
+        cli_usage_error(cmd, "%s: '%s' is below the smallest positive double (%g) and would be 0; write 0 for zero",
+                        opt, s, DBL_TRUE_MIN);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* "in [0, 2]", "in [0, 1)", "> 0", ">= 0" */
+static void describe_range(cli_range r, char *buf, size_t size)
+{
+    /* %.15g: 0.01 and 1000000 as written, not 0.01000000000000000021 or 1e+06 */
+    if (isinf(r.hi)) snprintf(buf, size, "a finite number %s %.15g", r.lo_open ? ">" : ">=", r.lo);
+    else snprintf(buf, size, "a number in %c%.15g, %.15g%c", r.lo_open ? '(' : '[', r.lo, r.hi, r.hi_open ? ')' : ']');
+}
+
+static int in_range(double v, cli_range r)
+{
+    return (r.lo_open ? v > r.lo : v >= r.lo) && (r.hi_open ? v < r.hi : v <= r.hi);
+}
+
+int cli_parse_double_in(const char *cmd, const char *opt, const char *s, cli_range r, double *out)
+{
+    double v;
+    if (!cli_parse_double(cmd, opt, s, &v)) return 0;
+    if (!in_range(v, r)) {
+        char what[96];
+        describe_range(r, what, sizeof what);
+        cli_usage_error(cmd, "%s must be %s, got '%s'", opt, what, s);
         return 0;
     }
     *out = v;
@@ -80,34 +123,66 @@ int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out
     return 1;
 }
 
+/* Counts up to 2^62, in either form: larger ones cannot be a number of
+ * particles of 8-byte fields whose byte size still fits in 64 bits; those
+ * the memory cannot hold are refused by the library, naming them. On a
+ * 32-bit size_t the bound is the width of size_t less 2, for the same reason. */
+#define CLI_SIZE_EXP_MAX ((long)(sizeof(size_t) * CHAR_BIT) - 2 < 62 ? (long)(sizeof(size_t) * CHAR_BIT) - 2 : 62)
+
+/* Digits only: strtol would also take " 5", "+5" and "-0". */
+static int all_digits(const char *s)
+{
+    if (!s || !*s) return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9') return 0;
+    return 1;
+}
+
 int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out)
 {
-    long v;
+    const long exp_max = CLI_SIZE_EXP_MAX;
     if (s && strncmp(s, "2^", 2) == 0) {
-        char *end = NULL;
         errno = 0;
-        v = strtol(s + 2, &end, 10);
-        if (end == s + 2 || *end != '\0' || errno != 0 || v < 0 || v > 62) {
-            cli_usage_error(cmd, "%s: exponent in '%s' must be in [0, 62]", opt, s);
+        long v = all_digits(s + 2) ? strtol(s + 2, NULL, 10) : -1;
+        if (errno != 0 || v < 0 || v > exp_max) {
+            cli_usage_error(cmd, "%s: exponent in '%s' must be in [0, %ld]", opt, s, exp_max);
             return 0;
         }
         *out = (size_t)1 << v;
         return 1;
     }
-    char *end = NULL;
-    errno = 0;
-    v = s ? strtol(s, &end, 10) : 0;
-    if (!s || end == s || *end != '\0') {
+    if (!all_digits(s)) {
         cli_usage_error(cmd, "%s expects an integer, got '%s'", opt, s ? s : "");
         return 0;
     }
-    /* counts the memory cannot hold are refused by the library, naming them */
-    if (errno != 0 || v < 1) {
-        cli_usage_error(cmd, "%s must be a positive count, got '%s'", opt, s);
+    errno = 0;
+    unsigned long long v = strtoull(s, NULL, 10);
+    /* in unsigned long long, before any narrowing: ERANGE is out of range too */
+    if (errno != 0 || v < 1 || v > (1ULL << exp_max)) {
+        cli_usage_error(cmd, "%s must be a count in [1, 2^%ld] (2^k accepted), got '%s'", opt, exp_max, s);
         return 0;
     }
     *out = (size_t)v;
     return 1;
+}
+
+/* The writers replace OUT by renaming a temporary file onto it, so an
+ * existing FIFO or device would be replaced by a regular file (as root,
+ * -o /dev/null once did just that), and a directory fails only after the
+ * whole computation. The same rules as run's outputs (run_paths.c). */
+bn_status cli_check_output(const char *what, const char *path)
+{
+    const size_t len = path ? strlen(path) : 0;
+    struct stat ls, st;
+    if (len == 0) return bn_fail(BN_ERR_ARGUMENT, "%s: empty file name", what);
+    if (path[len - 1] == '/') return bn_fail(BN_ERR_ARGUMENT, "%s '%s' names a directory, not a file", what, path);
+    if (lstat(path, &ls) != 0) return BN_OK; /* a new name */
+    if (stat(path, &st) != 0)
+        return bn_fail(BN_ERR_ARGUMENT, "%s '%s' is a dangling symbolic link: refusing to write through it", what,
+                       path);
+    if (S_ISREG(st.st_mode)) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "%s '%s' exists and is not a regular file (%s)", what, path,
+                   S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
 }
 
 int cli_is_tty(int fd) { return isatty(fd); }

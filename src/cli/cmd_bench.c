@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/gravity_options.h"
+#include "core/limits.h"
 #include "core/rng.h"
 #include "core/timer.h"
 #include "gravity/interact.h"
@@ -18,7 +19,6 @@
  * a typo (2^32 + 1 once ran until it was killed). */
 #define BENCH_REPEAT_MAX 10000
 #define BENCH_STEPS_MAX 1000000
-#define BENCH_REBUILD_MAX 1000000000 /* as TimeIntegration:tree_rebuild */
 
 typedef struct bench_opts {
     bn_gravity_params g;
@@ -55,19 +55,21 @@ static void bench_help(void)
            "                masses uniform in [0, 1/N), the standard GPU benchmark)\n"
            "  --n N         particles (default 2^20; 2^K accepted)\n"
            "  --seed S      model seed (default 1)\n"
-           "  --repeat R    force evaluations, the fastest is reported (default 3)\n"
+           "  --repeat R    force evaluations, the fastest is reported (default 3, at\n"
+           "                most 10000)\n"
            "  --check       error percentiles against double direct summation on\n"
            "                1000 random particles\n"
-           "  --steps K     also time K kick-drift-kick steps (dt 1/128) of a simulation\n"
-           "                whose particles stay on the backend, in key order, as in a\n"
-           "                run: the fastest and mean step, and the force stages of the\n"
-           "                fastest (the force benchmark above uploads unsorted\n"
-           "                particles every time)\n"
+           "  --steps K     also time K (at most 1000000) kick-drift-kick steps (dt\n"
+           "                1/128) of a simulation whose particles stay on the backend,\n"
+           "                in key order, as in a run: the fastest and mean step, and\n"
+           "                the force stages of the fastest (the force benchmark above\n"
+           "                uploads unsorted particles every time)\n"
            "  --dt D        the steps' dt (the longest step with block steps; default 1/128)\n"
            "  --eta E       step criterion eta sqrt(eps/|a|) (default 0: fixed dt)\n"
-           "  --time-bins K block time steps with K bins (needs --eta): the steps are\n"
-           "                block steps, each computing the forces of the particles that\n"
-           "                end their step then; also prints the mean active fraction\n"
+           "  --time-bins K block time steps with K bins (at most 30; needs --eta): the\n"
+           "                steps are block steps, each computing the forces of the\n"
+           "                particles that end their step then; also prints the mean\n"
+           "                active fraction\n"
            "  --tree-rebuild R  block steps: rebuild the tree every R steps, refreshed\n"
            "                in between (default 1; 0: self-tuned, as in GOTHIC)\n"
            "  --json        one JSON object instead of the table\n\n"
@@ -122,16 +124,16 @@ static int parse(int argc, char **argv, bench_opts *o)
             break;
         case OPT_JSON: o->json = 1; break;
         case OPT_DT:
-            if (!cli_parse_double(cmd, "--dt", optarg, &o->integ.dt)) return 2;
+            if (!cli_parse_double_in(cmd, "--dt", optarg, CLI_POSITIVE, &o->integ.dt)) return 2;
             break;
         case OPT_ETA:
-            if (!cli_parse_double(cmd, "--eta", optarg, &o->integ.eta)) return 2;
+            if (!cli_parse_double_in(cmd, "--eta", optarg, CLI_NONNEGATIVE, &o->integ.eta)) return 2;
             break;
         case OPT_BINS:
             if (!cli_parse_int(cmd, "--time-bins", optarg, 0, BN_TIME_BINS_MAX, &o->integ.time_bins)) return 2;
             break;
         case OPT_REBUILD:
-            if (!cli_parse_int(cmd, "--tree-rebuild", optarg, 0, BENCH_REBUILD_MAX, &o->integ.tree_rebuild)) return 2;
+            if (!cli_parse_int(cmd, "--tree-rebuild", optarg, 0, BN_TREE_REBUILD_MAX, &o->integ.tree_rebuild)) return 2;
             break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);

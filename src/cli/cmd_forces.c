@@ -43,7 +43,10 @@ int bn_cmd_forces(int argc, char **argv)
     bn_particles *p = NULL;
     bn_snapshot_meta meta;
     bn_gravity *grav = NULL;
-    bn_status s = bn_snapshot_read(in_path, &p, &meta);
+    /* before the forces are computed: OUT may equal IN (rewritten with its
+     * forces, atomically), not name a directory, a FIFO or a device */
+    bn_status s = cli_check_output("the output", out_path);
+    if (s == BN_OK) s = bn_snapshot_read(in_path, &p, &meta);
     if (s == BN_OK) s = bn_gravity_create(&grav, &g);
     /* The call's wall time: direct summation has no stage times (t_total 0). */
     double t_call = 0;

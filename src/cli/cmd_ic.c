@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "core/limits.h"
 
 static void ic_help(void)
 {
@@ -27,13 +28,17 @@ static void ic_help(void)
            "      --G G            gravitational constant (default 1); velocities scale\n"
            "                       as sqrt(G), positions do not\n"
            "      --virial-ratio Q uniform-sphere: 2T/|W| (default 0: cold)\n"
-           "      --truncation R   hernquist, nfw: truncation radius in scale radii; the\n"
-           "                       density is rho(r) - rho(R) inside R so that an isotropic\n"
-           "                       equilibrium exists\n"
+           "      --truncation R   hernquist, nfw: truncation radius in scale radii, 0.01\n"
+           "                       to 1e6; the density is rho(r) - rho(R) inside R so that\n"
+           "                       an isotropic equilibrium exists\n"
            "      --half-size H    uniform-cube: half side (default 3)\n"
            "      --mass-spread    uniform-cube: masses uniform in [0, 1/N) instead of 1/N\n"
            "  -h, --help           this help\n");
 }
+
+/* The library's range (src/ic/ic.c); 0, its "model default", is what
+ * leaving the option out means. */
+#define TRUNCATION_RANGE ((cli_range){BN_IC_TRUNCATION_MIN, BN_IC_TRUNCATION_MAX, 0, 0})
 
 enum { OPT_G = 256, OPT_VIRIAL, OPT_TRUNC, OPT_HALF, OPT_SPREAD };
 
@@ -64,17 +69,17 @@ static int ic_parse(int argc, char **argv, bn_ic_params *prm, const char **out_p
         case 's':
             if (!cli_parse_u64(cmd, "--seed", optarg, &prm->seed)) return 2;
             break;
-        case OPT_G: if (!cli_parse_double(cmd, "--G", optarg, &prm->G)) return 2; break;
+        case OPT_G: if (!cli_parse_double_in(cmd, "--G", optarg, CLI_POSITIVE, &prm->G)) return 2; break;
         case OPT_VIRIAL:
-            if (!cli_parse_double(cmd, "--virial-ratio", optarg, &prm->virial_ratio)) return 2;
+            if (!cli_parse_double_in(cmd, "--virial-ratio", optarg, CLI_NONNEGATIVE, &prm->virial_ratio)) return 2;
             given_virial = 1;
             break;
         case OPT_TRUNC:
-            if (!cli_parse_double(cmd, "--truncation", optarg, &prm->truncation)) return 2;
+            if (!cli_parse_double_in(cmd, "--truncation", optarg, TRUNCATION_RANGE, &prm->truncation)) return 2;
             given_trunc = 1;
             break;
         case OPT_HALF:
-            if (!cli_parse_double(cmd, "--half-size", optarg, &prm->cube_half_size)) return 2;
+            if (!cli_parse_double_in(cmd, "--half-size", optarg, CLI_POSITIVE, &prm->cube_half_size)) return 2;
             given_cube = 1;
             break;
         case OPT_SPREAD: prm->mass_spread = 1, given_cube = 1; break;
@@ -90,8 +95,6 @@ static int ic_parse(int argc, char **argv, bn_ic_params *prm, const char **out_p
     if (!r) r = check_applies(cmd, "--truncation", given_trunc, prm->model, BN_IC_HERNQUIST, BN_IC_NFW);
     if (!r) r = check_applies(cmd, "--half-size/--mass-spread", given_cube, prm->model, BN_IC_UNIFORM_CUBE,
                               BN_IC_UNIFORM_CUBE);
-    if (!r && prm->truncation == 0 && given_trunc)
-        r = cli_usage_error(cmd, "--truncation must be > 0, got '0'");
     return r;
 }
 
@@ -108,7 +111,8 @@ int bn_cmd_ic(int argc, char **argv)
     if (r) return r;
 
     bn_particles *p = NULL;
-    bn_status s = bn_ic_generate(&prm, &p);
+    bn_status s = cli_check_output("the output", out_path);
+    if (s == BN_OK) s = bn_ic_generate(&prm, &p);
     if (s == BN_OK) {
         bn_snapshot_meta meta = bn_snapshot_meta_default();
         meta.units.G = prm.G;

@@ -64,7 +64,7 @@ int bn_cmd_render(int argc, char **argv)
         if (c == 'o') out = optarg;
         else if (c == 'a' && !parse_axis(cmd, optarg, &r.axis)) return 2;
         else if (c == 's' && !parse_size(cmd, optarg, &r.width, &r.height)) return 2;
-        else if (c == 'e' && !cli_parse_double(cmd, "--extent", optarg, &r.extent)) return 2;
+        else if (c == 'e' && !cli_parse_double_in(cmd, "--extent", optarg, CLI_NONNEGATIVE, &r.extent)) return 2;
         else if (c == 'h') {
             render_help();
             return 0;
@@ -72,9 +72,9 @@ int bn_cmd_render(int argc, char **argv)
     }
     if (optind != argc - 1) return cli_usage_error(cmd, "expected one snapshot");
     if (!out) return cli_usage_error(cmd, "missing -o IMAGE.png");
-    if (r.extent < 0) return cli_usage_error(cmd, "--extent must be >= 0, got %g", r.extent);
     /* a picture written over its snapshot would destroy it */
     bn_status s = cli_check_distinct("the picture", out, "the snapshot", argv[optind]);
+    if (s == BN_OK) s = cli_check_output("the picture", out);
     if (s != BN_OK) return cli_fail(cmd, s);
     bn_particles *p = NULL;
     s = bn_snapshot_read(argv[optind], &p, NULL);

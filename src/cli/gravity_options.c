@@ -1,6 +1,7 @@
 #include <stdio.h>
 #include "cli/cli.h"
 #include "cli/gravity_options.h"
+#include "core/limits.h"
 
 enum {
     OPT_METHOD = 1000, OPT_EPS, OPT_THETA, OPT_MAC, OPT_BACKEND, OPT_LEAF, OPT_GROUP,
@@ -58,6 +59,14 @@ void cli_gravity_options_help(void)
            "  --error-sample N         targets of the sample (default 512)\n");
 }
 
+/* The ranges bn_gravity_params_validate accepts (src/core/names.c), so
+ * that a bad value is refused naming the option rather than the parameter;
+ * the integer options' bounds are those of include/banyan.h, which
+ * Gravity:leaf_size etc. in src/io/params_table.c use as well. */
+#define THETA_RANGE ((cli_range){0, BN_THETA_MAX, 0, 0})
+#define TARGET_RANGE ((cli_range){0, BN_ERROR_TARGET_MAX, 0, 1})
+#define EXPANSION_RANGE ((cli_range){0, BN_GROUP_EXPANSION_MAX, 0, 0})
+
 int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_params *g)
 {
     bn_status s = BN_OK;
@@ -66,15 +75,17 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
     case OPT_MAC: g->error_fixed |= BN_TUNE_MAC; s = bn_mac_parse(arg, &g->mac); break;
     case OPT_BACKEND: s = bn_backend_parse(arg, &g->backend); break;
     case OPT_CURVE: s = bn_curve_parse(arg, &g->curve); break;
-    case OPT_EPS: return cli_parse_double(cmd, "--eps", arg, &g->softening) ? 0 : 2;
-    case OPT_THETA: g->error_fixed |= BN_TUNE_THETA; return cli_parse_double(cmd, "--theta", arg, &g->theta) ? 0 : 2;
-    case OPT_TARGET: return cli_parse_double(cmd, "--error-target", arg, &g->error_target) ? 0 : 2;
+    case OPT_EPS: return cli_parse_double_in(cmd, "--eps", arg, CLI_NONNEGATIVE, &g->softening) ? 0 : 2;
+    case OPT_THETA:
+        g->error_fixed |= BN_TUNE_THETA;
+        return cli_parse_double_in(cmd, "--theta", arg, THETA_RANGE, &g->theta) ? 0 : 2;
+    case OPT_TARGET: return cli_parse_double_in(cmd, "--error-target", arg, TARGET_RANGE, &g->error_target) ? 0 : 2;
     case OPT_COST: s = bn_tune_cost_parse(arg, &g->error_cost); break;
-    case OPT_ALPHA: return cli_parse_double(cmd, "--alpha", arg, &g->accel_alpha) ? 0 : 2;
-    case OPT_G: return cli_parse_double(cmd, "--G", arg, &g->G) ? 0 : 2;
+    case OPT_ALPHA: return cli_parse_double_in(cmd, "--alpha", arg, CLI_POSITIVE, &g->accel_alpha) ? 0 : 2;
+    case OPT_G: return cli_parse_double_in(cmd, "--G", arg, CLI_POSITIVE, &g->G) ? 0 : 2;
     case OPT_EXPANSION:
         g->error_fixed |= BN_TUNE_EXPANSION;
-        return cli_parse_double(cmd, "--group-expansion", arg, &g->group_expansion) ? 0 : 2;
+        return cli_parse_double_in(cmd, "--group-expansion", arg, EXPANSION_RANGE, &g->group_expansion) ? 0 : 2;
     case OPT_MONOPOLE: g->quadrupole = 0; return 0;
     case OPT_LEAF:
         if (!cli_parse_int(cmd, "--leaf-size", arg, 1, BN_LEAF_SIZE_MAX, &g->leaf_size)) return 2;

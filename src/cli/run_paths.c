@@ -99,22 +99,11 @@ static int holds(const file_id *a, const file_id *b)
     return n > 1 && !strncmp(a->real, b->real, n) && b->real[n] == '/';
 }
 
-/* What an output name may be: a new name, or a regular file to replace;
- * never a directory, a FIFO (opening it blocks), a device, or a dangling
- * symbolic link (whose target another output could be). */
+/* What an output name may be (cli_check_output): a new name or a regular
+ * file; as a run's parameter error. */
 static bn_status check_output_kind(const run_named_path *f)
 {
-    const size_t len = strlen(f->path);
-    struct stat ls, st;
-    if (len > 0 && f->path[len - 1] == '/')
-        return bn_fail(BN_ERR_PARAMETER, "%s '%s' names a directory, not a file", f->what, f->path);
-    if (lstat(f->path, &ls) != 0) return BN_OK;
-    if (stat(f->path, &st) != 0)
-        return bn_fail(BN_ERR_PARAMETER, "%s '%s' is a dangling symbolic link: refusing to write through it", f->what,
-                       f->path);
-    if (S_ISREG(st.st_mode)) return BN_OK;
-    return bn_fail(BN_ERR_PARAMETER, "%s '%s' exists and is not a regular file (%s)", f->what, f->path,
-                   S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    return cli_check_output(f->what, f->path) == BN_OK ? BN_OK : BN_ERR_PARAMETER;
 }
 
 /* Two files of the run (b an output): the same file, or one where the

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/limits.h"
 #include "core/rng.h"
 #include "ic/ic_internal.h"
 
@@ -73,18 +74,55 @@ static bn_status ic_validate(const bn_ic_params *prm)
     if (!(isfinite(prm->virial_ratio) && prm->virial_ratio >= 0))
         return bn_fail(BN_ERR_ARGUMENT, "initial conditions: virial_ratio must be finite and >= 0, got %g",
                        prm->virial_ratio);
-    /* inside 1% of the scale radius a halo is no longer the model (and the
-     * NFW distribution function stops being positive below ~1e-3) */
-    if (!(isfinite(prm->truncation) && (prm->truncation == 0 || (prm->truncation >= 0.01 && prm->truncation <= 1e6))))
+    /* core/limits.h says why the range */
+    if (!(isfinite(prm->truncation) &&
+          (prm->truncation == 0 || (prm->truncation >= BN_IC_TRUNCATION_MIN && prm->truncation <= BN_IC_TRUNCATION_MAX))))
         return bn_fail(BN_ERR_ARGUMENT,
-                       "initial conditions: truncation must be in [0.01, 1e6] scale radii (0: model default), got %g",
-                       prm->truncation);
+                       "initial conditions: truncation must be in [%.15g, %.15g] scale radii (0: model default), got %g",
+                       BN_IC_TRUNCATION_MIN, BN_IC_TRUNCATION_MAX, prm->truncation);
     if (!(isfinite(prm->cube_half_size) && prm->cube_half_size > 0))
         return bn_fail(BN_ERR_ARGUMENT, "initial conditions: cube_half_size must be finite and > 0, got %g",
                        prm->cube_half_size);
     if (prm->mass_spread != 0 && prm->mass_spread != 1)
         return bn_fail(BN_ERR_ARGUMENT, "initial conditions: mass_spread must be 0 or 1, got %d", prm->mass_spread);
     return BN_OK;
+}
+
+/* First particle with a non-finite coordinate (what = 0) or velocity
+ * (what = 1), or n. */
+static size_t first_non_finite(const bn_particles *p, int *what)
+{
+    const long n = (long)p->n;
+    long first = n;
+#pragma omp parallel for schedule(static) reduction(min : first)
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            if (!isfinite(p->pos[k][i]) || !isfinite(p->vel[k][i])) first = i < first ? i : first;
+    *what = 0;
+    for (int k = 0; first < n && k < 3; k++)
+        if (!isfinite(p->vel[k][first])) *what = 1;
+    return (size_t)first;
+}
+
+/* Outputs must be as valid as inputs: parameters near the top of their
+ * ranges (G, virial_ratio or cube_half_size near 1e308) can overflow the
+ * velocities or the coordinates. Refuse then, naming the parameters, rather
+ * than hand out particles that no reader accepts. */
+static bn_status ic_check_finite(const bn_ic_params *prm, const bn_particles *p)
+{
+    int vel;
+    const size_t i = first_non_finite(p, &vel);
+    if (i == p->n) return BN_OK;
+    if (vel)
+        return bn_fail(BN_ERR_ARGUMENT,
+                       "initial conditions: %s with G = %g and virial_ratio = %g: the velocity of particle %zu "
+                       "overflows (velocities scale as sqrt(G), a uniform sphere's also as sqrt(virial_ratio)); "
+                       "use smaller values",
+                       bn_ic_model_name(prm->model), prm->G, prm->virial_ratio, i);
+    return bn_fail(BN_ERR_ARGUMENT,
+                   "initial conditions: %s with cube_half_size = %g: the coordinates of particle %zu overflow "
+                   "(relative to the centre of mass); use a smaller half size",
+                   bn_ic_model_name(prm->model), prm->cube_half_size, i);
 }
 
 bn_status bn_ic_generate(const bn_ic_params *prm, bn_particles **out)
@@ -107,6 +145,11 @@ bn_status bn_ic_generate(const bn_ic_params *prm, bn_particles **out)
     for (long i = 0; i < n; i++) {
         p->id[i] = (uint64_t)i + 1;
         for (int k = 0; k < 3; k++) p->vel[k][i] *= vscale;
+    }
+    s = ic_check_finite(prm, p);
+    if (s != BN_OK) {
+        bn_particles_free(p);
+        return s;
     }
     *out = p;
     return BN_OK;

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/limits.h"
 #include "integrate/timebins.h"
 #include "io/params.h"
 
@@ -191,7 +192,7 @@ const bn_param_desc bn_param_table[] = {
      "coarsest with dt / 2^b <= eta sqrt(eps / |a_i|) (needs eta > 0); a step computes the forces of the "
      "particles that end their step then. dt is the longest step (a cycle, shortened to land on output times; "
      "outputs happen at cycle ends). 0: one shared step."},
-    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, 1e9, 0, NULL, if_block_tree,
+    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure). 0: self-tuned as in GOTHIC: "
      "rebuild when the extra walk work of the refreshed trees since the last rebuild reaches the cost of a "

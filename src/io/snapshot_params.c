@@ -186,6 +186,7 @@ static bn_status open_group_if_present(hid_t file, const char *name, hid_t *g)
     if (!bn_h5_link_exists(file, name)) return BN_OK;
     BN_TRY(bn_h5_check_local(file, "", name));
     *g = H5Gopen2(file, name, H5P_DEFAULT);
+    if (*g < 0) return bn_h5_fail(BN_ERR_FORMAT, "/%s is not a group (a dataset?)", name);
     return BN_OK;
 }
 
