@@ -3,6 +3,7 @@
 #define BN_CLI_H
 #include <math.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include "banyan.h"
 
 int bn_cmd_ic(int argc, char **argv);
@@ -41,6 +42,17 @@ int cli_is_tty(int fd);
  * inode for files that exist)? cli_check_distinct fails naming both. */
 int cli_path_resolve(const char *path, char *out, size_t size);
 int cli_same_file(const char *a, const char *b);
+/* A file's identity: its resolved path, and its device and inode when it
+ * exists (hard links). */
+typedef struct cli_file_id {
+    char real[4096];
+    int exists;
+    struct stat st;
+} cli_file_id;
+void cli_file_identify(const char *path, cli_file_id *id);
+int cli_file_same(const cli_file_id *a, const cli_file_id *b);
+/* a lies above b: writing b would need a directory of a's name. */
+int cli_file_holds(const cli_file_id *a, const cli_file_id *b);
 bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other);
 /* An output name must be new or a regular file (a symbolic link to one
  * included): never a directory, a FIFO, a device or a dangling link. */

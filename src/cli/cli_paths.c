@@ -71,13 +71,30 @@ int cli_path_resolve(const char *path, char *out, size_t size)
     return resolve(abs, out, size);
 }
 
+void cli_file_identify(const char *path, cli_file_id *id)
+{
+    if (!cli_path_resolve(path, id->real, sizeof id->real)) snprintf(id->real, sizeof id->real, "%s", path);
+    id->exists = stat(path, &id->st) == 0;
+}
+
+int cli_file_same(const cli_file_id *a, const cli_file_id *b)
+{
+    if (a->exists && b->exists) return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
+    return !strcmp(a->real, b->real);
+}
+
+int cli_file_holds(const cli_file_id *a, const cli_file_id *b)
+{
+    const size_t n = strlen(a->real);
+    return n > 1 && !strncmp(a->real, b->real, n) && b->real[n] == '/';
+}
+
 int cli_same_file(const char *a, const char *b)
 {
-    struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (!cli_path_resolve(a, ra, sizeof ra) || !cli_path_resolve(b, rb, sizeof rb)) return !strcmp(a, b);
-    return !strcmp(ra, rb);
+    cli_file_id ia, ib;
+    cli_file_identify(a, &ia);
+    cli_file_identify(b, &ib);
+    return cli_file_same(&ia, &ib);
 }
 
 bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other)

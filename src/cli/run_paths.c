@@ -72,33 +72,6 @@ bn_status run_check_name(const char *what, const char *path)
     return BN_OK;
 }
 
-/* A file's identity for the comparisons: its resolved path, and its
- * device and inode when it exists (hard links). */
-typedef struct {
-    char real[RUN_PATH_MAX];
-    int exists;
-    struct stat st;
-} file_id;
-
-static void identify(const char *path, file_id *id)
-{
-    if (!cli_path_resolve(path, id->real, sizeof id->real)) snprintf(id->real, sizeof id->real, "%s", path);
-    id->exists = stat(path, &id->st) == 0;
-}
-
-static int same_id(const file_id *a, const file_id *b)
-{
-    if (a->exists && b->exists) return a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino;
-    return !strcmp(a->real, b->real);
-}
-
-/* a lies above b: writing b would make a directory of a's name */
-static int holds(const file_id *a, const file_id *b)
-{
-    const size_t n = strlen(a->real);
-    return n > 1 && !strncmp(a->real, b->real, n) && b->real[n] == '/';
-}
-
 /* What an output name may be (cli_check_output): a new name or a regular
  * file; as a run's parameter error. */
 static bn_status check_output_kind(const run_named_path *f)
@@ -108,13 +81,14 @@ static bn_status check_output_kind(const run_named_path *f)
 
 /* Two files of the run (b an output): the same file, or one where the
  * other would need a directory. */
-static bn_status check_pair(const run_named_path *a, const file_id *ia, const run_named_path *b, const file_id *ib)
+static bn_status check_pair(const run_named_path *a, const cli_file_id *ia, const run_named_path *b,
+                            const cli_file_id *ib)
 {
-    if (same_id(ia, ib))
+    if (cli_file_same(ia, ib))
         return bn_fail(BN_ERR_PARAMETER, "%s '%s' is the same file as %s '%s': refusing to overwrite it", b->what,
                        b->path, a->what, a->path);
-    if (holds(ia, ib) || holds(ib, ia)) {
-        const run_named_path *dir = holds(ia, ib) ? a : b, *file = dir == a ? b : a;
+    if (cli_file_holds(ia, ib) || cli_file_holds(ib, ia)) {
+        const run_named_path *dir = cli_file_holds(ia, ib) ? a : b, *file = dir == a ? b : a;
         return bn_fail(BN_ERR_PARAMETER, "%s '%s' would have to be a directory holding %s '%s'", dir->what, dir->path,
                        file->what, file->path);
     }
@@ -124,11 +98,11 @@ static bn_status check_pair(const run_named_path *a, const file_id *ia, const ru
 bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
                              size_t n_snapshots)
 {
-    file_id *ids = bn_alloc_array((size_t)n + 1, sizeof *ids, "output names");
+    cli_file_id *ids = bn_alloc_array((size_t)n + 1, sizeof *ids, "output names");
     if (!ids) return BN_ERR_NOMEM;
     bn_status s = BN_OK;
     for (int i = 0; s == BN_OK && i < n; i++) {
-        identify(files[i].path, &ids[i]);
+        cli_file_identify(files[i].path, &ids[i]);
         if (files[i].output && files[i].path[0]) s = check_output_kind(&files[i]);
     }
     for (int i = 0; s == BN_OK && i < n; i++)
@@ -140,7 +114,7 @@ bn_status run_check_distinct(const run_named_path *files, int n, const char *sna
         char name[BN_PARAM_STRLEN + 32];
         snprintf(name, sizeof name, "%s_%04zu.hdf5", basename, k);
         if (run_path_join(snap.path, sizeof snap.path, snapdir, name) != BN_OK) break;
-        identify(snap.path, &ids[n]);
+        cli_file_identify(snap.path, &ids[n]);
         s = check_output_kind(&snap);
         for (int i = 0; s == BN_OK && i < n; i++)
             if (files[i].path[0]) s = check_pair(&files[i], &ids[i], &snap, &ids[n]);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 #include "core/error.h"
+#include "core/files.h"
 #include "io/params.h"
 
 typedef struct reader {
@@ -126,11 +127,10 @@ bn_status bn_run_params_read_file(bn_run_params *p, const char *path)
 {
     /* stat first: opening a FIFO would block for ever */
     struct stat st;
-    if (stat(path, &st) != 0) return bn_fail(BN_ERR_IO, "cannot open parameter file '%s': %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) return bn_fail(BN_ERR_IO, "parameter file '%s' is a directory", path);
-    if (!S_ISREG(st.st_mode))
-        return bn_fail(BN_ERR_IO, "parameter file '%s' is not a regular file (%s)", path,
-                       S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    char name[BN_PARAM_STRLEN + 32];
+    snprintf(name, sizeof name, "parameter file '%s'", path);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return bn_fail(BN_ERR_IO, "%s is a directory", name);
+    BN_TRY(bn_check_regular_file(path, name, &st));
     if (st.st_size > BN_PARAM_FILE_MAX)
         return bn_fail(BN_ERR_IO, "parameter file '%s' is %lld bytes long (at most %d)", path, (long long)st.st_size,
                        BN_PARAM_FILE_MAX);

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include "core/files.h"
 #include "io/snapshot_h5.h"
 #include "io/snapshot_params.h"
 
@@ -36,13 +36,7 @@ typedef struct {
 
 static bn_status check_readable(const char *path)
 {
-    /* only regular files: a FIFO would block the reader forever, a
-     * directory or device is not a snapshot */
-    struct stat st;
-    if (stat(path, &st) != 0) return bn_fail(BN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return bn_fail(BN_ERR_IO, "%s is not a regular file (%s)", path,
-                       S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    BN_TRY(bn_check_regular_file(path, path, NULL));
     FILE *fp = fopen(path, "rb");
     if (!fp) return bn_fail(BN_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     fclose(fp);
