@@ -96,6 +96,9 @@ BN_API bn_status bn_particles_check_ids(const bn_particles *p, const char *what)
  * first particle whose force is not (outputs are as valid as inputs). */
 BN_API bn_status bn_particles_check_forces(const bn_particles *p, const char *what);
 BN_API double bn_particles_total_mass(const bn_particles *p);
+/* Mass-weighted mean position (zeros when the total mass is not > 0);
+ * finite for any valid set (no sum of m x that could overflow). */
+BN_API void bn_particles_centre_of_mass(const bn_particles *p, double com[3]);
 
 /* ------------------------------------------------------------------ */
 /* Units                                                                */

@@ -206,14 +206,35 @@ rm -f out_dev.out
 
 # compare against a reference with a zero acceleration: no relative error exists
 "$py" "$here/make_snapshots.py" zeroacc out.hdf5 zeroacc.hdf5
-expect_error "the reference zeroacc.hdf5 has a zero acceleration for ParticleIDs 4" "" -- \
+expect_error "ParticleIDs 4: the acceleration of the reference zeroacc.hdf5 is 0" "" -- \
   "$banyan" compare out.hdf5 zeroacc.hdf5
 expect_ok "$banyan" compare zeroacc.hdf5 out.hdf5
 "$py" "$here/make_snapshots.py" zeropot out.hdf5 zeropot.hdf5
-expect_error "the reference zeropot.hdf5 has a zero potential for ParticleIDs 9" "" -- \
+expect_error "ParticleIDs 9: the potential of the reference zeropot.hdf5 is 0" "" -- \
   "$banyan" compare out.hdf5 zeropot.hdf5
-grep -qF "relative errors are undefined there" stderr.txt || fail "compare zeropot: $(cat stderr.txt)"
+grep -qF "the relative error is undefined (a zero reference)" stderr.txt || fail "compare zeropot: $(cat stderr.txt)"
 [ -s stdout.txt ] && fail "compare against a zero potential printed a table: $(cat stdout.txt)"
+# a reference too small for the ratio to be a number (inf is not even JSON)
+"$py" "$here/make_snapshots.py" tinyacc out.hdf5 tinyacc.hdf5
+expect_error "ParticleIDs 6: the acceleration of the reference tinyacc.hdf5 is 1.73205e-310" "" -- \
+  "$banyan" compare out.hdf5 tinyacc.hdf5 --json
+grep -qF "the relative error is not a finite number" stderr.txt || fail "compare tinyacc: $(cat stderr.txt)"
+[ -s stdout.txt ] && fail "compare against a tiny reference printed: $(cat stdout.txt)"
+
+# an output directory that does not exist or takes no files: refused before
+# the forces are computed
+expect_error "the output 'nodir/x.hdf5': directory '$PWD/nodir' does not exist" "" -- \
+  "$banyan" forces good.hdf5 -o nodir/x.hdf5 --method direct
+if [ -d /proc/self ]; then
+  expect_error "the output '/proc/x.hdf5': cannot write in directory '/proc'" "" -- "$banyan" ic plummer --n 10 -o /proc/x.hdf5
+fi
+# an output that is a symbolic link to a file is written through, the link kept
+cp good.hdf5 target.hdf5
+ln -s target.hdf5 out_link.hdf5
+expect_ok "$banyan" forces good.hdf5 -o out_link.hdf5 --method direct
+[ -L out_link.hdf5 ] || fail "forces replaced the symbolic link out_link.hdf5 by a file"
+expect_ok "$banyan" info target.hdf5
+grep -q "Acceleration yes" stdout.txt || fail "forces -o LINK did not write through the link"
 
 # nothing half-written anywhere: no temporary files left
 leftovers=$(ls -A | grep '\.tmp\.' || true)

@@ -628,6 +628,12 @@ def scale_cases(c):
     c.add("sc_masses_huge", "any", "every mass 1e300", replaced("Masses", np.full(N, 1e300)))
     c.add("sc_masses_tiny", "any", "every mass 1e-300", replaced("Masses", np.full(N, 1e-300)))
     c.add("sc_velocities_huge", "any", "every velocity 1e300", replaced("Velocities", np.full((N, 3), 1e300)))
+    e = arrays()
+    e["Coordinates"] = np.full((N, 3), 1e100)
+    c.add("sc_coincident_far", "good", "every particle at (1e100, 1e100, 1e100)", e)
+    e = arrays()
+    e["Coordinates"], e["Masses"] = d["Coordinates"] * 1e10, np.full(N, 1e300)
+    c.add("sc_com_overflow", "any", "masses 1e300 at 1e10: sum m x overflows", e)
     c.add("sc_one_particle", "any", "a single particle",
           {k: v[:1] for k, v in d.items()}, n=1)
     c.add("sc_ids_max", "good", "ids up to 2^64 - 1",
@@ -653,6 +659,25 @@ def raw_data_flips(c, d):
         c.raw("fr_" + tag, "any", "%s: bit %d of byte %d of the raw data" % (k, bit, byte), bytes(b))
 
 
+def damaged_attribute_cases(c, d):
+    """Attributes whose dataspace claims 2^40 values (patched after
+    writing): HDF5 cannot even tell whether they exist (H5Aexists < 0),
+    which must not read as "absent"."""
+    for tag, group, name in (("time", "Header", "Time"), ("masstable", "Header", "MassTable"),
+                             ("units", "Parameters", "UnitLength_in_cm")):
+        path = os.path.join(d, "da_%s.hdf5" % tag)
+
+        def edit(f, group=group, name=name):
+            f[group].attrs[name] = np.full(77, 2.5)
+        write(path, edit=edit)
+        b = bytearray(open(path, "rb").read())
+        at = b.find(name.encode() + b"\0")
+        dim = b.find((77).to_bytes(8, "little"), at)
+        assert at >= 0 and dim > at, (tag, at, dim)
+        b[dim:dim + 8] = (2**40).to_bytes(8, "little")
+        c.raw("da_" + tag, "bad", "/%s attribute %s with a dataspace of 2^40 values" % (group, name), bytes(b))
+
+
 def main(d):
     os.makedirs(d, exist_ok=True)
     write(os.path.join(d, "base.hdf5"))
@@ -672,6 +697,7 @@ def main(d):
     scale_cases(c)
     byte_cases(c, d)
     raw_data_flips(c, d)
+    damaged_attribute_cases(c, d)
     with open(os.path.join(d, "manifest.txt"), "w") as f:
         f.write("\n".join(c.lines) + "\n")
 

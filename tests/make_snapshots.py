@@ -6,6 +6,7 @@ usage: make_snapshots.py DIR              good.hdf5 and one bad file per defect
        make_snapshots.py retag IN OUT     OUT = IN with one ParticleIDs changed
        make_snapshots.py zeroacc IN OUT   OUT = IN with particle 3's Acceleration 0
        make_snapshots.py zeropot IN OUT   OUT = IN with particle 8's Potential 0
+       make_snapshots.py tinyacc IN OUT   OUT = IN with particle 5's Acceleration 1e-310
        make_snapshots.py pngsize PNG      print "W H" from the PNG header
 """
 import os
@@ -114,6 +115,12 @@ def zeropot(src, dst):
         f["PartType1/Potential"][8] = 0.0
 
 
+def tinyacc(src, dst):
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        f["PartType1/Acceleration"][5] = 1e-310
+
+
 def perturb(src, dst):
     with h5py.File(src, "r") as f:
         data = {k: f["PartType1"][k][()] for k in f["PartType1"]}
@@ -158,6 +165,8 @@ if __name__ == "__main__":
         zeroacc(sys.argv[2], sys.argv[3])
     elif cmd == "zeropot":
         zeropot(sys.argv[2], sys.argv[3])
+    elif cmd == "tinyacc":
+        tinyacc(sys.argv[2], sys.argv[3])
     elif cmd == "pngsize":
         pngsize(sys.argv[2])
     else:

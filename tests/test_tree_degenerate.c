@@ -79,6 +79,17 @@ static void test_all_at_one_point(void **state)
     for (size_t i = 0; i < p->n; i++)
         for (int k = 0; k < 3; k++) assert_true(p->acc[k][i] == 0.0);
     assert_true(e.pot_max < 1e-13);
+    /* the point far from the origin (1e100, 7.8e97: a unit key cube
+     * vanished in lo + side there, and the keys became NaN), and a
+     * cluster of extent 1 there, whose differences round to zero */
+    for (int trial = 0; trial < 3; trial++) {
+        const double at = trial == 0 ? 1e100 : trial == 1 ? -7.8125e97 : 1e130;
+        for (size_t i = 0; i < p->n; i++)
+            for (int k = 0; k < 3; k++) p->pos[k][i] = at + (trial == 2 ? (double)(i % 7) : 0.0);
+        e = tree_vs_direct(p, 0.5, 1e-2);
+        assert_true(e.pot_max < 1e-13);
+        for (size_t i = 0; i < p->n; i++) assert_true(p->acc[0][i] == 0.0 && isfinite(p->pot[i]));
+    }
     tree_vs_direct(p, 0.5, 0.0);
     for (size_t i = 0; i < p->n; i++) assert_true(p->pot[i] == 0.0 && p->acc[0][i] == 0.0);
     bn_particles_free(p);

@@ -55,8 +55,19 @@ int cli_file_same(const cli_file_id *a, const cli_file_id *b);
 int cli_file_holds(const cli_file_id *a, const cli_file_id *b);
 bn_status cli_check_distinct(const char *what, const char *path, const char *other_what, const char *other);
 /* An output name must be new or a regular file (a symbolic link to one
- * included): never a directory, a FIFO, a device or a dangling link. */
+ * included): never a directory, a FIFO, a device or a dangling link;
+ * cli_check_output also wants its directory to exist and take files
+ * (cli_check_output_dir). */
 bn_status cli_check_output(const char *what, const char *path);
+bn_status cli_check_output_kind(const char *what, const char *path);
+/* A directory that outputs go into: every existing component of the
+ * path a directory, and a file can be created in the deepest one that
+ * exists (may_create: the rest will be made; else dir must exist). Checked
+ * before anything is computed or written: /proc, a read-only place or a
+ * file where a directory must be fail naming `what`. */
+bn_status cli_check_dir_writable(const char *what, const char *dir, int may_create);
+/* The same for the directory of output file `path`. */
+bn_status cli_check_output_dir(const char *what, const char *path, int may_create);
 /* An error target's outcome in one line: the settings chosen and the
  * error measured on the sample. */
 void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g, const bn_accuracy *a);

@@ -103,3 +103,55 @@ bn_status cli_check_distinct(const char *what, const char *path, const char *oth
     return bn_fail(BN_ERR_ARGUMENT, "%s '%s' is the same file as %s '%s': refusing to overwrite it", what, path,
                    other_what, other);
 }
+
+/* Can a file be created in `dir`? Probed by creating and removing one
+ * (access() answers yes to root for /proc, where creating fails). */
+static bn_status probe_write(const char *what, const char *dir)
+{
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.banyan-probe-XXXXXX", dir) >= (int)sizeof probe)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: the directory name '%.60s...' is too long", what, dir);
+    const int fd = mkstemp(probe);
+    if (fd < 0) return bn_fail(BN_ERR_IO, "%s: cannot write in directory '%s': %s", what, dir, strerror(errno));
+    close(fd);
+    unlink(probe);
+    return BN_OK;
+}
+
+bn_status cli_check_dir_writable(const char *what, const char *dir, int may_create)
+{
+    char head[PATH_MAX];
+    /* resolved first: "new/../file" walks up through a directory that
+     * does not exist yet, which stat() cannot */
+    if (!cli_path_resolve(dir[0] ? dir : ".", head, sizeof head))
+        return bn_fail(BN_ERR_ARGUMENT, "%s: cannot resolve the directory name '%.60s'", what, dir);
+    for (;;) {
+        struct stat st;
+        if (stat(head, &st) == 0) {
+            if (!S_ISDIR(st.st_mode))
+                return bn_fail(BN_ERR_IO, "%s: '%s' exists and is not a directory", what, head);
+            break;
+        }
+        if (errno != ENOENT && errno != ENOTDIR)
+            return bn_fail(BN_ERR_IO, "%s: cannot look at '%s': %s", what, head, strerror(errno));
+        if (!may_create) return bn_fail(BN_ERR_IO, "%s: directory '%s' does not exist", what, head);
+        char *slash = strrchr(head, '/');
+        if (!slash) snprintf(head, sizeof head, ".");
+        else if (slash == head) head[1] = '\0';
+        else *slash = '\0';
+    }
+    return probe_write(what, head);
+}
+
+bn_status cli_check_output_dir(const char *what, const char *path, int may_create)
+{
+    char dir[PATH_MAX], label[PATH_MAX + 64];
+    snprintf(label, sizeof label, "%s '%s'", what, path);
+    what = label;
+    const char *slash = strrchr(path, '/');
+    if (!slash) return probe_write(what, ".");
+    const int n = slash == path ? 1 : (int)(slash - path);
+    if (snprintf(dir, sizeof dir, "%.*s", n, path) >= (int)sizeof dir)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: the path '%.60s...' is too long", what, path);
+    return cli_check_dir_writable(what, dir, may_create);
+}

@@ -172,6 +172,12 @@ int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out)
  * whole computation. The same rules as run's outputs (run_paths.c). */
 bn_status cli_check_output(const char *what, const char *path)
 {
+    BN_TRY(cli_check_output_kind(what, path));
+    return cli_check_output_dir(what, path, 0);
+}
+
+bn_status cli_check_output_kind(const char *what, const char *path)
+{
     const size_t len = path ? strlen(path) : 0;
     struct stat ls, st;
     if (len == 0) return bn_fail(BN_ERR_ARGUMENT, "%s: empty file name", what);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/gravity_options.h"
+#include "core/error.h"
 #include "core/limits.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -250,6 +251,8 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
         const double t0 = bn_wall_seconds();
         s = bn_simulation_step(sim, NULL);
         if (s == BN_OK) s = bn_simulation_finish(sim); /* a GPU step returns before it is done */
+        if (s != BN_OK) /* --dt 1e308 throws the particles to infinity: name the step */
+            s = bn_fail_context(s, "step %ld of --steps (--dt %g, --eta %g)", k + 1, o->integ.dt, o->integ.eta);
         const double t = bn_wall_seconds() - t0;
         if (s != BN_OK) break;
         r->step_mean += t / (double)o->steps;

@@ -2,6 +2,7 @@
  * REF, particles matched by ParticleIDs (so the order in the files does
  * not matter). */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "cli/cli.h"
@@ -110,17 +111,26 @@ static void print_table(const char *out, const char *ref, const bn_error_stats *
 
 /* Relative errors need a reference that is not zero: a zero |a_ref| or
  * phi_ref would turn the table's relative errors into absolute ones under
- * the same heading. 0 when none is zero, else the exit code. */
-static int nonzero_reference(const bn_particles *b, const id_index *ob, const double *acc_ref, const double *pot_ref,
-                             const char *pb)
+ * the same heading; and each ratio must be a number (a reference of 1e-310
+ * or a difference of 1e308 would print inf, which is not even JSON).
+ * 0 when every ratio is finite, else the exit code. */
+static int finite_ratio(double diff, double ref) { return ref > 0 && isfinite(diff / ref); }
+
+static int valid_reference(const double *acc, const double *pot, size_t n, const id_index *ob, const char *pb)
 {
-    for (size_t i = 0; i < b->n; i++) {
-        const double *a = acc_ref + 3 * i;
-        const int zero_a = a[0] == 0 && a[1] == 0 && a[2] == 0, zero_p = pot_ref && pot_ref[i] == 0;
-        if (!zero_a && !zero_p) continue;
-        fprintf(stderr, "banyan compare: error: the reference %s has a zero %s for ParticleIDs %llu: relative errors "
-                        "are undefined there\n", pb, zero_a ? "acceleration" : "potential",
-                (unsigned long long)ob[i].id);
+    const double *acc_ref = acc + 3 * n, *pot_ref = pot ? pot + n : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const double *a = acc + 3 * i, *r = acc_ref + 3 * i;
+        const double ref = hypot(hypot(r[0], r[1]), r[2]);
+        const double diff = hypot(hypot(a[0] - r[0], a[1] - r[1]), a[2] - r[2]);
+        const int bad_a = !finite_ratio(diff, ref);
+        const int bad_p = pot_ref && !finite_ratio(fabs(pot[i] - pot_ref[i]), fabs(pot_ref[i]));
+        if (!bad_a && !bad_p) continue;
+        const double rv = bad_a ? ref : fabs(pot_ref[i]), dv = bad_a ? diff : fabs(pot[i] - pot_ref[i]);
+        fprintf(stderr, "banyan compare: error: ParticleIDs %llu: the %s of the reference %s is %g and the "
+                        "difference %g: the relative error is %s\n", (unsigned long long)ob[i].id,
+                bad_a ? "acceleration" : "potential", pb, rv, dv,
+                rv == 0 ? "undefined (a zero reference)" : "not a finite number");
         return 1;
     }
     return 0;
@@ -142,7 +152,7 @@ static int compare_sets(const bn_particles *a, const bn_particles *b, const char
     if (oa && ob && acc && pot && same_ids(oa, ob, a->n, pa, pb)) {
         gather(a, oa, acc, with_pot ? pot : NULL);
         gather(b, ob, acc + 3 * a->n, with_pot ? pot + a->n : NULL);
-        if (nonzero_reference(b, ob, acc + 3 * a->n, with_pot ? pot + a->n : NULL, pb) != 0) goto done;
+        if (valid_reference(acc, with_pot ? pot : NULL, a->n, ob, pb) != 0) goto done;
         bn_status s = bn_error_stats_compute(a->n, acc, acc + 3 * a->n, with_pot ? pot : NULL,
                                              with_pot ? pot + a->n : NULL, e);
         rc = s == BN_OK ? 0 : cli_fail("compare", s);

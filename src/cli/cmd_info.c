@@ -14,19 +14,18 @@ static void info_help(void)
 
 static void print_extent(const bn_particles *p)
 {
-    double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX}, com[3] = {0, 0, 0}, m = 0;
+    double lo[3] = {DBL_MAX, DBL_MAX, DBL_MAX}, hi[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX}, com[3];
     for (size_t i = 0; i < p->n; i++) {
         for (int k = 0; k < 3; k++) {
             double x = p->pos[k][i];
             lo[k] = x < lo[k] ? x : lo[k];
             hi[k] = x > hi[k] ? x : hi[k];
-            com[k] += p->mass[i] * x;
         }
-        m += p->mass[i];
     }
+    bn_particles_centre_of_mass(p, com);
     printf("bounding box     x [%.6g, %.6g]  y [%.6g, %.6g]  z [%.6g, %.6g]\n", lo[0], hi[0], lo[1], hi[1], lo[2],
            hi[2]);
-    printf("centre of mass   (%.6g, %.6g, %.6g)\n", com[0] / m, com[1] / m, com[2] / m);
+    printf("centre of mass   (%.6g, %.6g, %.6g)\n", com[0], com[1], com[2]);
 }
 
 static void print_masses_and_ids(const bn_particles *p)

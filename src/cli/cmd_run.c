@@ -153,6 +153,8 @@ static bn_status check_output_names(run_ctx *c)
     BN_TRY(run_path_join(f[3].path, sizeof f[3].path, c->outdir, "unused_parameters.yml"));
     BN_TRY(run_path_join(f[4].path, sizeof f[4].path, c->outdir, p->energy_file));
     if (p->render) BN_TRY(run_path_join(f[5].path, sizeof f[5].path, c->outdir, p->render_file));
+    BN_TRY(run_check_name("--output-dir", c->outdir));
+    BN_TRY(run_check_name("Snapshots:directory", c->snapdir));
     for (int i = 2; i < 6; i++)
         if (f[i].path[0]) BN_TRY(run_check_name(f[i].what, f[i].path));
     if (strchr(p->snap_basename, '/'))
@@ -165,6 +167,26 @@ static bn_status check_output_names(run_ctx *c)
     return run_check_distinct(f, 6, c->snapdir, p->snap_basename, c->sched.n);
 }
 
+/* Every directory an output goes into can be made and written (probed
+ * before any is made: a refusal leaves nothing behind, not even an empty
+ * directory). */
+static bn_status check_output_dirs(run_ctx *c)
+{
+    char path[RUN_PATH_MAX];
+    char what[RUN_PATH_MAX + 32];
+    snprintf(what, sizeof what, "--output-dir '%s'", c->outdir);
+    BN_TRY(cli_check_dir_writable(what, c->outdir, 1));
+    snprintf(what, sizeof what, "Snapshots:directory '%s'", c->snapdir);
+    if (c->sched.n > 0) BN_TRY(cli_check_dir_writable(what, c->snapdir, 1));
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
+    BN_TRY(cli_check_output_dir("Statistics:energy_file", path, 1));
+    if (c->prm->render) {
+        BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->render_file));
+        BN_TRY(cli_check_output_dir("Snapshots:render_file", path, 1));
+    }
+    return BN_OK;
+}
+
 /* Every directory first (the picture's too: a missing one would only show
  * after the whole run), then the files. */
 static bn_status prepare_outputs(run_ctx *c)
@@ -172,6 +194,7 @@ static bn_status prepare_outputs(run_ctx *c)
     char path[RUN_PATH_MAX];
     BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
     BN_TRY(check_output_names(c));
+    BN_TRY(check_output_dirs(c));
     BN_TRY(run_make_dirs(c->outdir));
     if (c->sched.n > 0) BN_TRY(run_make_dirs(c->snapdir));
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
@@ -232,7 +255,10 @@ static bn_status outputs_due(run_ctx *c)
         while (c->next_energy <= t) {
             /* t_start + k interval, not a running sum */
             long k = (long)floor((c->next_energy - c->t_start) / interval + 0.5) + 1;
-            c->next_energy = c->t_start + (double)k * interval;
+            const double next = c->t_start + (double)k * interval;
+            /* run_plan_check keeps the interval above the clock's
+             * resolution; never loop on a time that does not advance */
+            c->next_energy = next > c->next_energy ? next : nextafter(c->next_energy, INFINITY);
         }
     while (run_schedule_next(&c->sched) <= t) BN_TRY(write_snapshot(c));
     return BN_OK;

@@ -21,6 +21,8 @@ double run_schedule_next(const run_schedule *s);
 /* ---- is the planned run sane? (run_plan.c) --------------------------------- */
 #define RUN_MAX_STEPS 1e10    /* steps of one run                          */
 #define RUN_MAX_LOG_ROWS 1e7  /* rows of the energy log                    */
+#define RUN_MIN_ULPS 64       /* shortest step or output interval, in units
+                                 in the last place of the run's largest time */
 /* TimeIntegration:dt_min, or its default (t_end - start) / RUN_MAX_STEPS
  * (with block steps at most the finest bin). */
 double run_plan_dt_min(const bn_run_params *p, double t_start);

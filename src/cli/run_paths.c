@@ -72,11 +72,11 @@ bn_status run_check_name(const char *what, const char *path)
     return BN_OK;
 }
 
-/* What an output name may be (cli_check_output): a new name or a regular
- * file; as a run's parameter error. */
+/* What an output name may be (cli_check_output_kind): a new name or a
+ * regular file; as a run's parameter error. */
 static bn_status check_output_kind(const run_named_path *f)
 {
-    return cli_check_output(f->what, f->path) == BN_OK ? BN_OK : BN_ERR_PARAMETER;
+    return cli_check_output_kind(f->what, f->path) == BN_OK ? BN_OK : BN_ERR_PARAMETER;
 }
 
 /* Two files of the run (b an output): the same file, or one where the

@@ -125,6 +125,19 @@ double bn_particles_total_mass(const bn_particles *p)
     return m;
 }
 
+void bn_particles_centre_of_mass(const bn_particles *p, double com[3])
+{
+    const double m = bn_particles_total_mass(p);
+    for (int k = 0; k < 3; k++) com[k] = 0.0;
+    if (!(m > 0.0)) return;
+    /* sum (m_i / M) x_i: partial sums of a convex combination never
+     * exceed max |x| (sum m_i x_i overflows for masses of 1e300) */
+    for (size_t i = 0; i < p->n; i++) {
+        const double w = p->mass[i] / m;
+        for (int k = 0; k < 3; k++) com[k] += w * p->pos[k][i];
+    }
+}
+
 bn_status bn_particles_validate(const bn_particles *p, const char *what)
 {
     static const char *axis = "xyz";

@@ -33,7 +33,7 @@ bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_
         const double ref = hypot(hypot(r[0], r[1]), r[2]);
         e[i] = ref > 0 ? d / ref : d;
         if (isnan(e[i])) e[i] = INFINITY; /* NaN must never pass a bound */
-        sum += e[i];
+        sum += e[i] / (double)n; /* a mean that cannot overflow where each e[i] is finite */
     }
     qsort(e, n, sizeof(double), cmp_double);
     out->n = n;
@@ -42,7 +42,7 @@ bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_
     out->acc_p99 = percentile(e, n, 0.99);
     out->acc_p999 = percentile(e, n, 0.999);
     out->acc_max = e[n - 1];
-    out->acc_mean = sum / (double)n;
+    out->acc_mean = sum;
     out->pot_p50 = out->pot_p99 = out->pot_max = 0;
     if (pot && pot_ref) {
         for (size_t i = 0; i < n; i++) {

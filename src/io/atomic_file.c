@@ -2,10 +2,12 @@
 #include "io/atomic_file.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/error.h"
 
@@ -13,10 +15,24 @@
  * pid separates processes. */
 static atomic_uint tmp_counter;
 
+/* The file a write of `path` replaces: path itself, or, when path is a
+ * symbolic link to a regular file, that file (a rename onto the link
+ * would replace the link instead of writing through it). */
+static const char *write_target(const char *path, char *buf)
+{
+    struct stat ls, st;
+    if (lstat(path, &ls) == 0 && S_ISLNK(ls.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+        realpath(path, buf))
+        return buf;
+    return path;
+}
+
 bn_status bn_atomic_begin(const char *path, char **tmp_path)
 {
     *tmp_path = NULL;
     if (!path || !path[0]) return bn_fail(BN_ERR_ARGUMENT, "output path is empty");
+    char real[PATH_MAX];
+    path = write_target(path, real);
     size_t len = strlen(path) + 64;
     char *tmp = bn_alloc(len, "temporary file name");
     if (!tmp) return BN_ERR_NOMEM;
@@ -44,7 +60,8 @@ bn_status bn_atomic_begin(const char *path, char **tmp_path)
 bn_status bn_atomic_commit(char *tmp_path, const char *path)
 {
     bn_status s = BN_OK;
-    if (rename(tmp_path, path) != 0) {
+    char real[PATH_MAX];
+    if (rename(tmp_path, write_target(path, real)) != 0) {
         s = bn_fail(BN_ERR_IO, "cannot write %s: renaming %s to it failed: %s", path, tmp_path, strerror(errno));
         unlink(tmp_path);
     }

@@ -9,7 +9,9 @@
 #include "banyan.h"
 
 /* Create an empty, exclusive temporary file "<path>.tmp.<pid>.<k>" and
- * return its name in *tmp_path (free it through commit or abort). */
+ * return its name in *tmp_path (free it through commit or abort). A path
+ * that is a symbolic link to a regular file is written through: the
+ * temporary file lies next to the link's target, which commit replaces. */
 bn_status bn_atomic_begin(const char *path, char **tmp_path);
 /* Rename tmp_path to path; on failure unlink tmp_path. Frees tmp_path. */
 bn_status bn_atomic_commit(char *tmp_path, const char *path);

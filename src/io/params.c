@@ -30,6 +30,8 @@ void bn_param_range_text(const bn_param_desc *d, char *buf, size_t size)
     const int lo_open = (d->flags & BN_PF_LO_OPEN) != 0, hi_open = (d->flags & BN_PF_HI_OPEN) != 0;
     if (isinf(d->lo) && isinf(d->hi)) snprintf(buf, size, "%s", "");
     else if (isinf(d->hi)) snprintf(buf, size, "%s %g", lo_open ? ">" : ">=", d->lo);
+    else if (d->type == BN_PT_U64 && d->hi >= 0x1p64) /* the seed: any 64-bit unsigned integer */
+        snprintf(buf, size, "in [%.15g, 18446744073709551615]", d->lo);
     else snprintf(buf, size, "in %c%.15g, %.15g%c", lo_open ? '(' : '[', d->lo, d->hi, hi_open ? ')' : ']');
 }
 

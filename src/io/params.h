@@ -26,7 +26,10 @@
 /* Longest value as text: a full list, 1024 numbers of up to 24
  * characters and their separators. */
 #define BN_PARAM_TEXT_MAX (BN_PARAM_LIST_MAX * 28 + 64)
-#define BN_PARAM_FILE_MAX (16 << 20) /* largest parameter file, bytes      */
+#define BN_PARAM_FILE_MAX (1 << 20)  /* largest parameter file, bytes (the
+                                        default file with 1024 snapshot
+                                        times is 40 KB)                   */
+#define BN_PARAM_YAML_DEPTH 8         /* deepest nesting of YAML collections */
 
 typedef struct bn_param_list {
     int n;

@@ -40,16 +40,6 @@ static bn_status check_params(const bn_render_params *r)
     return BN_OK;
 }
 
-static void centre_of_mass(const bn_particles *p, double c[3])
-{
-    double m = 0, s[3] = {0, 0, 0};
-    for (size_t i = 0; i < p->n; i++) {
-        m += p->mass[i];
-        for (int k = 0; k < 3; k++) s[k] += p->mass[i] * p->pos[k][i];
-    }
-    for (int k = 0; k < 3; k++) c[k] = s[k] / m;
-}
-
 static double mass_within(const bn_particles *p, const double *d2, double r2)
 {
     double m = 0;
@@ -225,7 +215,7 @@ bn_status bn_render_png(const char *path, const bn_particles *p, const bn_render
     BN_TRY(check_params(&r));
     BN_TRY(bn_particles_validate(p, "render"));
     double c[3];
-    centre_of_mass(p, c);
+    bn_particles_centre_of_mass(p, c);
     double half = r.extent;
     if (half == 0) BN_TRY(radius_holding(p, c, RENDER_MASS_FRACTION, &half));
     if (!(half > 0)) half = 1.0; /* every particle on the centre of mass */

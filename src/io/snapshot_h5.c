@@ -67,7 +67,15 @@ bn_status bn_h5_attr_write_string(hid_t obj, const char *name, const char *s)
     return st;
 }
 
-int bn_h5_attr_exists(hid_t obj, const char *name) { return H5Aexists(obj, name) > 0; }
+/* H5Aexists fails (< 0) on a damaged attribute header (a dataspace that
+ * claims 2^40 values): that is an error, not an absent attribute. */
+bn_status bn_h5_attr_present(hid_t obj, const char *where, const char *name, int *present)
+{
+    const htri_t e = H5Aexists(obj, name);
+    *present = e > 0;
+    if (e < 0) return bn_h5_fail(BN_ERR_FORMAT, "%s: cannot read attribute %s (damaged?)", where, name);
+    return BN_OK;
+}
 
 bn_status bn_h5_attr_read_doubles(hid_t obj, const char *where, const char *name, double *out, size_t max,
                                   size_t *n)
@@ -159,7 +167,13 @@ bn_status bn_h5_attr_read_string(hid_t obj, const char *where, const char *name,
 /* ------------------------------------------------------------------ */
 /* Datasets                                                            */
 /* ------------------------------------------------------------------ */
-int bn_h5_link_exists(hid_t loc, const char *name) { return H5Lexists(loc, name, H5P_DEFAULT) > 0; }
+bn_status bn_h5_link_present(hid_t loc, const char *where, const char *name, int *present)
+{
+    const htri_t e = H5Lexists(loc, name, H5P_DEFAULT);
+    *present = e > 0;
+    if (e < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot look up %s/%s (damaged?)", where, name);
+    return BN_OK;
+}
 
 bn_status bn_h5_check_local(hid_t loc, const char *where, const char *name)
 {
@@ -266,7 +280,9 @@ bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, i
                              size_t *rows)
 {
     *dset = -1;
-    if (!bn_h5_link_exists(group, name)) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
+    int present;
+    BN_TRY(bn_h5_link_present(group, where, name, &present));
+    if (!present) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
     BN_TRY(bn_h5_check_local(group, where, name));
     hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
     if (d < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open dataset %s/%s", where, name);

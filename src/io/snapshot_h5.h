@@ -32,7 +32,9 @@ bn_status bn_h5_attr_write_int(hid_t obj, const char *name, int v);
 bn_status bn_h5_attr_write_string(hid_t obj, const char *name, const char *s);
 
 /* ---- attributes: reading ---- */
-int bn_h5_attr_exists(hid_t obj, const char *name);
+/* *present: does obj have attribute `name`? Fails (naming where/name)
+ * when HDF5 cannot tell: a damaged file is not an absent attribute. */
+bn_status bn_h5_attr_present(hid_t obj, const char *where, const char *name, int *present);
 /* Read a numeric attribute (any integer or float type) as doubles: up to
  * max values into out, the count in *n. `where` names obj in messages. */
 bn_status bn_h5_attr_read_doubles(hid_t obj, const char *where, const char *name, double *out, size_t max,
@@ -43,7 +45,8 @@ bn_status bn_h5_attr_read_double(hid_t obj, const char *where, const char *name,
 bn_status bn_h5_attr_read_string(hid_t obj, const char *where, const char *name, char *buf, size_t len);
 
 /* ---- groups and datasets ---- */
-int bn_h5_link_exists(hid_t loc, const char *name);
+/* *present: does loc have a link `name`? Fails when HDF5 cannot tell. */
+bn_status bn_h5_link_present(hid_t loc, const char *where, const char *name, int *present);
 /* name in loc is a hard or soft link: external and user-defined links
  * (to another file, a FIFO, a device) are refused, naming where/name. */
 bn_status bn_h5_check_local(hid_t loc, const char *where, const char *name);

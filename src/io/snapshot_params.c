@@ -85,7 +85,9 @@ bn_status bn_snapshot_write_parameters(hid_t file, const bn_snapshot_meta *meta)
 /* An optional numeric attribute: *found stays 0 when absent. */
 static bn_status opt_double(hid_t g, const char *where, const char *name, double *out, int *found)
 {
-    if (!bn_h5_attr_exists(g, name)) return BN_OK;
+    int present;
+    BN_TRY(bn_h5_attr_present(g, where, name, &present));
+    if (!present) return BN_OK;
     BN_TRY(bn_h5_attr_read_double(g, where, name, out));
     if (found) *found = 1;
     return BN_OK;
@@ -108,7 +110,9 @@ static bn_status opt_int(hid_t g, const char *where, const char *name, int *out,
 static bn_status opt_name(hid_t g, const char *where, const char *name, int *found,
                           bn_status (*parse)(const char *, void *), void *out)
 {
-    if (!bn_h5_attr_exists(g, name)) return BN_OK;
+    int present;
+    BN_TRY(bn_h5_attr_present(g, where, name, &present));
+    if (!present) return BN_OK;
     char buf[64];
     BN_TRY(bn_h5_attr_read_string(g, where, name, buf, sizeof buf));
     if (parse(buf, out) != BN_OK) return bn_fail_context(BN_ERR_FORMAT, "%s: attribute %s", where, name);
@@ -183,7 +187,9 @@ static bn_status read_G(hid_t g, const char *where, int units_found, bn_snapshot
 static bn_status open_group_if_present(hid_t file, const char *name, hid_t *g)
 {
     *g = -1;
-    if (!bn_h5_link_exists(file, name)) return BN_OK;
+    int present;
+    BN_TRY(bn_h5_link_present(file, "", name, &present));
+    if (!present) return BN_OK;
     BN_TRY(bn_h5_check_local(file, "", name));
     *g = H5Gopen2(file, name, H5P_DEFAULT);
     if (*g < 0) return bn_h5_fail(BN_ERR_FORMAT, "/%s is not a group (a dataset?)", name);

@@ -53,7 +53,9 @@ static bn_status header_first(hid_t h, const char *name, double *out)
 {
     double v[3];
     size_t n = 0;
-    if (!bn_h5_attr_exists(h, name)) return BN_OK;
+    int present;
+    BN_TRY(bn_h5_attr_present(h, "/Header", name, &present));
+    if (!present) return BN_OK;
     BN_TRY(bn_h5_attr_read_doubles(h, "/Header", name, v, 3, &n));
     *out = v[0];
     return BN_OK;
@@ -64,7 +66,9 @@ static bn_status header_first(hid_t h, const char *name, double *out)
 static bn_status header_counts(hid_t h, const char *name, double *out, size_t *n)
 {
     *n = 0;
-    if (!bn_h5_attr_exists(h, name)) return BN_OK;
+    int present;
+    BN_TRY(bn_h5_attr_present(h, "/Header", name, &present));
+    if (!present) return BN_OK;
     BN_TRY(bn_h5_attr_read_doubles(h, "/Header", name, out, BN_H5_MAX_TYPES, n));
     if (*n > BN_H5_MAX_TYPES) *n = BN_H5_MAX_TYPES;
     for (size_t t = 0; t < *n; t++)
@@ -105,7 +109,9 @@ static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *m
                        "/Header: NumFilesPerSnapshot = %g: this is one part of a split snapshot; "
                        "only single-file snapshots are read",
                        nfiles);
-    if (bn_h5_attr_exists(h, "MassTable"))
+    int has_table;
+    BN_TRY(bn_h5_attr_present(h, "/Header", "MassTable", &has_table));
+    if (has_table)
         BN_TRY(bn_h5_attr_read_doubles(h, "/Header", "MassTable", hi->mass_table, BN_H5_MAX_TYPES, &n));
     for (size_t t = 0; t < BN_H5_MAX_TYPES && t < n; t++)
         if (!(hi->mass_table[t] >= 0 && hi->mass_table[t] < 1e300))
@@ -123,7 +129,9 @@ static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *m
 static bn_status read_header(hid_t f, header_info *hi, bn_snapshot_meta *meta)
 {
     memset(hi, 0, sizeof *hi);
-    if (!bn_h5_link_exists(f, "Header"))
+    int present;
+    BN_TRY(bn_h5_link_present(f, "", "Header", &present));
+    if (!present)
         return bn_fail(BN_ERR_FORMAT, "missing group /Header (not a GADGET- or SWIFT-style snapshot)");
     BN_TRY(bn_h5_check_local(f, "", "Header"));
     hid_t h = H5Gopen2(f, "Header", H5P_DEFAULT);
@@ -181,8 +189,12 @@ static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *p
     BN_TRY(bn_h5_check_local(f, "", g->where + 1));
     g->group = H5Gopen2(f, g->where + 1, H5P_DEFAULT);
     if (g->group < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open group %s", g->where);
-    int empty = header_n == 0 && !bn_h5_link_exists(g->group, "Coordinates");
-    bn_status s = empty ? BN_OK : count_rows(g, hi);
+    int has_coords = 0, has_acc = 0, has_pot = 0;
+    bn_status s = bn_h5_link_present(g->group, g->where, "Coordinates", &has_coords);
+    if (s == BN_OK) s = bn_h5_link_present(g->group, g->where, "Acceleration", &has_acc);
+    if (s == BN_OK) s = bn_h5_link_present(g->group, g->where, "Potential", &has_pot);
+    const int empty = header_n == 0 && !has_coords;
+    if (s == BN_OK && !empty) s = count_rows(g, hi);
     if (s != BN_OK || g->n == 0) {
         H5Gclose(g->group);
         return s;
@@ -192,8 +204,8 @@ static bn_status add_group(hid_t f, int t, const header_info *hi, part_groups *p
         return bn_fail(BN_ERR_FORMAT, "%s: the particle count overflows", g->where);
     }
     pg->n_groups++;
-    pg->all_acc &= bn_h5_link_exists(g->group, "Acceleration");
-    pg->all_pot &= bn_h5_link_exists(g->group, "Potential");
+    pg->all_acc &= has_acc;
+    pg->all_pot &= has_pot;
     return BN_OK;
 }
 
@@ -204,7 +216,9 @@ static bn_status find_groups(hid_t f, const header_info *hi, part_groups *pg)
     for (int t = 0; t < BN_H5_MAX_TYPES; t++) {
         char name[32];
         snprintf(name, sizeof name, "PartType%d", t);
-        if (bn_h5_link_exists(f, name)) BN_TRY(add_group(f, t, hi, pg));
+        int present;
+        BN_TRY(bn_h5_link_present(f, "", name, &present));
+        if (present) BN_TRY(add_group(f, t, hi, pg));
         else if (header_entry(hi->count, hi->n_count, t) > 0 || header_entry(hi->total, hi->n_total, t) > 0)
             return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header counts %.0f particles of type %d but there is no "
                            "group /%s", fmax(header_entry(hi->count, hi->n_count, t),
@@ -248,7 +262,9 @@ static bn_status read_ids(const part_group *g, uint64_t *ids)
 /* Masses: the dataset when present, else Header/MassTable[type]. */
 static bn_status read_masses(const part_group *g, const header_info *hi, double *mass)
 {
-    if (!bn_h5_link_exists(g->group, "Masses")) {
+    int present;
+    BN_TRY(bn_h5_link_present(g->group, g->where, "Masses", &present));
+    if (!present) {
         double m = g->type < BN_H5_MAX_TYPES ? hi->mass_table[g->type] : 0;
         if (!(m > 0))
             return bn_fail(BN_ERR_FORMAT, "missing dataset %s/Masses and /Header MassTable[%d] is %g", g->where,

@@ -11,6 +11,7 @@
  */
 #ifndef BN_KEYS_H
 #define BN_KEYS_H
+#include <math.h>
 #include <stdint.h>
 #include "core/hostdevice.h"
 
@@ -139,13 +140,19 @@ BN_HD void bn_key_decode(int hilbert, uint64_t key, uint32_t *ix, uint32_t *iy, 
  * backends): enlarged by a relative 2^-20 so that the largest coordinate
  * quantises below 2^21, widened again where the centre's rounding pushes
  * the top out; a single point gets a unit cube (any positive side works).
+ * The side is at least 2^-40 of the largest coordinate: far from the
+ * origin (all bodies at 1e100) a side of 1 or of the extent would vanish
+ * in lo + side, and the cube with it.
  * Returns the side, not finite when the particles span too much. */
 BN_HD double bn_key_cube(const double mn[3], const double mx[3], double lo[3])
 {
-    double extent = 0;
-    for (int k = 0; k < 3; k++)
+    double extent = 0, mag = 0;
+    for (int k = 0; k < 3; k++) {
         if (mx[k] - mn[k] > extent) extent = mx[k] - mn[k];
+        mag = fmax(mag, fmax(fabs(mn[k]), fabs(mx[k])));
+    }
     double side = extent > 0 ? extent * (1.0 + 0x1p-20) : 1.0;
+    if (side < 0x1p-40 * mag) side = 0x1p-40 * mag;
     for (int k = 0; k < 3; k++) {
         lo[k] = 0.5 * (mn[k] + mx[k]) - 0.5 * side;
         if (lo[k] + side <= mx[k]) side = (mx[k] - lo[k]) * (1.0 + 0x1p-20);
