@@ -511,6 +511,205 @@ BN_API const bn_accuracy *bn_simulation_accuracy(const bn_simulation *sim);
 /* Energies of a particle set whose pot is filled (kinetic + 1/2 sum m phi). */
 BN_API bn_status bn_energies_compute(const bn_particles *p, bn_energies *out);
 
+/* ------------------------------------------------------------------ */
+/* Block-structured AMR meshes                                          */
+/* ------------------------------------------------------------------ */
+/*
+ * A mesh as FLASH (PARAMESH) keeps it: an octree of blocks, every block
+ * nb[0] x nb[1] x nb[2] cells, values per cell and variable. bn_mesh holds
+ * the LEAF blocks only (the ones that carry the solution), each with its
+ * box and refinement level (1 = coarsest, as FLASH counts). Cell (i, j, k)
+ * of block b has centre lo + (i + 1/2, j + 1/2, k + 1/2) * (hi - lo) / nb
+ * and its value of variable v at var[v][b * cells + (k * nb[1] + j) *
+ * nb[0] + i] (x fastest, as FLASH stores a block). The struct is public
+ * for readers and bindings; change its size only through the functions.
+ */
+#define BN_MESH_NAME_LEN 16   /* longest variable name + 1 (FLASH: 4)    */
+#define BN_MESH_MAX_VARS 64
+#define BN_MESH_MAX_BLOCK_CELLS 64 /* most cells per block along an axis */
+#define BN_MESH_MAX_LEVEL 30
+
+typedef struct bn_mesh {
+    int nb[3];              /* cells per block along x, y, z            */
+    size_t n_blocks;        /* leaf blocks                              */
+    size_t capacity;        /* blocks allocated                         */
+    double *lo, *hi;        /* 3 per block: the block's corners         */
+    int *level;             /* refinement level (1 = coarsest)          */
+    int64_t *file_block;    /* the block's index in the file it was read
+                               from (FLASH: among all blocks, parents
+                               included); -1 for blocks made in memory  */
+    int n_vars;
+    char var_name[BN_MESH_MAX_VARS][BN_MESH_NAME_LEN];
+    double *var[BN_MESH_MAX_VARS]; /* n_blocks * cells per block each   */
+    double time;            /* simulation time (FLASH: "time")          */
+} bn_mesh;
+
+/* An empty mesh of blocks of nx x ny x nz cells (each in 1..64). */
+BN_API bn_status bn_mesh_create(bn_mesh **out, int nx, int ny, int nz);
+BN_API void bn_mesh_free(bn_mesh *m);
+/* Append a leaf block (box [lo, hi], level >= 1); its values of every
+ * variable are 0. *index (may be NULL) gets its index. */
+BN_API bn_status bn_mesh_add_block(bn_mesh *m, const double lo[3], const double hi[3], int level, size_t *index);
+/* Add a variable (values 0), or find it: *index gets its index. */
+BN_API bn_status bn_mesh_add_var(bn_mesh *m, const char *name, int *index);
+/* Index of variable `name`, or -1. */
+BN_API int bn_mesh_var_index(const bn_mesh *m, const char *name);
+BN_API size_t bn_mesh_block_cells(const bn_mesh *m);
+BN_API size_t bn_mesh_cells(const bn_mesh *m);
+/* Centre and sides of cell (i, j, k) of block b. */
+BN_API void bn_mesh_cell(const bn_mesh *m, size_t b, int i, int j, int k, double centre[3], double side[3]);
+/* Boxes finite with lo < hi, levels in range, leaf blocks that do not
+ * overlap, every value finite: the message names the block (and cell,
+ * variable) at fault. */
+BN_API bn_status bn_mesh_validate(const bn_mesh *m, const char *what);
+/* Deep copy. */
+BN_API bn_status bn_mesh_copy(bn_mesh **out, const bn_mesh *src);
+
+/* Files: FLASH checkpoint and plot files (HDF5, PARAMESH layout: leaf
+ * blocks read) and banyan's own block-mesh layout (docs/ARCHITECTURE.md);
+ * the reader tells them apart. vars: the variables to read, comma
+ * separated ("dens" or "vorx,vory,vorz"), or NULL for all. */
+BN_API bn_status bn_mesh_read(const char *path, const char *vars, bn_mesh **out);
+/* banyan's layout (temporary file + rename). */
+BN_API bn_status bn_mesh_write(const char *path, const bn_mesh *m);
+/* A FLASH-layout file (PARAMESH tree with the parent blocks rebuilt from
+ * the leaves: bounding box, refine level, node type, gid, coordinates,
+ * block size, unknown names, the variables, the scalar and runtime
+ * parameter tables yt and FLASH read). The leaves must tile root blocks
+ * of equal size. */
+BN_API bn_status bn_mesh_write_flash(const char *path, const bn_mesh *m);
+/* A copy of FLASH file `src` with the variables `vars` (comma separated)
+ * of m (read from src: m->file_block maps its leaves) added or replaced,
+ * parent blocks filled by volume averages of their children, and
+ * `unknown names` extended: what FLASH restarts from and yt opens. */
+BN_API bn_status bn_mesh_write_flash_copy(const char *src, const char *dst, const bn_mesh *m, const char *vars);
+
+/* Test problems on meshes refined where the field varies (banyan mesh-ic),
+ * with their exact solutions. The domain is [0, nroot]^3 in root blocks
+ * of side 1 (nroot 1: the unit cube); bodies are centred in it. */
+typedef enum bn_mesh_problem {
+    BN_MESH_SPHERE = 0,       /* uniform sphere: density, radius        */
+    BN_MESH_MACLAURIN = 1,    /* MacLaurin spheroid: uniform, semi-axes
+                                 a1 = a2 = radius, a3 = a1 sqrt(1 - e^2) */
+    BN_MESH_VORTEX_RINGS = 2  /* paper 002's two vortex rings: radius R,
+                                 Psi = f(|(r - R, z)| / R) e_theta, f(t) =
+                                 c1 exp(-c2 / (1 - t^2)); one at (1/4,
+                                 1/4, 1/4) with axis z, one at (3/4, 3/4,
+                                 3/4) with axis x (rotated by pi/2)      */
+} bn_mesh_problem;
+
+typedef struct bn_mesh_ic_params {
+    bn_mesh_problem problem;
+    int block;             /* cells per block edge. Default 16.          */
+    int max_level;         /* finest level (FLASH's lrefine_max): blocks
+                              that the body's surface (or the rings'
+                              vorticity) crosses are refined to it.
+                              Default 4.                                  */
+    int min_level;         /* every block at least this level. Default 1 */
+    double radius;         /* sphere radius, spheroid a1, ring radius R.
+                              Default 0.25 (rings: 0.125).               */
+    double eccentricity;   /* MacLaurin. Default 0.9.                    */
+    double density;        /* sphere, spheroid. Default 1.               */
+    double G;              /* for the exact potential. Default 1.        */
+    double c1, c2;         /* rings. Defaults 227 and 20 (paper 002).   */
+    int samples;           /* sub-cells per axis that measure the volume
+                              of a cell the surface cuts (its density is
+                              density x that fraction). Default 8.       */
+} bn_mesh_ic_params;
+BN_API bn_mesh_ic_params bn_mesh_ic_params_default(bn_mesh_problem problem);
+BN_API const char *bn_mesh_problem_name(bn_mesh_problem p);
+BN_API bn_status bn_mesh_problem_parse(const char *s, bn_mesh_problem *out); /* "sphere", "maclaurin",
+                                                                                "vortex-rings" */
+/* The mesh with variable "dens" (sphere, spheroid) or "vorx", "vory",
+ * "vorz" (rings), 2:1 balanced as PARAMESH requires (neighbouring
+ * leaves, edges and corners included, differ by at most one level). */
+BN_API bn_status bn_mesh_ic_generate(const bn_mesh_ic_params *p, bn_mesh **out);
+/* The exact field at x: gravity: phi, g_x, g_y, g_z (4 values; the
+ * potential of the exact body, Chandrasekhar 1969 for the spheroid);
+ * rings: psi x, y, z, u x, y, z (6 values), and the vorticity into
+ * omega (3, may be NULL). */
+BN_API bn_status bn_mesh_ic_exact(const bn_mesh_ic_params *p, const double x[3], double *out, double *omega);
+
+/* ------------------------------------------------------------------ */
+/* Potentials of fields: mesh cells and particles as sources            */
+/* ------------------------------------------------------------------ */
+typedef enum bn_field_kind {
+    BN_FIELD_GRAVITY = 0,  /* scalar sources: density rho >= 0 (and
+                              particle masses); phi = -G sum m / r,
+                              g = -grad phi (variables gpot, gacx..z)  */
+    BN_FIELD_VORTICITY = 1 /* three signed components omega; psi =
+                              1/(4 pi) sum omega dV / r (Laplacian psi
+                              = -omega, free space), and with velocity
+                              u = curl psi (Biot-Savart): psix..z,
+                              velx..z                                 */
+} bn_field_kind;
+
+typedef struct bn_field_params {
+    bn_field_kind kind;     /* Default BN_FIELD_GRAVITY.                 */
+    double G;               /* gravity's constant. Default 1.            */
+    double theta;           /* opening angle: a cell of sources whose
+                               radius a (about the centre of their box)
+                               is below theta d, d the distance from the
+                               target group's box, acts through its
+                               multipoles (monopole, dipole, quadrupole
+                               about that centre). Default 0.5.           */
+    int velocity;           /* vorticity: also u = curl psi. Default 1.  */
+    double smoothing;       /* vorticity: paper 002's smoothed kernel
+                               (r^2 + 3/2 e^2) / (r^2 + e^2)^(3/2), e =
+                               smoothing x the finest cell's side; 0: the
+                               singular kernel with exact cubes near the
+                               target (the default)                      */
+    int near_cells;         /* mesh sources within this many of their own
+                               cell sides of a target (in each axis) act
+                               as the uniform cubes they are, exactly.
+                               0..4. Default 1 (the cell and its 26
+                               neighbours).                               */
+    int leaf_size;          /* most sources in a leaf of the source tree.
+                               Default 16.                               */
+    bn_backend backend;     /* Default BN_BACKEND_AUTO.                  */
+    int device;             /* Default 0.                                */
+    char source_vars[64];   /* mesh variables of the sources: "dens" or
+                               "vorx,vory,vorz" (the defaults by kind)   */
+} bn_field_params;
+BN_API bn_field_params bn_field_params_default(bn_field_kind kind);
+BN_API bn_status bn_field_params_validate(const bn_field_params *p);
+
+typedef struct bn_field_stats {
+    double t_sources, t_tree, t_moments, t_targets, t_walk, t_near, t_total; /* seconds */
+    double n_pp, n_pc;      /* source-target and cell-target interactions */
+    double n_near;          /* exact-cube pairs                          */
+    size_t n_sources, n_targets;
+    long n_nodes, n_groups;
+    size_t device_bytes_peak;
+    const char *backend;
+} bn_field_stats;
+
+/* A reusable solver (device buffers kept between calls). */
+typedef struct bn_field bn_field;
+BN_API bn_status bn_field_create(bn_field **out, const bn_field_params *p);
+BN_API void bn_field_free(bn_field *f);
+BN_API bn_backend bn_field_backend(const bn_field *f);
+BN_API const bn_field_stats *bn_field_stats_get(const bn_field *f);
+/* The field of the mesh's source variables (and of the particles
+ * `extra`, gravity only, may be NULL) at every leaf cell centre of m,
+ * into m's variables gpot, gacx, gacy, gacz (gravity) or psix, psiy,
+ * psiz and velx, vely, velz (vorticity), added if missing. */
+BN_API bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra);
+/* The same field at n arbitrary points pos (xyz per point): out gets 4
+ * values per point (phi, g_x, g_y, g_z; gravity) or 12 (psi xyz, then
+ * the velocity xyz, then 6 zeros... see bn_field_point_values). m may be
+ * NULL (particles only). */
+BN_API bn_status bn_field_points(bn_field *f, const bn_mesh *m, const bn_particles *extra, size_t n,
+                                 const double *pos, double *out);
+/* Values per point of bn_field_points: 4 for gravity, 6 for vorticity
+ * (psi x, y, z, u x, y, z). */
+BN_API int bn_field_point_values(const bn_field_params *p);
+/* Double-precision direct summation over every source, with the same
+ * exact near cubes: the reference the tree is compared with. Same
+ * outputs as bn_field_points (CPU). */
+BN_API bn_status bn_field_direct(const bn_field_params *p, const bn_mesh *m, const bn_particles *extra, size_t n,
+                                 const double *pos, double *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,65 @@
+/*
+ * Per-interaction math of the field solver (src/mesh/field_*.c, .cu):
+ * sources with K = 1 or 3 signed strength components (mesh cells, the
+ * vorticity's components; particle masses), shared by both backends and
+ * compiled in double (_d, CPU) and float (_f, GPU) from
+ * field_interact_impl.h, as interact.h is for particles.
+ *
+ * Why not interact.h's cells: signed strengths have no centre of mass, so
+ * a cell's expansion is taken about the centre c of its sources' box,
+ * with monopole M, dipole D = sum q s and traceless quadrupole Q = sum q
+ * (3 s s - s^2 I) per component (s = x - c); with positive masses about
+ * their com the dipole would vanish, here it is carried.
+ *
+ * Conventions as in interact.h: d = x_source (or c) - x_target; per
+ * component the sums phi -= q / r and g += q d / r^3 (g = grad of sum q/r
+ * at the target), the caller scales them (gravity: G phi, G g;
+ * vorticity: psi = -phi / (4 pi), grad psi = g / (4 pi)).
+ *
+ *   cell:  phi -= M/r - D.d/r^3 + 1/2 d.Q.d/r^5
+ *          g   += M d/r^3 + D/r^3 - 3 (D.d) d/r^5 - Q.d/r^5
+ *                 + 5/2 (d.Q.d) d/r^7
+ *   smoothed point (paper 002, e^2 = eps2 > 0):
+ *          phi -= q (r^2 + 3/2 e^2) / (r^2 + e^2)^(3/2)
+ *          g   += q (r^2 + 5/2 e^2) / (r^2 + e^2)^(5/2) d
+ *
+ * Flop counts (rsqrt as 4): point 12 + 8 K; smoothed 20 + 8 K; cell 12 +
+ * 44 K (per component: dipole 11, quadrupole 20, monopole and sums 13).
+ */
+#ifndef BN_FIELD_INTERACT_H
+#define BN_FIELD_INTERACT_H
+#include <math.h>
+#include "core/hostdevice.h"
+#include "gravity/interact.h"
+
+#define BN_FIELD_FLOPS_PP(K) (12 + 8 * (K))
+#define BN_FIELD_FLOPS_PC(K) (12 + 44 * (K))
+/* Moments of one component of a cell: M, D x y z, Q xx yy zz xy xz yz. */
+#define BN_FIELD_MOMENTS 10
+
+#define BN_T double
+#define BN_FN(name) name##_d
+#define BN_RSQRT(x) BN_RSQRT_D(x)
+#include "gravity/field_interact_impl.h"
+#undef BN_T
+#undef BN_FN
+#undef BN_RSQRT
+
+#define BN_T float
+#define BN_FN(name) name##_f
+#define BN_RSQRT(x) BN_RSQRT_F(x)
+#include "gravity/field_interact_impl.h"
+#undef BN_T
+#undef BN_FN
+#undef BN_RSQRT
+
+/* A cell's opening radius: its sources lie within a of its centre; a
+ * target group whose box comes within a / theta of the centre opens it
+ * (the expansion's error goes as (a/d)^3); never less than a itself, so
+ * that no accepted cell holds a target. theta <= 0: open everything. */
+BN_HD double bn_field_open_radius(double a, double theta)
+{
+    if (!(theta > 0.0)) return 1e300;
+    return theta < 1.0 ? a / theta : a;
+}
+#endif

@@ -1,0 +1,474 @@
+/* The field solver (bn_field_*, banyan.h): sources and targets made from
+ * meshes, particles and points, the backend's stages, the results scaled
+ * into potentials, accelerations, streamfunctions and velocities. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/timer.h"
+#include "gravity/box_kernel.h"
+#include "gravity/field_interact.h"
+#include "mesh/field_internal.h"
+#include "mesh/mesh_internal.h"
+#include "tree/keys.h"
+
+#define BN_PI 3.14159265358979323846
+
+struct bn_field {
+    bn_field_params prm;
+    bn_backend backend; /* resolved */
+    bn_field_gpu *gpu;
+    bn_field_stats stats;
+};
+
+bn_field_params bn_field_params_default(bn_field_kind kind)
+{
+    bn_field_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    p.G = 1.0;
+    p.theta = 0.5;
+    p.velocity = 1;
+    p.smoothing = 0.0;
+    p.near_cells = 1;
+    p.leaf_size = 16;
+    p.backend = BN_BACKEND_AUTO;
+    snprintf(p.source_vars, sizeof p.source_vars, "%s", kind == BN_FIELD_VORTICITY ? "vorx,vory,vorz" : "dens");
+    return p;
+}
+
+bn_status bn_field_params_validate(const bn_field_params *p)
+{
+    if (!p) return bn_fail(BN_ERR_ARGUMENT, "field parameters are NULL");
+    if (p->kind != BN_FIELD_GRAVITY && p->kind != BN_FIELD_VORTICITY)
+        return bn_fail(BN_ERR_ARGUMENT, "field kind %d unknown", (int)p->kind);
+    if (!(p->G > 0 && p->G < 1e300)) return bn_fail(BN_ERR_ARGUMENT, "G = %g: must be finite and > 0", p->G);
+    if (!(p->theta >= 0 && p->theta <= 2)) return bn_fail(BN_ERR_ARGUMENT, "theta = %g: must be in [0, 2]", p->theta);
+    if (!(p->smoothing >= 0 && p->smoothing <= 100))
+        return bn_fail(BN_ERR_ARGUMENT, "smoothing = %g: must be in [0, 100] cell sides", p->smoothing);
+    if (p->smoothing > 0 && p->kind != BN_FIELD_VORTICITY)
+        return bn_fail(BN_ERR_ARGUMENT, "smoothing = %g: the smoothed kernel is for vorticity sources", p->smoothing);
+    if (p->near_cells < 0 || p->near_cells > 4)
+        return bn_fail(BN_ERR_ARGUMENT, "near_cells = %d: must be in [0, 4]", p->near_cells);
+    if (p->leaf_size < 1 || p->leaf_size > BN_LEAF_SIZE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "leaf_size = %d: must be in [1, %d]", p->leaf_size, BN_LEAF_SIZE_MAX);
+    if (p->backend != BN_BACKEND_AUTO && p->backend != BN_BACKEND_CPU && p->backend != BN_BACKEND_GPU)
+        return bn_fail(BN_ERR_ARGUMENT, "backend %d unknown", (int)p->backend);
+    if (p->device < 0 || p->device > BN_DEVICE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "device = %d: must be in [0, %d]", p->device, BN_DEVICE_MAX);
+    char names[4][BN_MESH_NAME_LEN];
+    const int n = bn_mesh_split_names(p->source_vars, names, 4, "source variables");
+    if (n < 0) return BN_ERR_ARGUMENT;
+    const int want = p->kind == BN_FIELD_VORTICITY ? 3 : 1;
+    if (n != want)
+        return bn_fail(BN_ERR_ARGUMENT, "source variables '%s': %s sources need %d variable%s", p->source_vars,
+                       p->kind == BN_FIELD_VORTICITY ? "vorticity" : "gravity", want, want > 1 ? "s" : "");
+    return BN_OK;
+}
+
+int bn_field_point_values(const bn_field_params *p) { return p->kind == BN_FIELD_VORTICITY ? 6 : 4; }
+
+/* ---- sources and targets ---------------------------------------------------- */
+
+void bn_field_sources_free(bn_field_sources *s)
+{
+    for (int k = 0; k < 3; k++) free(s->x[k]);
+    free(s->q);
+    free(s->blk);
+    memset(s, 0, sizeof *s);
+}
+
+void bn_field_targets_free(bn_field_targets *t)
+{
+    for (int k = 0; k < 3; k++) free(t->x[k]);
+    free(t->dest);
+    free(t->first);
+    free(t->count);
+    free(t->lo);
+    free(t->hi);
+    memset(t, 0, sizeof *t);
+}
+
+static bn_status sources_alloc(bn_field_sources *s, size_t n, int K)
+{
+    memset(s, 0, sizeof *s);
+    s->K = K;
+    BN_TRY(bn_check_count(n, (size_t)(3 + K) * sizeof(double) + sizeof(int32_t), "field sources"));
+    const size_t m = n ? n : 1;
+    int ok = 1;
+    for (int k = 0; k < 3; k++) ok &= (s->x[k] = bn_alloc_array(m, sizeof(double), "field sources")) != NULL;
+    ok &= (s->q = bn_alloc_array(m * (size_t)K, sizeof(double), "field sources")) != NULL;
+    ok &= (s->blk = bn_alloc_array(m, sizeof(int32_t), "field sources")) != NULL;
+    if (!ok) {
+        bn_field_sources_free(s);
+        return BN_ERR_NOMEM;
+    }
+    return BN_OK;
+}
+
+/* The source variables of m (K indices), checked: a density must be >= 0. */
+static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
+{
+    char names[3][BN_MESH_NAME_LEN];
+    bn_mesh_split_names(prm->source_vars, names, 3, "source variables");
+    for (int k = 0; k < K; k++) {
+        var[k] = bn_mesh_var_index(m, names[k]);
+        if (var[k] < 0)
+            return bn_fail(BN_ERR_ARGUMENT, "the mesh has no variable '%s' (source variables '%s')", names[k],
+                           prm->source_vars);
+    }
+    if (prm->kind != BN_FIELD_GRAVITY) return BN_OK;
+    const size_t cells = bn_mesh_block_cells(m);
+    for (size_t c = 0; c < bn_mesh_cells(m); c++)
+        if (!(m->var[var[0]][c] >= 0))
+            return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0",
+                           names[0], c / cells, c % cells, m->var[var[0]][c]);
+    return BN_OK;
+}
+
+bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, const bn_particles *p,
+                                bn_field_sources *s)
+{
+    const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1;
+    int var[3] = {0, 0, 0};
+    const size_t cells = m ? bn_mesh_block_cells(m) : 0;
+    size_t n = 0;
+    if (m) {
+        BN_TRY(source_vars(prm, m, var, K));
+        for (size_t c = 0; c < bn_mesh_cells(m); c++) {
+            int any = 0;
+            for (int k = 0; k < K; k++) any |= m->var[var[k]][c] != 0.0;
+            n += (size_t)any;
+        }
+        if (m->n_blocks > INT32_MAX) return bn_fail(BN_ERR_ARGUMENT, "mesh: %zu blocks (at most 2^31 - 1)", m->n_blocks);
+    }
+    if (p && K != 1) return bn_fail(BN_ERR_ARGUMENT, "particles as sources carry masses: gravity only");
+    if (p) n += p->n;
+    BN_TRY(sources_alloc(s, n, K));
+    size_t at = 0;
+    for (size_t b = 0; m && b < m->n_blocks; b++)
+        for (size_t c = 0; c < cells; c++) {
+            const size_t g = b * cells + c;
+            int any = 0;
+            for (int k = 0; k < K; k++) any |= m->var[var[k]][g] != 0.0;
+            if (!any) continue;
+            double x[3], h[3];
+            bn_mesh_cell(m, b, (int)(c % (size_t)m->nb[0]), (int)(c / (size_t)m->nb[0] % (size_t)m->nb[1]),
+                         (int)(c / ((size_t)m->nb[0] * (size_t)m->nb[1])), x, h);
+            const double vol = h[0] * h[1] * h[2];
+            for (int k = 0; k < 3; k++) s->x[k][at] = x[k];
+            for (int k = 0; k < K; k++) s->q[(size_t)K * at + (size_t)k] = m->var[var[k]][g] * vol;
+            s->blk[at++] = (int32_t)b;
+        }
+    for (size_t i = 0; p && i < p->n; i++, at++) {
+        for (int k = 0; k < 3; k++) s->x[k][at] = p->pos[k][i];
+        s->q[at] = p->mass[i];
+        s->blk[at] = -1;
+    }
+    s->n = n;
+    for (size_t i = 0; i < n * (size_t)K; i++)
+        if (!isfinite(s->q[i]))
+            return bn_fail(BN_ERR_ARGUMENT, "source %zu: strength x volume is %g (not finite)", i / (size_t)K, s->q[i]);
+    return BN_OK;
+}
+
+static bn_status targets_alloc(bn_field_targets *t, size_t n, size_t groups)
+{
+    memset(t, 0, sizeof *t);
+    BN_TRY(bn_check_count(n, 3 * sizeof(double) + sizeof(size_t), "field targets"));
+    const size_t m = n ? n : 1, g = groups ? groups : 1;
+    int ok = 1;
+    for (int k = 0; k < 3; k++) ok &= (t->x[k] = bn_alloc_array(m, sizeof(double), "field targets")) != NULL;
+    ok &= (t->dest = bn_alloc_array(m, sizeof(size_t), "field targets")) != NULL;
+    ok &= (t->first = bn_alloc_array(g, sizeof(size_t), "target groups")) != NULL;
+    ok &= (t->count = bn_alloc_array(g, sizeof(int), "target groups")) != NULL;
+    ok &= (t->lo = bn_alloc_array(3 * g, sizeof(double), "target groups")) != NULL;
+    ok &= (t->hi = bn_alloc_array(3 * g, sizeof(double), "target groups")) != NULL;
+    if (!ok) {
+        bn_field_targets_free(t);
+        return BN_ERR_NOMEM;
+    }
+    t->n = n;
+    t->n_groups = groups;
+    return BN_OK;
+}
+
+/* The box of group g from its targets. */
+static void group_box(bn_field_targets *t, size_t g)
+{
+    for (int k = 0; k < 3; k++) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (int i = 0; i < t->count[g]; i++) {
+            const double x = t->x[k][t->first[g] + (size_t)i];
+            lo = fmin(lo, x);
+            hi = fmax(hi, x);
+        }
+        t->lo[3 * g + k] = lo;
+        t->hi[3 * g + k] = hi;
+    }
+}
+
+/* Bricks of a block: the block's cells cut along each axis into pieces
+ * of at most 8 cells (a block of 16^3: 8 bricks of 8^3). */
+static int brick_cuts(int n) { return (n + 7) / 8; }
+
+bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t)
+{
+    const int *nb = m->nb;
+    const int cx = brick_cuts(nb[0]), cy = brick_cuts(nb[1]), cz = brick_cuts(nb[2]);
+    const size_t bricks = (size_t)cx * (size_t)cy * (size_t)cz, cells = bn_mesh_block_cells(m);
+    BN_TRY(targets_alloc(t, bn_mesh_cells(m), m->n_blocks * bricks));
+    size_t at = 0, g = 0;
+    for (size_t b = 0; b < m->n_blocks; b++)
+        for (int bz = 0; bz < cz; bz++)
+            for (int by = 0; by < cy; by++)
+                for (int bx = 0; bx < cx; bx++, g++) {
+                    t->first[g] = at;
+                    const int i0 = bx * nb[0] / cx, i1 = (bx + 1) * nb[0] / cx, j0 = by * nb[1] / cy,
+                              j1 = (by + 1) * nb[1] / cy, k0 = bz * nb[2] / cz, k1 = (bz + 1) * nb[2] / cz;
+                    for (int k = k0; k < k1; k++)
+                        for (int j = j0; j < j1; j++)
+                            for (int i = i0; i < i1; i++, at++) {
+                                double x[3];
+                                bn_mesh_cell(m, b, i, j, k, x, NULL);
+                                for (int a = 0; a < 3; a++) t->x[a][at] = x[a];
+                                t->dest[at] = b * cells + ((size_t)k * (size_t)nb[1] + (size_t)j) * (size_t)nb[0] +
+                                              (size_t)i;
+                            }
+                    t->count[g] = (int)(at - t->first[g]);
+                    group_box(t, g);
+                }
+    return BN_OK;
+}
+
+typedef struct keyed {
+    uint64_t key;
+    size_t index;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key) return (x->key > y->key) - (x->key < y->key);
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+bn_status bn_field_targets_points(size_t n, const double *pos, bn_field_targets *t)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const double x = pos[3 * i + k];
+            if (!isfinite(x)) return bn_fail(BN_ERR_ARGUMENT, "target point %zu: %c = %g (not finite)", i, "xyz"[k], x);
+            lo[k] = fmin(lo[k], x);
+            hi[k] = fmax(hi[k], x);
+        }
+    const size_t groups = (n + BN_FIELD_POINT_GROUP - 1) / BN_FIELD_POINT_GROUP;
+    BN_TRY(targets_alloc(t, n, groups));
+    keyed *k = bn_alloc_array(n ? n : 1, sizeof *k, "target order");
+    if (!k) {
+        bn_field_targets_free(t);
+        return BN_ERR_NOMEM;
+    }
+    double side = 0;
+    for (int a = 0; a < 3; a++) side = fmax(side, hi[a] - lo[a]);
+    const double inv = side > 0 ? 1.0 / side : 0.0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c[3];
+        for (int a = 0; a < 3; a++) c[a] = (uint32_t)fmin((pos[3 * i + a] - lo[a]) * inv * 2097151.0, 2097151.0);
+        k[i] = (keyed){bn_key_morton(c[0], c[1], c[2]), i};
+    }
+    qsort(k, n, sizeof *k, cmp_keyed);
+    for (size_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++) t->x[a][i] = pos[3 * k[i].index + a];
+        t->dest[i] = k[i].index;
+    }
+    free(k);
+    for (size_t g = 0; g < groups; g++) {
+        t->first[g] = g * BN_FIELD_POINT_GROUP;
+        t->count[g] = (int)(n - t->first[g] < BN_FIELD_POINT_GROUP ? n - t->first[g] : BN_FIELD_POINT_GROUP);
+        group_box(t, g);
+    }
+    return BN_OK;
+}
+
+double bn_field_eps2(const bn_field_params *prm, const bn_mesh *m)
+{
+    if (!(prm->smoothing > 0) || !m) return 0.0;
+    double h = INFINITY;
+    for (size_t b = 0; b < m->n_blocks; b++)
+        for (int k = 0; k < 3; k++) h = fmin(h, (m->hi[3 * b + k] - m->lo[3 * b + k]) / m->nb[k]);
+    const double e = prm->smoothing * h;
+    return e * e;
+}
+
+/* ---- the nearest cells as cubes ------------------------------------------------- */
+
+int bn_field_is_near(const bn_mesh *m, int near_cells, int32_t b, const double d[3])
+{
+    if (b < 0 || !m) return 0;
+    for (int k = 0; k < 3; k++) {
+        const double h = (m->hi[3 * (size_t)b + k] - m->lo[3 * (size_t)b + k]) / m->nb[k];
+        if (!(fabs(d[k]) < ((double)near_cells + 0.5) * h)) return 0;
+    }
+    return 1;
+}
+
+void bn_field_near_pair(const bn_mesh *m, int32_t b, int K, const double d[3], const double *q, double *raw)
+{
+    double h[3];
+    for (int k = 0; k < 3; k++) h[k] = (m->hi[3 * (size_t)b + k] - m->lo[3 * (size_t)b + k]) / m->nb[k];
+    double cube_phi = 0.0, cube_g[3] = {0, 0, 0}, pt_phi[3] = {0, 0, 0}, pt_g[9] = {0};
+    bn_box_field_at(d, h, &cube_phi, cube_g);
+    bn_field_pp_d(K, d[0], d[1], d[2], q, pt_phi, pt_g);
+    const double inv_vol = 1.0 / (h[0] * h[1] * h[2]);
+    for (int k = 0; k < K; k++) {
+        const double rho = q[k] * inv_vol;
+        raw[k] += rho * cube_phi - pt_phi[k];
+        for (int a = 0; a < 3; a++) raw[K + 3 * k + a] += rho * cube_g[a] - pt_g[3 * k + a];
+    }
+}
+
+/* ---- the solver ---------------------------------------------------------------- */
+
+bn_status bn_field_create(bn_field **out, const bn_field_params *p)
+{
+    if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_field_create: out is NULL");
+    *out = NULL;
+    BN_TRY(bn_field_params_validate(p));
+    bn_backend be = p->backend;
+    if (be == BN_BACKEND_AUTO) be = bn_gpu_available() ? BN_BACKEND_GPU : BN_BACKEND_CPU;
+    bn_field *f = bn_calloc(1, sizeof *f, "field solver");
+    if (!f) return BN_ERR_NOMEM;
+    f->prm = *p;
+    f->backend = be;
+    if (be == BN_BACKEND_GPU) {
+        bn_status s = bn_field_gpu_create(&f->gpu, p->device);
+        if (s != BN_OK) {
+            free(f);
+            return s;
+        }
+    }
+    *out = f;
+    return BN_OK;
+}
+
+void bn_field_free(bn_field *f)
+{
+    if (!f) return;
+    bn_field_gpu_free(f->gpu);
+    free(f);
+}
+
+bn_backend bn_field_backend(const bn_field *f) { return f->backend; }
+
+const bn_field_stats *bn_field_stats_get(const bn_field *f) { return &f->stats; }
+
+/* Raw sums (4K per target, in target order) into per-destination values:
+ * gravity pot, ax, ay, az; vorticity psi xyz and u xyz (u = curl psi). */
+static void finish_values(const bn_field_params *prm, int K, const double *raw, double *v)
+{
+    if (prm->kind == BN_FIELD_GRAVITY) {
+        v[0] = prm->G * raw[0];
+        for (int a = 0; a < 3; a++) v[1 + a] = prm->G * raw[1 + a];
+        return;
+    }
+    const double f = 1.0 / (4.0 * BN_PI);
+    const double *g = raw + K; /* g[3 k + j] = d psi_k / d x_j times 4 pi */
+    for (int k = 0; k < 3; k++) v[k] = -f * raw[k];
+    v[3] = prm->velocity ? f * (g[3 * 2 + 1] - g[3 * 1 + 2]) : 0.0;
+    v[4] = prm->velocity ? f * (g[3 * 0 + 2] - g[3 * 2 + 0]) : 0.0;
+    v[5] = prm->velocity ? f * (g[3 * 1 + 0] - g[3 * 0 + 1]) : 0.0;
+}
+
+static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_field_targets *t,
+                       double **raw_out)
+{
+    const double t0 = bn_wall_seconds();
+    memset(&f->stats, 0, sizeof f->stats);
+    if (m) BN_TRY(bn_mesh_validate(m, "the mesh"));
+    if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
+    bn_field_sources s;
+    BN_TRY(bn_field_sources_make(&f->prm, m, extra, &s));
+    f->stats.t_sources = bn_wall_seconds() - t0;
+    const int K = s.K;
+    double *raw = bn_calloc(t->n ? t->n : 1, BN_FIELD_RAW(K) * sizeof(double), "field values");
+    bn_status st = raw ? BN_OK : BN_ERR_NOMEM;
+    if (st == BN_OK && s.n > 0) {
+        if (f->backend == BN_BACKEND_GPU) st = bn_field_gpu_solve(f->gpu, &f->prm, m, &s, t, raw, &f->stats);
+        else st = bn_field_cpu_solve(&f->prm, m, &s, t, raw, &f->stats);
+    }
+    f->stats.n_sources = s.n;
+    f->stats.n_targets = t->n;
+    f->stats.backend = bn_backend_name(f->backend);
+    bn_field_sources_free(&s);
+    for (size_t i = 0; st == BN_OK && i < t->n * BN_FIELD_RAW(K); i++)
+        if (!isfinite(raw[i]))
+            st = bn_fail(BN_ERR_ARGUMENT, "the field at target %zu is not finite (%g): strengths or G overflow",
+                         i / BN_FIELD_RAW(K), raw[i]);
+    if (st != BN_OK) {
+        free(raw);
+        return st;
+    }
+    f->stats.t_total = bn_wall_seconds() - t0;
+    *raw_out = raw;
+    return BN_OK;
+}
+
+static const char *const out_names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "", ""},
+                                            {"psix", "psiy", "psiz", "velx", "vely", "velz"}};
+
+bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
+{
+    if (!f || !m) return bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh: NULL argument");
+    const int kind = f->prm.kind == BN_FIELD_VORTICITY, nv = kind ? (f->prm.velocity ? 6 : 3) : 4;
+    const int K = kind ? 3 : 1;
+    bn_field_targets t;
+    BN_TRY(bn_field_targets_mesh(m, &t));
+    double *raw = NULL;
+    bn_status s = solve(f, m, extra, &t, &raw);
+    int var[6];
+    for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, out_names[kind][k], &var[k]);
+    for (size_t i = 0; s == BN_OK && i < t.n; i++) {
+        double v[6];
+        finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, v);
+        for (int k = 0; k < nv; k++) m->var[var[k]][t.dest[i]] = v[k];
+    }
+    free(raw);
+    bn_field_targets_free(&t);
+    return s;
+}
+
+bn_status bn_field_points(bn_field *f, const bn_mesh *m, const bn_particles *extra, size_t n, const double *pos,
+                          double *out)
+{
+    if (!f || !pos || !out) return bn_fail(BN_ERR_ARGUMENT, "bn_field_points: NULL argument");
+    const int K = f->prm.kind == BN_FIELD_VORTICITY ? 3 : 1, nv = bn_field_point_values(&f->prm);
+    bn_field_targets t;
+    BN_TRY(bn_field_targets_points(n, pos, &t));
+    double *raw = NULL;
+    bn_status s = solve(f, m, extra, &t, &raw);
+    for (size_t i = 0; s == BN_OK && i < t.n; i++)
+        finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, out + (size_t)nv * t.dest[i]);
+    free(raw);
+    bn_field_targets_free(&t);
+    return s;
+}
+
+bn_status bn_field_direct(const bn_field_params *p, const bn_mesh *m, const bn_particles *extra, size_t n,
+                          const double *pos, double *out)
+{
+    if (!p || !pos || !out) return bn_fail(BN_ERR_ARGUMENT, "bn_field_direct: NULL argument");
+    BN_TRY(bn_field_params_validate(p));
+    if (m) BN_TRY(bn_mesh_validate(m, "the mesh"));
+    bn_field_sources s;
+    BN_TRY(bn_field_sources_make(p, m, extra, &s));
+    const int K = s.K, nv = bn_field_point_values(p);
+    double *raw = bn_calloc(n ? n : 1, BN_FIELD_RAW(K) * sizeof(double), "field values");
+    bn_status st = raw ? bn_field_cpu_direct(p, m, &s, n, pos, raw) : BN_ERR_NOMEM;
+    for (size_t i = 0; st == BN_OK && i < n; i++) finish_values(p, K, raw + BN_FIELD_RAW(K) * i, out + (size_t)nv * i);
+    free(raw);
+    bn_field_sources_free(&s);
+    return st;
+}

@@ -1,0 +1,25 @@
+/* CPU-only builds: the field solver's GPU stage says that there is no GPU
+ * (bn_field_create only asks for it when a GPU is available or asked
+ * for). CUDA builds have field_cuda.cu instead. */
+#include "core/error.h"
+#include "mesh/field_internal.h"
+
+#ifndef BANYAN_HAVE_CUDA
+bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
+{
+    (void)device;
+    *out = NULL;
+    return bn_fail(BN_ERR_DEVICE, "backend 'gpu' requested but this build has no CUDA (the field solver)");
+}
+
+void bn_field_gpu_free(bn_field_gpu *g) { (void)g; }
+
+bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m, const bn_field_sources *s,
+                             const bn_field_targets *t, double *raw, bn_field_stats *st)
+{
+    (void)g, (void)prm, (void)m, (void)s, (void)t, (void)raw, (void)st;
+    return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
+}
+#else
+typedef int bn_field_gpu_stub_unused;
+#endif

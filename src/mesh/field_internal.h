@@ -1,0 +1,88 @@
+/*
+ * Internal: the field solver's data between its stages (src/mesh/field*.c
+ * and field_cuda.cu). Sources and targets are separate sets:
+ *   sources  points with K strength components: mesh cells (centre,
+ *            strength = value x volume, their block for the cell's
+ *            sides) and particles (block -1)
+ *   targets  points in groups: a mesh's cell centres by bricks of a block
+ *            (at most BN_FIELD_BRICK cells: 8^3), or arbitrary points in
+ *            Morton order cut every BN_FIELD_POINT_GROUP
+ * The stages: source tree (keys, sort, build: the particle tree's), its
+ * moments (field_interact.h), the walk per target group, and the
+ * near-field correction (exact cubes for the nearest cells).
+ */
+#ifndef BN_FIELD_INTERNAL_H
+#define BN_FIELD_INTERNAL_H
+#include <stdint.h>
+#include "banyan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BN_FIELD_BRICK 512      /* target cells per group (8^3)          */
+#define BN_FIELD_POINT_GROUP 64 /* arbitrary targets per group           */
+
+typedef struct bn_field_sources {
+    size_t n;
+    int K;                /* components: 1 (gravity) or 3 (vorticity) */
+    double *x[3];         /* positions (cell centres)                  */
+    double *q;            /* K strengths per source                    */
+    int32_t *blk;         /* mesh block of a cell, -1 for a particle   */
+} bn_field_sources;
+
+typedef struct bn_field_targets {
+    size_t n;
+    double *x[3];         /* positions, group after group              */
+    size_t *dest;         /* where target i's values go (cell index in
+                             the mesh, or point index)                 */
+    size_t n_groups;
+    size_t *first;        /* group g: targets [first[g], first[g] + count[g]) */
+    int *count;
+    double *lo, *hi;      /* 3 per group: the box of its targets       */
+} bn_field_targets;
+
+/* Raw sums per target: K potentials (phi -= q/r) then 3K gradients (g
+ * += q d/r^3), field_interact.h's convention; 4K doubles per target. */
+#define BN_FIELD_RAW(K) (4 * (K))
+
+void bn_field_sources_free(bn_field_sources *s);
+void bn_field_targets_free(bn_field_targets *t);
+
+/* Sources of mesh m's variables (vars: K indices; zero cells left out)
+ * and of particles p (K = 1 only; either may be NULL). */
+bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, const bn_particles *p,
+                                bn_field_sources *s);
+/* Targets: every leaf cell of m, by bricks; or n points. */
+bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t);
+bn_status bn_field_targets_points(size_t n, const double *pos, bn_field_targets *t);
+
+/* The smoothing length^2 of the smoothed kernel (0: singular kernel with
+ * exact near cubes). */
+double bn_field_eps2(const bn_field_params *prm, const bn_mesh *m);
+
+/* Is target x near source cell s (block b of m), so that it acts as the
+ * cube it is? |x - centre| < (near_cells + 1/2) sides, on every axis. */
+int bn_field_is_near(const bn_mesh *m, int near_cells, int32_t b, const double d[3]);
+/* The exact cube minus the point kernel for a near pair: d = source -
+ * target, q (K) the cell's strengths, b its block. Adds to raw (4K). */
+void bn_field_near_pair(const bn_mesh *m, int32_t b, int K, const double d[3], const double *q, double *raw);
+
+/* ---- the CPU backend (field_cpu.c) ---- */
+bn_status bn_field_cpu_solve(const bn_field_params *prm, const bn_mesh *m, const bn_field_sources *s,
+                             const bn_field_targets *t, double *raw, bn_field_stats *st);
+/* Direct summation in double (every source on every target). */
+bn_status bn_field_cpu_direct(const bn_field_params *prm, const bn_mesh *m, const bn_field_sources *s,
+                              size_t n, const double *pos, double *raw);
+
+/* ---- the CUDA backend (field_cuda.cu; cuda_stub.c without CUDA) ---- */
+typedef struct bn_field_gpu bn_field_gpu;
+bn_status bn_field_gpu_create(bn_field_gpu **out, int device);
+void bn_field_gpu_free(bn_field_gpu *g);
+bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m,
+                             const bn_field_sources *s, const bn_field_targets *t, double *raw, bn_field_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

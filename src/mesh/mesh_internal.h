@@ -1,0 +1,34 @@
+/*
+ * Internal: the geometry of a block-structured mesh (bn_mesh, banyan.h)
+ * as an octree of blocks over a grid of root blocks, which every reader,
+ * writer and generator of meshes shares.
+ */
+#ifndef BN_MESH_INTERNAL_H
+#define BN_MESH_INTERNAL_H
+#include <stdint.h>
+#include "banyan.h"
+
+/* Where each leaf block sits in the octree: root blocks of sides
+ * root_side tile [domain_lo, domain_lo + nroot * root_side); a block of
+ * level L has sides root_side / 2^(L-1) and integer corner coordinates
+ * ijk (in units of its sides) from domain_lo. */
+typedef struct bn_mesh_octree {
+    double domain_lo[3], root_side[3];
+    int nroot[3];
+    int max_level;
+    int64_t *ijk;  /* 3 per block */
+} bn_mesh_octree;
+
+/* The octree of m's leaves: fails (naming the block) when a block's
+ * sides do not match its level, its corner is off the level's grid, or
+ * two leaves overlap (one inside another, or the same block twice). */
+bn_status bn_mesh_octree_make(const bn_mesh *m, bn_mesh_octree *o);
+void bn_mesh_octree_free(bn_mesh_octree *o);
+
+/* Integer coordinates of block b's ancestor at level L (<= its level). */
+void bn_mesh_octree_ancestor(const bn_mesh_octree *o, const bn_mesh *m, size_t b, int L, int64_t out[3]);
+
+/* The comma-separated names in `list` (at most max, each shorter than
+ * BN_MESH_NAME_LEN): how many, or -1 with the message set. */
+int bn_mesh_split_names(const char *list, char names[][BN_MESH_NAME_LEN], int max, const char *what);
+#endif
