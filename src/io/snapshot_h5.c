@@ -276,6 +276,24 @@ static void shape_text(hid_t space, char *buf, size_t len)
     if (at < len) snprintf(buf + at, len - at, rank == 1 ? ",)" : ")");
 }
 
+bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid_t *dset)
+{
+    *dset = -1;
+    int present;
+    BN_TRY(bn_h5_link_present(group, where, name, &present));
+    if (!present) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
+    BN_TRY(bn_h5_check_local(group, where, name));
+    hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
+    if (d < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open dataset %s/%s", where, name);
+    bn_status local = check_local_storage(d, where, name);
+    if (local != BN_OK) {
+        H5Dclose(d);
+        return local;
+    }
+    *dset = d;
+    return BN_OK;
+}
+
 bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, int ncol, hid_t *dset,
                              size_t *rows)
 {

@@ -57,6 +57,9 @@ bn_status bn_h5_group_create(hid_t loc, const char *name, hid_t *g);
 bn_status bn_h5_write_columns(hid_t group, const char *name, size_t n, int ncol, const double *const *cols);
 bn_status bn_h5_write_ids(hid_t group, const char *name, size_t n, const uint64_t *ids);
 
+/* Open dataset `name` of `group`: present, a local link, its data in the
+ * file (no external storage or virtual mapping); *dset -1 on failure. */
+bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid_t *dset);
 /* Open dataset `name` of `group` and check its shape: n x ncol (ncol 3)
  * or n (ncol 1). *rows gets n. `where` is the group path ("/PartType1"). */
 bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, int ncol, hid_t *dset,

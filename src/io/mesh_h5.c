@@ -1,0 +1,172 @@
+/* HDF5 plumbing of the mesh files: see mesh_h5.h. */
+#include "io/mesh_h5.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "io/snapshot_h5.h"
+
+#define FLASH_NAME_LEN 80
+
+bn_status bn_mh5_has(hid_t loc, const char *file, const char *name, int *present)
+{
+    return bn_h5_link_present(loc, file, name, present);
+}
+
+static void shape_text(int rank, const hsize_t *dims, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < rank && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+    if (at < len) snprintf(buf + at, len - at, ")");
+}
+
+bn_status bn_mh5_read(hid_t loc, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims,
+                      hid_t mtype, size_t elem, void **buf)
+{
+    *buf = NULL;
+    hid_t d;
+    BN_TRY(bn_h5_open_local(loc, file, name, &d));
+    hid_t space = H5Dget_space(d);
+    const int r = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    hsize_t got[BN_MH5_MAX_RANK] = {0, 0, 0, 0};
+    bn_status s = BN_OK;
+    if (r != rank) {
+        s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has %d dimensions, expected %d", file, name, r, rank);
+    } else {
+        H5Sget_simple_extent_dims(space, got, NULL);
+        for (int k = 0; s == BN_OK && k < rank; k++)
+            if (want && want[k] > 0 && got[k] != want[k]) {
+                char a[96], b[96];
+                shape_text(rank, got, a, sizeof a);
+                shape_text(rank, want, b, sizeof b);
+                s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has shape %s, expected %s (0: any)", file, name, a, b);
+            }
+    }
+    size_t count = 1;
+    for (int k = 0; s == BN_OK && k < rank; k++) {
+        if (got[k] > SIZE_MAX || __builtin_mul_overflow(count, (size_t)got[k], &count))
+            s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s': its size overflows", file, name);
+    }
+    if (s == BN_OK) s = bn_check_count(count, elem, name);
+    void *b = NULL;
+    if (s == BN_OK && !(b = bn_alloc_array(count ? count : 1, elem, name))) s = BN_ERR_NOMEM;
+    if (s == BN_OK && count > 0 && H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, b) < 0)
+        s = bn_h5_fail(BN_ERR_FORMAT, "%s: cannot read dataset '%s' (wrong type?)", file, name);
+    if (space >= 0) H5Sclose(space);
+    H5Dclose(d);
+    if (s != BN_OK) {
+        free(b);
+        return s;
+    }
+    for (int k = 0; k < rank; k++) dims[k] = got[k];
+    *buf = b;
+    return BN_OK;
+}
+
+bn_status bn_mh5_write(hid_t loc, const char *name, int rank, const hsize_t *dims, hid_t ftype, hid_t mtype,
+                       const void *buf)
+{
+    hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t d = space >= 0 ? H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    herr_t w = d >= 0 ? H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) : -1;
+    if (d >= 0) H5Dclose(d);
+    if (space >= 0) H5Sclose(space);
+    if (w < 0) return bn_h5_fail(BN_ERR_IO, "cannot write dataset '%s'", name);
+    return BN_OK;
+}
+
+/* ---- FLASH's parameter tables ---------------------------------------------- */
+
+typedef struct {
+    char name[FLASH_NAME_LEN];
+    int value;
+} flash_int;
+typedef struct {
+    char name[FLASH_NAME_LEN];
+    double value;
+} flash_real;
+typedef struct {
+    char name[FLASH_NAME_LEN];
+    char value[FLASH_NAME_LEN];
+} flash_str;
+
+/* The compound type of a table: name (80 characters, space padded as
+ * FLASH's Fortran writes them) and value. */
+static hid_t table_type(bn_flash_table_type type)
+{
+    hid_t str = H5Tcopy(H5T_C_S1);
+    H5Tset_size(str, FLASH_NAME_LEN);
+    H5Tset_strpad(str, H5T_STR_SPACEPAD);
+    const size_t size = type == BN_FLASH_STRING ? sizeof(flash_str)
+                        : type == BN_FLASH_REAL ? sizeof(flash_real)
+                                                : sizeof(flash_int);
+    hid_t t = H5Tcreate(H5T_COMPOUND, size);
+    H5Tinsert(t, "name", 0, str);
+    if (type == BN_FLASH_STRING) H5Tinsert(t, "value", offsetof(flash_str, value), str);
+    else if (type == BN_FLASH_REAL) H5Tinsert(t, "value", offsetof(flash_real, value), H5T_NATIVE_DOUBLE);
+    else H5Tinsert(t, "value", offsetof(flash_int, value), H5T_NATIVE_INT);
+    H5Tclose(str);
+    return t;
+}
+
+/* Fortran's space padding for an 80-character field. */
+static void pad(char *dst, const char *src)
+{
+    const size_t n = strlen(src) < FLASH_NAME_LEN ? strlen(src) : FLASH_NAME_LEN;
+    memset(dst, ' ', FLASH_NAME_LEN);
+    memcpy(dst, src, n);
+}
+
+bn_status bn_flash_table_write(hid_t f, const char *table, bn_flash_table_type type, const bn_flash_param *p, int n)
+{
+    const size_t size = type == BN_FLASH_STRING ? sizeof(flash_str)
+                        : type == BN_FLASH_REAL ? sizeof(flash_real)
+                                                : sizeof(flash_int);
+    unsigned char *buf = bn_calloc((size_t)n, size, table);
+    if (!buf) return BN_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        unsigned char *row = buf + (size_t)i * size;
+        pad((char *)row, p[i].name);
+        if (type == BN_FLASH_STRING) pad(((flash_str *)row)->value, p[i].text ? p[i].text : "");
+        else if (type == BN_FLASH_REAL) ((flash_real *)row)->value = p[i].value;
+        else ((flash_int *)row)->value = (int)p[i].value;
+    }
+    hid_t t = table_type(type);
+    const hsize_t dims[1] = {(hsize_t)n};
+    bn_status s = bn_mh5_write(f, table, 1, dims, t, t, buf);
+    H5Tclose(t);
+    free(buf);
+    return s;
+}
+
+static int name_is(const char *field, const char *key)
+{
+    size_t n = FLASH_NAME_LEN;
+    while (n > 0 && (field[n - 1] == ' ' || field[n - 1] == '\0')) n--;
+    return strlen(key) == n && !strncmp(field, key, n);
+}
+
+bn_status bn_flash_table_get(hid_t f, const char *file, const char *table, bn_flash_table_type type, const char *key,
+                             double *value, int *found)
+{
+    *found = 0;
+    int present;
+    BN_TRY(bn_mh5_has(f, file, table, &present));
+    if (!present) return BN_OK;
+    hid_t t = table_type(type);
+    const size_t size = H5Tget_size(t);
+    hsize_t dims[1];
+    void *buf = NULL;
+    bn_status s = bn_mh5_read(f, file, table, 1, NULL, dims, t, size, &buf);
+    H5Tclose(t);
+    for (hsize_t i = 0; s == BN_OK && i < dims[0] && !*found; i++) {
+        const unsigned char *row = (const unsigned char *)buf + i * size;
+        if (!name_is((const char *)row, key)) continue;
+        *found = 1;
+        *value = type == BN_FLASH_REAL ? ((const flash_real *)row)->value : (double)((const flash_int *)row)->value;
+    }
+    free(buf);
+    return s;
+}
