@@ -542,6 +542,7 @@ typedef struct bn_mesh {
     char var_name[BN_MESH_MAX_VARS][BN_MESH_NAME_LEN];
     double *var[BN_MESH_MAX_VARS]; /* n_blocks * cells per block each   */
     double time;            /* simulation time (FLASH: "time")          */
+    int from_flash;         /* reader: 1 when read from a FLASH file    */
 } bn_mesh;
 
 /* An empty mesh of blocks of nx x ny x nz cells (each in 1..64). */
@@ -670,6 +671,14 @@ typedef struct bn_field_params {
     int device;             /* Default 0.                                */
     char source_vars[64];   /* mesh variables of the sources: "dens" or
                                "vorx,vory,vorz" (the defaults by kind)   */
+    double error_target;    /* E > 0: theta is chosen instead, the largest
+                               of 1, 0.8, 0.65, 0.5, 0.4, 0.3, 0.2, 0.15,
+                               0.1, 0.05 whose 99th percentile error on a
+                               sample of 256 targets (against double
+                               direct summation) is at most E: gravity
+                               |a - a_ref| / |a_ref|, vorticity |psi -
+                               psi_ref| / max |psi_ref|. 0: theta as
+                               given (the default)                      */
 } bn_field_params;
 BN_API bn_field_params bn_field_params_default(bn_field_kind kind);
 BN_API bn_status bn_field_params_validate(const bn_field_params *p);
@@ -682,6 +691,10 @@ typedef struct bn_field_stats {
     long n_nodes, n_groups;
     size_t device_bytes_peak;
     const char *backend;
+    double theta;           /* used (an error target's choice)           */
+    double sample_p99;      /* error target: the chosen theta's p99 on
+                               the sample (0: no target)                 */
+    double t_tuning;        /* seconds the choice took                   */
 } bn_field_stats;
 
 /* A reusable solver (device buffers kept between calls). */

@@ -13,6 +13,8 @@ int bn_cmd_run(int argc, char **argv);
 int bn_cmd_render(int argc, char **argv);
 int bn_cmd_info(int argc, char **argv);
 int bn_cmd_bench(int argc, char **argv);
+int bn_cmd_potential(int argc, char **argv);
+int bn_cmd_mesh_ic(int argc, char **argv);
 
 /* Print "banyan CMD: error: <library message>" to stderr; return 1. */
 int cli_fail(const char *cmd, bn_status s);

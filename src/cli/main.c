@@ -17,6 +17,8 @@ static const command commands[] = {
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG"},
     {"info", bn_cmd_info, "describe a snapshot"},
     {"bench", bn_cmd_bench, "time the force computation stage by stage"},
+    {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file"},
+    {"mesh-ic", bn_cmd_mesh_ic, "make an AMR mesh test problem (maclaurin, sphere, vortex-rings)"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -24,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "banyan %s: a gravitational N-body tree code for GPUs\n\n", BN_VERSION_STRING);
     fprintf(f, "usage: banyan COMMAND [options]   (banyan COMMAND --help for details)\n\ncommands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
 int main(int argc, char **argv)

@@ -307,6 +307,7 @@ bn_status bn_mesh_read(const char *path, const char *vars, bn_mesh **out)
         for (int v = 0; v < nv; v++) snprintf(dsets[v], sizeof dsets[v], "variables/%.15s", names[v]);
     if (s == BN_OK && (flash || vars)) s = pick_vars(f, path, vars, names, dsets, &nv, flash);
     if (s == BN_OK) s = make_mesh(f, path, &fb, names, dsets, nv, out);
+    if (s == BN_OK) (*out)->from_flash = flash;
     file_blocks_free(&fb);
     H5Fclose(f);
     return s;

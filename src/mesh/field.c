@@ -55,6 +55,8 @@ bn_status bn_field_params_validate(const bn_field_params *p)
         return bn_fail(BN_ERR_ARGUMENT, "leaf_size = %d: must be in [1, %d]", p->leaf_size, BN_LEAF_SIZE_MAX);
     if (p->backend != BN_BACKEND_AUTO && p->backend != BN_BACKEND_CPU && p->backend != BN_BACKEND_GPU)
         return bn_fail(BN_ERR_ARGUMENT, "backend %d unknown", (int)p->backend);
+    if (!(p->error_target >= 0 && p->error_target < 1))
+        return bn_fail(BN_ERR_ARGUMENT, "error target %g: must be in [0, 1)", p->error_target);
     if (p->device < 0 || p->device > BN_DEVICE_MAX)
         return bn_fail(BN_ERR_ARGUMENT, "device = %d: must be in [0, %d]", p->device, BN_DEVICE_MAX);
     char names[4][BN_MESH_NAME_LEN];
@@ -382,11 +384,94 @@ static void finish_values(const bn_field_params *prm, int K, const double *raw, 
     v[5] = prm->velocity ? f * (g[3 * 1 + 0] - g[3 * 0 + 1]) : 0.0;
 }
 
+static bn_status backend_solve(bn_field *f, const bn_field_params *prm, const bn_mesh *m, const bn_field_sources *s,
+                               const bn_field_targets *t, double *raw)
+{
+    const double keep_theta = f->stats.theta, keep_p99 = f->stats.sample_p99, keep_tuning = f->stats.t_tuning;
+    bn_status st = f->backend == BN_BACKEND_GPU ? bn_field_gpu_solve(f->gpu, prm, m, s, t, raw, &f->stats)
+                                                : bn_field_cpu_solve(prm, m, s, t, raw, &f->stats);
+    f->stats.theta = keep_theta;
+    f->stats.sample_p99 = keep_p99;
+    f->stats.t_tuning = keep_tuning;
+    return st;
+}
+
+/* The error of raw values against the reference (4K per point): gravity
+ * |g - g_ref| / |g_ref|, vorticity |psi - psi_ref| / max |psi_ref|. */
+static double sample_p99(int K, size_t n, const double *raw, const double *ref)
+{
+    double *e = malloc(n * sizeof *e), scale = 0, p99 = INFINITY;
+    if (!e) return p99;
+    for (size_t i = 0; K == 3 && i < n; i++)
+        for (int k = 0; k < 3; k++) scale = fmax(scale, fabs(ref[12 * i + k]));
+    for (size_t i = 0; i < n; i++) {
+        const double *a = raw + BN_FIELD_RAW(K) * i, *r = ref + BN_FIELD_RAW(K) * i;
+        double d2 = 0, r2 = 0;
+        for (int k = 0; k < (K == 1 ? 3 : 3); k++) {
+            const int at = K == 1 ? 1 + k : k;
+            d2 += (a[at] - r[at]) * (a[at] - r[at]);
+            r2 += r[at] * r[at];
+        }
+        e[i] = K == 1 ? (r2 > 0 ? sqrt(d2 / r2) : sqrt(d2)) : (scale > 0 ? sqrt(d2) / scale : sqrt(d2));
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort: n is a few hundred */
+        for (size_t j = i; j > 0 && e[j - 1] > e[j]; j--) {
+            const double x = e[j];
+            e[j] = e[j - 1];
+            e[j - 1] = x;
+        }
+    p99 = n ? e[(size_t)ceil(0.99 * (double)n) - 1] : 0.0;
+    free(e);
+    return p99;
+}
+
+/* An error target: the largest theta of the list whose p99 on a sample
+ * of the targets meets it (the last one when none does). */
+static bn_status choose_theta(bn_field *f, const bn_mesh *m, const bn_field_sources *s, const bn_field_targets *t,
+                              bn_field_params *prm)
+{
+    static const double thetas[] = {1.0, 0.8, 0.65, 0.5, 0.4, 0.3, 0.2, 0.15, 0.1, 0.05};
+    const double t0 = bn_wall_seconds();
+    const size_t n = t->n < 256 ? t->n : 256, K = (size_t)s->K;
+    double *pos = bn_alloc_array(n ? n : 1, 3 * sizeof(double), "error sample");
+    double *ref = bn_calloc(n ? n : 1, BN_FIELD_RAW(K) * sizeof(double), "error sample");
+    double *raw = bn_calloc(n ? n : 1, BN_FIELD_RAW(K) * sizeof(double), "error sample");
+    bn_field_targets st;
+    memset(&st, 0, sizeof st);
+    bn_status r = pos && ref && raw ? BN_OK : BN_ERR_NOMEM;
+    for (size_t i = 0; r == BN_OK && i < n; i++) /* spread over the targets, deterministically */
+        for (int k = 0; k < 3; k++) pos[3 * i + k] = t->x[k][i * t->n / n];
+    if (r == BN_OK) r = bn_field_cpu_direct(prm, m, s, n, pos, ref);
+    if (r == BN_OK) r = bn_field_targets_points(n, pos, &st);
+    double p99 = INFINITY;
+    for (size_t c = 0; r == BN_OK && c < sizeof thetas / sizeof *thetas; c++) {
+        prm->theta = thetas[c];
+        memset(raw, 0, n * BN_FIELD_RAW(K) * sizeof(double));
+        r = backend_solve(f, prm, m, s, &st, raw);
+        double *sorted_raw = raw; /* st's order: map back to the sample's */
+        double *back = r == BN_OK ? bn_alloc_array(n ? n : 1, BN_FIELD_RAW(K) * sizeof(double), "error sample") : NULL;
+        if (r == BN_OK && !back) r = BN_ERR_NOMEM;
+        for (size_t i = 0; r == BN_OK && i < n; i++)
+            memcpy(back + BN_FIELD_RAW(K) * st.dest[i], sorted_raw + BN_FIELD_RAW(K) * i, BN_FIELD_RAW(K) * sizeof(double));
+        if (r == BN_OK) p99 = sample_p99((int)K, n, back, ref);
+        free(back);
+        if (p99 <= prm->error_target) break;
+    }
+    f->stats.sample_p99 = p99;
+    f->stats.t_tuning = bn_wall_seconds() - t0;
+    bn_field_targets_free(&st);
+    free(pos);
+    free(ref);
+    free(raw);
+    return r;
+}
+
 static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_field_targets *t,
                        double **raw_out)
 {
     const double t0 = bn_wall_seconds();
     memset(&f->stats, 0, sizeof f->stats);
+    f->stats.theta = f->prm.theta;
     if (m) BN_TRY(bn_mesh_validate(m, "the mesh"));
     if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
     bn_field_sources s;
@@ -395,10 +480,10 @@ static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra,
     const int K = s.K;
     double *raw = bn_calloc(t->n ? t->n : 1, BN_FIELD_RAW(K) * sizeof(double), "field values");
     bn_status st = raw ? BN_OK : BN_ERR_NOMEM;
-    if (st == BN_OK && s.n > 0) {
-        if (f->backend == BN_BACKEND_GPU) st = bn_field_gpu_solve(f->gpu, &f->prm, m, &s, t, raw, &f->stats);
-        else st = bn_field_cpu_solve(&f->prm, m, &s, t, raw, &f->stats);
-    }
+    bn_field_params prm = f->prm;
+    if (st == BN_OK && s.n > 0 && prm.error_target > 0) st = choose_theta(f, m, &s, t, &prm);
+    f->stats.theta = prm.theta;
+    if (st == BN_OK && s.n > 0) st = backend_solve(f, &prm, m, &s, t, raw);
     f->stats.n_sources = s.n;
     f->stats.n_targets = t->n;
     f->stats.backend = bn_backend_name(f->backend);

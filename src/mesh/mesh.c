@@ -146,6 +146,7 @@ bn_status bn_mesh_copy(bn_mesh **out, const bn_mesh *src)
     for (int v = 0; v < src->n_vars; v++) memcpy(m->var[v], src->var[v], n * cells * sizeof(double));
     m->n_blocks = n;
     m->time = src->time;
+    m->from_flash = src->from_flash;
     return BN_OK;
 }
 

@@ -1,0 +1,154 @@
+/* banyan potential MESH -o OUT: the potential (and acceleration) of a
+ * density, or the streamfunction (and velocity) of a vorticity, at every
+ * leaf cell of a FLASH or banyan mesh file. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/timer.h"
+
+static void potential_help(void)
+{
+    printf("usage: banyan potential MESH -o OUT [options]\n\n"
+           "The field of the mesh's sources at every leaf cell centre, by the tree\n"
+           "(isolated boundaries; the nearest cells as exact uniform cubes). MESH is a\n"
+           "FLASH checkpoint or plot file or a banyan mesh; OUT is a copy of it with\n"
+           "the results as new variables: gpot, gacx, gacy, gacz (gravity) or psix,\n"
+           "psiy, psiz and velx, vely, velz (vorticity). FLASH restarts from it and\n"
+           "yt opens it.\n\n"
+           "options:\n"
+           "  --source V        dens (gravity; the default) or vorx,vory,vorz\n"
+           "                    (three components: vorticity)\n"
+           "  --velocity        vorticity: also u = curl psi (the default)\n"
+           "  --no-velocity     vorticity: psi only\n"
+           "  --smoothing S     vorticity: paper 002's smoothed kernel, e = S x the\n"
+           "                    finest cell side (0: exact cubes; the default)\n"
+           "  --theta T         opening angle (default 0.5)\n"
+           "  --error-target E  choose theta: p99 of the error on a sample <= E\n"
+           "  --near N          cells within N of their sides act as exact cubes\n"
+           "                    (0..4, default 1)\n"
+           "  --leaf-size N     sources per leaf of the tree (default 16)\n"
+           "  --particles SNAP  the particles of a snapshot as extra sources (gravity)\n"
+           "  --G G             gravitational constant (default 1)\n"
+           "  --backend B       auto, cpu or gpu (default auto)\n"
+           "  --device D        CUDA device (default 0)\n");
+}
+
+enum { OPT_SOURCE = 1000, OPT_VEL, OPT_NOVEL, OPT_SMOOTH, OPT_THETA, OPT_TARGET, OPT_NEAR, OPT_LEAF, OPT_PART, OPT_G,
+       OPT_BACKEND, OPT_DEVICE };
+
+static int parse(int argc, char **argv, bn_field_params *p, const char **out, const char **particles, int *help)
+{
+    const char *cmd = "potential";
+    static const struct option opts[] = {
+        {"source", required_argument, 0, OPT_SOURCE},   {"velocity", no_argument, 0, OPT_VEL},
+        {"no-velocity", no_argument, 0, OPT_NOVEL},     {"smoothing", required_argument, 0, OPT_SMOOTH},
+        {"theta", required_argument, 0, OPT_THETA},     {"error-target", required_argument, 0, OPT_TARGET},
+        {"near", required_argument, 0, OPT_NEAR},       {"leaf-size", required_argument, 0, OPT_LEAF},
+        {"particles", required_argument, 0, OPT_PART},  {"G", required_argument, 0, OPT_G},
+        {"backend", required_argument, 0, OPT_BACKEND}, {"device", required_argument, 0, OPT_DEVICE},
+        {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': *out = optarg; break;
+        case 'h': *help = 1; return 0;
+        case OPT_SOURCE: {
+            const int vort = strchr(optarg, ',') != NULL;
+            const double G = p->G;
+            *p = bn_field_params_default(vort ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
+            p->G = G;
+            if (strlen(optarg) >= sizeof p->source_vars)
+                return cli_usage_error(cmd, "--source '%.40s...' is too long", optarg);
+            snprintf(p->source_vars, sizeof p->source_vars, "%s", optarg);
+            break;
+        }
+        case OPT_VEL: p->velocity = 1; break;
+        case OPT_NOVEL: p->velocity = 0; break;
+        case OPT_SMOOTH:
+            if (!cli_parse_double_in(cmd, "--smoothing", optarg, (cli_range){0, 100, 0, 0}, &p->smoothing)) return 2;
+            break;
+        case OPT_THETA:
+            if (!cli_parse_double_in(cmd, "--theta", optarg, (cli_range){0, 2, 0, 0}, &p->theta)) return 2;
+            break;
+        case OPT_TARGET:
+            if (!cli_parse_double_in(cmd, "--error-target", optarg, (cli_range){0, 1, 1, 1}, &p->error_target)) return 2;
+            break;
+        case OPT_NEAR:
+            if (!cli_parse_int(cmd, "--near", optarg, 0, 4, &p->near_cells)) return 2;
+            break;
+        case OPT_LEAF:
+            if (!cli_parse_int(cmd, "--leaf-size", optarg, 1, BN_LEAF_SIZE_MAX, &p->leaf_size)) return 2;
+            break;
+        case OPT_PART: *particles = optarg; break;
+        case OPT_G:
+            if (!cli_parse_double_in(cmd, "--G", optarg, (cli_range){0, 1e300, 1, 0}, &p->G)) return 2;
+            break;
+        case OPT_BACKEND:
+            if (bn_backend_parse(optarg, &p->backend) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+            break;
+        case OPT_DEVICE:
+            if (!cli_parse_int(cmd, "--device", optarg, 0, BN_DEVICE_MAX, &p->device)) return 2;
+            break;
+        default: return cli_usage_error(cmd, "unknown option");
+        }
+    }
+    if (optind != argc - 1) return cli_usage_error(cmd, "expected one mesh file");
+    if (!*out) return cli_usage_error(cmd, "missing -o OUT");
+    return 0;
+}
+
+/* The output: a copy of a FLASH input with the new variables, or the
+ * banyan layout for a banyan input. */
+static bn_status write_output(const char *in, const char *out, const bn_mesh *m, const bn_field_params *p)
+{
+    const char *vars = p->kind == BN_FIELD_VORTICITY ? (p->velocity ? "psix,psiy,psiz,velx,vely,velz" : "psix,psiy,psiz")
+                                                     : "gpot,gacx,gacy,gacz";
+    if (m->from_flash) return bn_mesh_write_flash_copy(in, out, m, vars);
+    return bn_mesh_write(out, m);
+}
+
+int bn_cmd_potential(int argc, char **argv)
+{
+    const char *cmd = "potential", *out = NULL, *particles = NULL;
+    bn_field_params p = bn_field_params_default(BN_FIELD_GRAVITY);
+    int help = 0;
+    const int r = parse(argc, argv, &p, &out, &particles, &help);
+    if (help) {
+        potential_help();
+        return 0;
+    }
+    if (r != 0) return r;
+    const char *in = argv[optind];
+    bn_mesh *m = NULL;
+    bn_particles *extra = NULL;
+    bn_field *f = NULL;
+    bn_status s = bn_field_params_validate(&p);
+    if (s == BN_OK) s = cli_check_output("the output", out);
+    if (s == BN_OK) s = cli_check_distinct("the output", out, "the mesh", in);
+    if (s == BN_OK && particles) s = cli_check_distinct("the output", out, "the particles", particles);
+    if (s == BN_OK) s = bn_mesh_read(in, NULL, &m);
+    if (s == BN_OK && particles) s = bn_snapshot_read(particles, &extra, NULL);
+    if (s == BN_OK) s = bn_field_create(&f, &p);
+    const double t0 = bn_wall_seconds();
+    if (s == BN_OK) s = bn_field_mesh(f, m, extra);
+    const double t_call = bn_wall_seconds() - t0;
+    if (s == BN_OK) s = write_output(in, out, m, &p);
+    if (s == BN_OK) {
+        const bn_field_stats *st = bn_field_stats_get(f);
+        fprintf(stderr, "banyan potential: %zu cells (%zu blocks), %zu sources, %s, theta %g, backend %s, %.3g s\n",
+                bn_mesh_cells(m), m->n_blocks, st->n_sources, p.kind == BN_FIELD_VORTICITY ? "vorticity" : "gravity",
+                st->theta, st->backend, t_call);
+        if (p.error_target > 0)
+            fprintf(stderr, "  error target %g: theta %g chosen, p99 %.3g on the sample (%.3g s)\n", p.error_target,
+                    st->theta, st->sample_p99, st->t_tuning);
+    }
+    const int rc = s == BN_OK ? 0 : cli_fail(cmd, s);
+    bn_field_free(f);
+    bn_particles_free(extra);
+    bn_mesh_free(m);
+    return rc;
+}
