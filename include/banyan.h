@@ -571,6 +571,9 @@ BN_API bn_status bn_mesh_copy(bn_mesh **out, const bn_mesh *src);
  * the reader tells them apart. vars: the variables to read, comma
  * separated ("dens" or "vorx,vory,vorz"), or NULL for all. */
 BN_API bn_status bn_mesh_read(const char *path, const char *vars, bn_mesh **out);
+/* 1 when path is a readable mesh file (FLASH or banyan layout), else 0
+ * (snapshots, missing files: the caller's reader says why). */
+BN_API int bn_mesh_file_detect(const char *path);
 /* banyan's layout (temporary file + rename). */
 BN_API bn_status bn_mesh_write(const char *path, const bn_mesh *m);
 /* A FLASH-layout file (PARAMESH tree with the parent blocks rebuilt from
@@ -630,6 +633,13 @@ BN_API bn_status bn_mesh_ic_generate(const bn_mesh_ic_params *p, bn_mesh **out);
  * rings: psi x, y, z, u x, y, z (6 values), and the vorticity into
  * omega (3, may be NULL). */
 BN_API bn_status bn_mesh_ic_exact(const bn_mesh_ic_params *p, const double x[3], double *out, double *omega);
+
+/* A slice of variable `var` through the mesh at coordinate `coord` along
+ * axis params->axis (NAN: the domain's middle), over the whole domain,
+ * coloured linearly from its minimum to its maximum on the slice
+ * (inferno), to a PNG (temporary file + rename). */
+BN_API bn_status bn_mesh_render_slice(const char *path, const bn_mesh *m, const char *var, double coord,
+                                      const bn_render_params *params);
 
 /* ------------------------------------------------------------------ */
 /* Potentials of fields: mesh cells and particles as sources            */

@@ -15,6 +15,10 @@ int bn_cmd_info(int argc, char **argv);
 int bn_cmd_bench(int argc, char **argv);
 int bn_cmd_potential(int argc, char **argv);
 int bn_cmd_mesh_ic(int argc, char **argv);
+/* compare for two mesh files (cmd_compare_mesh.c); the exit code. */
+int cli_compare_meshes(const char *pa, const char *pb, int json);
+/* A JSON string literal of s to stdout (quotes and controls escaped). */
+void cli_json_string(const char *s);
 
 /* Print "banyan CMD: error: <library message>" to stderr; return 1. */
 int cli_fail(const char *cmd, bn_status s);

@@ -200,3 +200,17 @@ void cli_print_accuracy(FILE *f, const char *indent, const bn_gravity_params *g,
             indent, a->target, bn_mac_name(g->mac), g->theta, g->leaf_size, g->group_size, g->group_expansion, a->p50,
             a->p99, a->sample, a->met ? "" : ", TARGET NOT MET", a->evaluations, a->t_tuning);
 }
+
+/* A JSON string literal of s (quotes, backslashes and control characters
+ * escaped) to stdout. */
+void cli_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') printf("\\%c", ch);
+        else if (ch < 0x20) printf("\\u%04x", ch);
+        else putchar(ch);
+    }
+    putchar('"');
+}

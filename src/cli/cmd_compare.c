@@ -72,24 +72,12 @@ static void gather(const bn_particles *p, const id_index *order, double *acc, do
     }
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') printf("\\%c", ch);
-        else if (ch < 0x20) printf("\\u%04x", ch);
-        else putchar(ch);
-    }
-    putchar('"');
-}
-
 static void print_json(const char *out, const char *ref, const bn_error_stats *e, int with_pot)
 {
     printf("{\"out\": ");
-    json_string(out);
+    cli_json_string(out);
     printf(", \"ref\": ");
-    json_string(ref);
+    cli_json_string(ref);
     printf(", \"n\": %zu,\n \"acc_rel_error\": {\"p50\": %.17g, \"p90\": %.17g, \"p99\": %.17g, \"p99.9\": %.17g, "
            "\"max\": %.17g, \"mean\": %.17g},\n \"pot_rel_error\": ",
            e->n, e->acc_p50, e->acc_p90, e->acc_p99, e->acc_p999, e->acc_max, e->acc_mean);
@@ -196,6 +184,11 @@ int bn_cmd_compare(int argc, char **argv)
     }
     if (optind != argc - 2) return cli_usage_error(cmd, "expected two snapshots: OUT.hdf5 REF.hdf5");
     const char *pa = argv[optind], *pb = argv[optind + 1];
+    const int ma_mesh = bn_mesh_file_detect(pa), mb_mesh = bn_mesh_file_detect(pb);
+    if (ma_mesh && mb_mesh) return cli_compare_meshes(pa, pb, json);
+    if (ma_mesh != mb_mesh)
+        return cli_usage_error(cmd, "%s is a mesh and %s is not: compare two snapshots or two meshes",
+                               ma_mesh ? pa : pb, ma_mesh ? pb : pa);
     bn_particles *a = NULL, *b = NULL;
     bn_snapshot_meta ma, mb;
     bn_error_stats e;

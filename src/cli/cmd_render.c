@@ -1,5 +1,6 @@
 /* banyan render SNAP.hdf5 -o image.png: projected log surface density. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,11 @@ static void render_help(void)
            "                      x shows y, z; y shows z, x)\n"
            "  --size WxH          pixels (default 800x800; 'N' means NxN)\n"
            "  --extent E          half-size of the view along the shorter side, in length\n"
-           "                      units (default 0: the radius holding 98%% of the mass)\n");
+           "                      units (default 0: the radius holding 98%% of the mass)\n\n"
+           "A mesh file (FLASH or banyan layout) is drawn as a slice instead:\n"
+           "  --var V             the variable (default: the first of gpot, dens, psiz)\n"
+           "  --slice C           the slice's coordinate along --axis (default: the\n"
+           "                      domain's middle); colours span the slice's values\n");
 }
 
 static int parse_axis(const char *cmd, const char *s, int *axis)
@@ -51,13 +56,33 @@ static int parse_size(const char *cmd, const char *s, int *w, int *h)
     return 1;
 }
 
+/* A slice of a mesh variable. */
+static int render_mesh(const char *in, const char *out, const char *var, double slice, const bn_render_params *r)
+{
+    bn_mesh *m = NULL;
+    bn_status s = bn_mesh_read(in, var, &m);
+    static const char *const defaults[] = {"gpot", "dens", "psiz"};
+    for (int k = 0; s == BN_OK && !var && k < 3; k++)
+        if (bn_mesh_var_index(m, defaults[k]) >= 0) var = defaults[k];
+    if (s == BN_OK && !var) var = m->n_vars > 0 ? m->var_name[0] : "";
+    if (s == BN_OK) s = bn_mesh_render_slice(out, m, var, slice, r);
+    bn_mesh_free(m);
+    if (s != BN_OK) return cli_fail("render", s);
+    fprintf(stderr, "banyan render: wrote %s (%d x %d pixels, %s on a slice across %c)\n", out, r->width, r->height,
+            var, 'x' + r->axis);
+    return 0;
+}
+
 int bn_cmd_render(int argc, char **argv)
 {
     const char *cmd = "render", *out = NULL;
     bn_render_params r = bn_render_params_default();
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"axis", required_argument, 0, 'a'},
                                          {"size", required_argument, 0, 's'},   {"extent", required_argument, 0, 'e'},
+                                         {"var", required_argument, 0, 'v'},    {"slice", required_argument, 0, 'c'},
                                          {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *var = NULL;
+    double slice = NAN;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -65,6 +90,8 @@ int bn_cmd_render(int argc, char **argv)
         else if (c == 'a' && !parse_axis(cmd, optarg, &r.axis)) return 2;
         else if (c == 's' && !parse_size(cmd, optarg, &r.width, &r.height)) return 2;
         else if (c == 'e' && !cli_parse_double_in(cmd, "--extent", optarg, CLI_NONNEGATIVE, &r.extent)) return 2;
+        else if (c == 'v') var = optarg;
+        else if (c == 'c' && !cli_parse_double(cmd, "--slice", optarg, &slice)) return 2;
         else if (c == 'h') {
             render_help();
             return 0;
@@ -76,6 +103,7 @@ int bn_cmd_render(int argc, char **argv)
     bn_status s = cli_check_distinct("the picture", out, "the snapshot", argv[optind]);
     if (s == BN_OK) s = cli_check_output("the picture", out);
     if (s != BN_OK) return cli_fail(cmd, s);
+    if (bn_mesh_file_detect(argv[optind])) return render_mesh(argv[optind], out, var, slice, &r);
     bn_particles *p = NULL;
     s = bn_snapshot_read(argv[optind], &p, NULL);
     if (s == BN_OK) s = bn_render_png(out, p, &r);

@@ -312,3 +312,27 @@ bn_status bn_mesh_read(const char *path, const char *vars, bn_mesh **out)
     H5Fclose(f);
     return s;
 }
+
+int bn_mesh_file_detect(const char *path)
+{
+    if (!path || bn_check_regular_file(path, path, NULL) != BN_OK) {
+        bn_clear_error();
+        return 0;
+    }
+    bn_h5_quiet();
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    int flash = 0, native = 0;
+    if (bn_mh5_has(f, path, "bounding box", &flash) != BN_OK) flash = 0;
+    if (!flash && bn_h5_attr_present(f, path, "banyan_mesh_version", &native) != BN_OK) native = 0;
+    H5Fclose(f);
+    bn_clear_error();
+    return flash || native;
+}
