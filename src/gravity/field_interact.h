@@ -53,13 +53,16 @@
 #undef BN_FN
 #undef BN_RSQRT
 
-/* A cell's opening radius: its sources lie within a of its centre; a
- * target group whose box comes within a / theta of the centre opens it
- * (the expansion's error goes as (a/d)^3); never less than a itself, so
- * that no accepted cell holds a target. theta <= 0: open everything. */
-BN_HD double bn_field_open_radius(double a, double theta)
+/* A cell's opening radius: a target group whose box comes within it of
+ * the centre of the cell's box (largest side l, half diagonal a) opens
+ * the cell: l / theta, as FLASH's and Bonsai's d > l/theta + delta with
+ * delta = 0 (the expansion is about that centre; its error goes as
+ * (a/d)^3), and never less than a, so that no accepted cell holds a
+ * target. theta <= 0: open everything. */
+BN_HD double bn_field_open_radius(double l, double a, double theta)
 {
     if (!(theta > 0.0)) return 1e300;
-    return theta < 1.0 ? a / theta : a;
+    const double r = l / theta;
+    return r > a ? r : a;
 }
 #endif

@@ -37,9 +37,10 @@ typedef struct field_tree {
     double *centre;      /* 3 per node                                 */
     double *open2;       /* opening radius squared                     */
     double *mom;         /* K * BN_FIELD_MOMENTS per node              */
-    double *reach;       /* 3 per node: how far beyond the box of the
-                            centres a near target can be               */
-    double *lo, *hi;     /* 3 per node: box of the source centres      */
+    double *reach;       /* 3 per node: how far beyond the box a near
+                            target can be (near_cells x cell side)    */
+    double *lo, *hi;     /* 3 per node: box of the sources (cells as
+                            cubes, particles as points)               */
 } field_tree;
 
 static void field_tree_free(field_tree *f)
@@ -102,14 +103,18 @@ static void leaf_moments(field_tree *f, const bn_mesh *m, int near, int c)
         hi[a] = -INFINITY;
         reach[a] = 0;
     }
+    /* the box of the sources as the cubes they are (a particle is a
+     * point): the expansion's centre and the criterion's size */
     for (int i = b0; i < b0 + nb; i++)
         for (int a = 0; a < 3; a++) {
-            lo[a] = fmin(lo[a], t->pos[a][i]);
-            hi[a] = fmax(hi[a], t->pos[a][i]);
+            double h = 0;
             if (f->blk[i] >= 0) {
                 const size_t b = (size_t)f->blk[i];
-                reach[a] = fmax(reach[a], (near + 0.5) * (m->hi[3 * b + a] - m->lo[3 * b + a]) / m->nb[a]);
+                h = (m->hi[3 * b + a] - m->lo[3 * b + a]) / m->nb[a];
+                reach[a] = fmax(reach[a], near * h);
             }
+            lo[a] = fmin(lo[a], t->pos[a][i] - 0.5 * h);
+            hi[a] = fmax(hi[a], t->pos[a][i] + 0.5 * h);
         }
     for (int a = 0; a < 3; a++) ctr[a] = 0.5 * (lo[a] + hi[a]);
     double *mo = f->mom + (size_t)c * K * BN_FIELD_MOMENTS;
@@ -177,9 +182,13 @@ static void finish_moments(field_tree *f, double theta, int c)
         const double tr = w[4] + w[5] + w[6];
         for (int p = 0; p < 6; p++) w[4 + p] = 3.0 * w[4 + p] - (p < 3 ? tr : 0.0);
     }
-    double a2 = 0;
-    for (int a = 0; a < 3; a++) a2 += 0.25 * (f->hi[3 * c + a] - f->lo[3 * c + a]) * (f->hi[3 * c + a] - f->lo[3 * c + a]);
-    const double r = bn_field_open_radius(sqrt(a2), theta);
+    double a2 = 0, l = 0;
+    for (int a = 0; a < 3; a++) {
+        const double side = f->hi[3 * c + a] - f->lo[3 * c + a];
+        a2 += 0.25 * side * side;
+        l = fmax(l, side);
+    }
+    const double r = bn_field_open_radius(l, sqrt(a2), theta);
     f->open2[c] = r * r;
 }
 
