@@ -89,6 +89,7 @@ void bn_field_targets_free(bn_field_targets *t)
     free(t->count);
     free(t->lo);
     free(t->hi);
+    free(t->h);
     memset(t, 0, sizeof *t);
 }
 
@@ -187,6 +188,7 @@ static bn_status targets_alloc(bn_field_targets *t, size_t n, size_t groups)
     ok &= (t->count = bn_alloc_array(g, sizeof(int), "target groups")) != NULL;
     ok &= (t->lo = bn_alloc_array(3 * g, sizeof(double), "target groups")) != NULL;
     ok &= (t->hi = bn_alloc_array(3 * g, sizeof(double), "target groups")) != NULL;
+    ok &= (t->h = bn_calloc(g, sizeof(double), "target groups")) != NULL;
     if (!ok) {
         bn_field_targets_free(t);
         return BN_ERR_NOMEM;
@@ -239,6 +241,7 @@ bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t)
                                               (size_t)i;
                             }
                     t->count[g] = (int)(at - t->first[g]);
+                    t->h[g] = (m->hi[3 * b] - m->lo[3 * b]) / nb[0];
                     group_box(t, g);
                 }
     return BN_OK;
@@ -330,6 +333,55 @@ void bn_field_near_pair(const bn_mesh *m, int32_t b, int K, const double d[3], c
         raw[k] += rho * cube_phi - pt_phi[k];
         for (int a = 0; a < 3; a++) raw[K + 3 * k + a] += rho * cube_g[a] - pt_g[3 * k + a];
     }
+}
+
+bn_status bn_field_near_table_make(const bn_mesh *m, int near, bn_field_near_table *tab)
+{
+    memset(tab, 0, sizeof *tab);
+    tab->near = near;
+    const double hx = (m->hi[0] - m->lo[0]) / m->nb[0];
+    for (int k = 0; k < 3; k++) tab->aspect[k] = (m->hi[k] - m->lo[k]) / m->nb[k] / hx;
+    const int w = 2 * near + 1;
+    tab->t = bn_alloc_array((size_t)w * w * w, 4 * sizeof(double), "near-field table");
+    if (!tab->t) return BN_ERR_NOMEM;
+    const double *a = tab->aspect, area = a[1] * a[2];
+    for (int o = 0; o < w * w * w; o++) {
+        const double u[3] = {(double)(o % w - near) * a[0], (double)(o / w % w - near) * a[1],
+                             (double)(o / (w * w) - near) * a[2]};
+        double phi = 0, g[3] = {0, 0, 0};
+        bn_box_field_at(u, a, &phi, g); /* the box at +u from the target: d = u */
+        const double r2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2], rinv = r2 > 0 ? 1.0 / sqrt(r2) : 0.0;
+        double *t = tab->t + 4 * o;
+        t[0] = phi / area + rinv;
+        for (int k = 0; k < 3; k++) t[1 + k] = g[k] / area - u[k] * rinv * rinv * rinv;
+    }
+    return BN_OK;
+}
+
+void bn_field_near_table_free(bn_field_near_table *tab)
+{
+    free(tab->t);
+    tab->t = NULL;
+}
+
+int bn_field_near_from_table(const bn_field_near_table *tab, double hs, double ht, const double d[3], int K,
+                             const double *q, double *raw)
+{
+    if (!(fabs(hs - ht) <= 1e-9 * hs)) return 0;
+    const int n = tab->near, w = 2 * n + 1;
+    int o[3];
+    for (int k = 0; k < 3; k++) {
+        const double u = d[k] / (hs * tab->aspect[k]), r = nearbyint(u);
+        if (fabs(u - r) > 1e-6 || fabs(r) > n) return 0;
+        o[k] = (int)r + n;
+    }
+    const double *t = tab->t + 4 * (o[0] + w * (o[1] + w * o[2]));
+    for (int k = 0; k < K; k++) {
+        const double f = q[k] / hs;
+        raw[k] += f * t[0];
+        for (int a = 0; a < 3; a++) raw[K + 3 * k + a] += f / hs * t[1 + a];
+    }
+    return 1;
 }
 
 /* ---- the solver ---------------------------------------------------------------- */

@@ -280,8 +280,8 @@ static void walk_group(const field_tree *f, const bn_field_targets *tg, size_t g
 
 /* The near field of the group: every source cell whose reach touches a
  * target gets its point kernel replaced by the exact cube. */
-static void near_group(const field_tree *f, const bn_mesh *m, int near, const bn_field_targets *tg, size_t g,
-                       walk_buf *w)
+static void near_group(const field_tree *f, const bn_mesh *m, const bn_field_near_table *tab, const bn_field_targets *tg,
+                       size_t g, walk_buf *w)
 {
     const bn_tree *t = &f->t;
     const int K = f->K, cnt = tg->count[g];
@@ -305,8 +305,13 @@ static void near_group(const field_tree *f, const bn_mesh *m, int near, const bn
                 for (int k = 0; k < cnt; k++) {
                     const double d[3] = {t->pos[0][j] - tg->x[0][first + k], t->pos[1][j] - tg->x[1][first + k],
                                          t->pos[2][j] - tg->x[2][first + k]};
-                    if (!bn_field_is_near(m, near, f->blk[j], d)) continue;
-                    bn_field_near_pair(m, f->blk[j], K, d, f->q + (size_t)K * j, w->raw + (size_t)k * BN_FIELD_RAW(K));
+                    if (!bn_field_is_near(m, tab->near, f->blk[j], d)) continue;
+                    const size_t b = (size_t)f->blk[j];
+                    const double hs = (m->hi[3 * b] - m->lo[3 * b]) / m->nb[0];
+                    double *raw = w->raw + (size_t)k * BN_FIELD_RAW(K);
+                    const double *q = f->q + (size_t)K * j;
+                    if (!bn_field_near_from_table(tab, hs, tg->h[g], d, K, q, raw))
+                        bn_field_near_pair(m, f->blk[j], K, d, q, raw);
                     w->count_near += 1;
                 }
             }
@@ -343,19 +348,21 @@ bn_status bn_field_cpu_solve(const bn_field_params *prm, const bn_mesh *m, const
     const double eps2 = bn_field_eps2(prm, m);
     const int K = s->K, gmax = max_group(tg), nodes = f.t.n_nodes, with_near = m && !(eps2 > 0);
     double pp = 0, pc = 0, nn = 0, t_walk = 0, t_near = 0;
-    int failed = 0;
+    bn_field_near_table tab;
+    memset(&tab, 0, sizeof tab);
+    int failed = with_near && bn_field_near_table_make(m, prm->near_cells, &tab) != BN_OK;
     t0 = bn_wall_seconds();
 #pragma omp parallel reduction(+ : pp, pc, nn) reduction(| : failed)
     {
         walk_buf w = {malloc((size_t)nodes * sizeof(int32_t)), malloc((size_t)nodes * sizeof(int32_t)),
                       malloc((size_t)gmax * BN_FIELD_RAW(K) * sizeof(double)), 0, 0, 0};
-        failed = !w.cur || !w.next || !w.raw;
+        failed |= !w.cur || !w.next || !w.raw;
 #pragma omp for schedule(dynamic, 4)
         for (long g = 0; g < (long)tg->n_groups; g++) {
             if (failed) continue;
             memset(w.raw, 0, (size_t)tg->count[g] * BN_FIELD_RAW(K) * sizeof(double));
             walk_group(&f, tg, (size_t)g, eps2, &w);
-            if (with_near) near_group(&f, m, prm->near_cells, tg, (size_t)g, &w);
+            if (with_near) near_group(&f, m, &tab, tg, (size_t)g, &w);
             memcpy(raw + tg->first[g] * BN_FIELD_RAW(K), w.raw, (size_t)tg->count[g] * BN_FIELD_RAW(K) * sizeof(double));
         }
         pp = w.count_pp;
@@ -374,6 +381,7 @@ bn_status bn_field_cpu_solve(const bn_field_params *prm, const bn_mesh *m, const
     st->n_nodes = nodes;
     st->n_groups = (long)tg->n_groups;
     field_tree_free(&f);
+    bn_field_near_table_free(&tab);
     if (failed) return bn_fail(BN_ERR_NOMEM, "out of memory for the walk's scratch (%d nodes)", nodes);
     return BN_OK;
 }

@@ -40,7 +40,29 @@ typedef struct bn_field_targets {
     size_t *first;        /* group g: targets [first[g], first[g] + count[g]) */
     int *count;
     double *lo, *hi;      /* 3 per group: the box of its targets       */
+    double *h;            /* per group: the x side of its cells (a
+                             brick's block), 0 for points              */
 } bn_field_targets;
+
+/* The exact cube minus the point kernel for pairs of cells of one size
+ * at integer offsets (i, j, k) in [-near, near]^3, in units of the x
+ * side h: with aspect a = (1, hy/h, hz/h) and u = (i, j a_y, k a_z),
+ *   phi += q/h   T_phi,  T_phi = -V(u) / (a_y a_z) + 1/|u|  (-V(0) / (a_y a_z) on itself)
+ *   g   += q/h^2 T_g,    T_g   = G(u) / (a_y a_z) - u/|u|^3
+ * (V, G: the unit-density box of sides a at -u, box_kernel.h). One table
+ * serves every level (all cells of a mesh share the aspect). */
+typedef struct bn_field_near_table {
+    int near;
+    double aspect[3];
+    double *t;            /* 4 per offset, x fastest                   */
+} bn_field_near_table;
+bn_status bn_field_near_table_make(const bn_mesh *m, int near, bn_field_near_table *tab);
+void bn_field_near_table_free(bn_field_near_table *tab);
+/* The correction of source cell (side hs, strengths q) on a target of
+ * cell side ht at d = source - target from the table: 1 when the pair is
+ * on it (same sides, an integer offset within near), else 0. */
+int bn_field_near_from_table(const bn_field_near_table *tab, double hs, double ht, const double d[3], int K,
+                             const double *q, double *raw);
 
 /* Raw sums per target: K potentials (phi -= q/r) then 3K gradients (g
  * += q d/r^3), field_interact.h's convention; 4K doubles per target. */
