@@ -17,6 +17,8 @@ int bn_cmd_potential(int argc, char **argv);
 int bn_cmd_mesh_ic(int argc, char **argv);
 /* compare for two mesh files (cmd_compare_mesh.c); the exit code. */
 int cli_compare_meshes(const char *pa, const char *pb, int json);
+/* bench --mesh (cmd_bench_mesh.c); the exit code. */
+int cli_bench_mesh(int argc, char **argv);
 /* A JSON string literal of s to stdout (quotes and controls escaped). */
 void cli_json_string(const char *s);
 

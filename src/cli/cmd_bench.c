@@ -367,6 +367,8 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
 
 int bn_cmd_bench(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* the field solver on a mesh: its own options */
+        if (!strcmp(argv[i], "--mesh") || !strncmp(argv[i], "--mesh=", 7)) return cli_bench_mesh(argc, argv);
     bench_opts o;
     memset(&o, 0, sizeof o);
     o.g = bn_gravity_params_default();

@@ -1,0 +1,216 @@
+/* banyan bench --mesh PROBLEM: the field solver on a generated AMR mesh,
+ * timed stage by stage (best of --repeat calls from host memory), with
+ * --check the errors against double direct summation on 1000 cells. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/timer.h"
+
+typedef struct mesh_bench {
+    bn_mesh_ic_params ic;
+    bn_field_params fp;
+    long repeat;
+    int check, json;
+} mesh_bench;
+
+static void mesh_bench_help(void)
+{
+    printf("usage: banyan bench --mesh maclaurin|sphere|vortex-rings [options]\n\n"
+           "Time the field solver on a test problem made in memory (banyan mesh-ic's):\n"
+           "  --levels L, --min-level L, --block N   the mesh (mesh-ic's options)\n"
+           "  --theta T, --near N, --leaf-size N, --smoothing S, --no-velocity\n"
+           "  --backend B, --device D                 the solver (potential's options)\n"
+           "  --repeat R    calls timed (best of R; default 3)\n"
+           "  --check       errors against double direct summation on 1000 cells\n"
+           "  --json        one JSON object\n");
+}
+
+enum { OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
+       OPT_BACKEND, OPT_DEVICE, OPT_REPEAT, OPT_CHECK, OPT_JSON };
+
+static int parse(int argc, char **argv, mesh_bench *o)
+{
+    const char *cmd = "bench";
+    static const struct option opts[] = {
+        {"mesh", required_argument, 0, OPT_MESH},       {"levels", required_argument, 0, OPT_LEVELS},
+        {"min-level", required_argument, 0, OPT_MIN},   {"block", required_argument, 0, OPT_BLOCK},
+        {"theta", required_argument, 0, OPT_THETA},     {"near", required_argument, 0, OPT_NEAR},
+        {"leaf-size", required_argument, 0, OPT_LEAF},  {"smoothing", required_argument, 0, OPT_SMOOTH},
+        {"no-velocity", no_argument, 0, OPT_NOVEL},     {"backend", required_argument, 0, OPT_BACKEND},
+        {"device", required_argument, 0, OPT_DEVICE},   {"repeat", required_argument, 0, OPT_REPEAT},
+        {"check", no_argument, 0, OPT_CHECK},           {"json", no_argument, 0, OPT_JSON},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h': mesh_bench_help(); return -1;
+        case OPT_MESH: {
+            bn_mesh_problem pr;
+            if (bn_mesh_problem_parse(optarg, &pr) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+            const bn_mesh_ic_params keep = o->ic;
+            o->ic = bn_mesh_ic_params_default(pr);
+            o->ic.max_level = keep.max_level;
+            o->ic.min_level = keep.min_level;
+            o->ic.block = keep.block;
+            const double theta = o->fp.theta;
+            o->fp = bn_field_params_default(pr == BN_MESH_VORTEX_RINGS ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
+            o->fp.theta = theta;
+            break;
+        }
+        case OPT_LEVELS: if (!cli_parse_int(cmd, "--levels", optarg, 1, 12, &o->ic.max_level)) return 2; break;
+        case OPT_MIN: if (!cli_parse_int(cmd, "--min-level", optarg, 1, 12, &o->ic.min_level)) return 2; break;
+        case OPT_BLOCK: if (!cli_parse_int(cmd, "--block", optarg, 2, BN_MESH_MAX_BLOCK_CELLS, &o->ic.block)) return 2; break;
+        case OPT_THETA: if (!cli_parse_double_in(cmd, "--theta", optarg, (cli_range){0, 2, 0, 0}, &o->fp.theta)) return 2; break;
+        case OPT_NEAR: if (!cli_parse_int(cmd, "--near", optarg, 0, 4, &o->fp.near_cells)) return 2; break;
+        case OPT_LEAF: if (!cli_parse_int(cmd, "--leaf-size", optarg, 1, BN_LEAF_SIZE_MAX, &o->fp.leaf_size)) return 2; break;
+        case OPT_SMOOTH:
+            if (!cli_parse_double_in(cmd, "--smoothing", optarg, (cli_range){0, 100, 0, 0}, &o->fp.smoothing)) return 2;
+            break;
+        case OPT_NOVEL: o->fp.velocity = 0; break;
+        case OPT_BACKEND:
+            if (bn_backend_parse(optarg, &o->fp.backend) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+            break;
+        case OPT_DEVICE: if (!cli_parse_int(cmd, "--device", optarg, 0, BN_DEVICE_MAX, &o->fp.device)) return 2; break;
+        case OPT_REPEAT: if (!cli_parse_long_in(cmd, "--repeat", optarg, 1, 1000, &o->repeat)) return 2; break;
+        case OPT_CHECK: o->check = 1; break;
+        case OPT_JSON: o->json = 1; break;
+        default: return cli_usage_error(cmd, "unknown option for --mesh");
+        }
+    }
+    if (optind != argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (o->ic.min_level > o->ic.max_level)
+        return cli_usage_error(cmd, "--min-level %d is above --levels %d", o->ic.min_level, o->ic.max_level);
+    return 0;
+}
+
+typedef struct mesh_check {
+    double pot_p50, pot_p99, pot_max, vec_p50, vec_p99, vec_max;
+} mesh_check;
+
+static int cmp_d(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Errors on 1000 cells spread over the mesh: gravity relative per cell,
+ * vorticity relative to the sample's largest value. */
+static bn_status check(const mesh_bench *o, const bn_mesh *m, mesh_check *c)
+{
+    const size_t cells = bn_mesh_cells(m), n = cells < 1000 ? cells : 1000, bc = bn_mesh_block_cells(m);
+    const int nv = bn_field_point_values(&o->fp), np = nv == 4 ? 1 : 3;
+    static const char *const names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "", ""},
+                                            {"psix", "psiy", "psiz", "velx", "vely", "velz"}};
+    double *pos = malloc(3 * n * sizeof *pos), *ref = malloc((size_t)nv * n * sizeof *ref);
+    double *ep = malloc(n * sizeof *ep), *ev = malloc(n * sizeof *ev);
+    size_t *at = malloc(n * sizeof *at);
+    bn_status s = pos && ref && ep && ev && at ? BN_OK : bn_fail(BN_ERR_NOMEM, "out of memory for the check");
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        at[i] = i * cells / n;
+        const size_t b = at[i] / bc, k = at[i] % bc;
+        bn_mesh_cell(m, b, (int)(k % (size_t)m->nb[0]), (int)(k / (size_t)m->nb[0] % (size_t)m->nb[1]),
+                     (int)(k / ((size_t)m->nb[0] * (size_t)m->nb[1])), pos + 3 * i, NULL);
+    }
+    bn_field_params p = o->fp;
+    if (s == BN_OK) s = bn_field_direct(&p, m, NULL, n, pos, ref);
+    double pmax = 0, vmax = 0;
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        double p2 = 0, v2 = 0;
+        for (int k = 0; k < nv; k++) *(k < np ? &p2 : &v2) += ref[(size_t)nv * i + k] * ref[(size_t)nv * i + k];
+        pmax = fmax(pmax, sqrt(p2));
+        vmax = fmax(vmax, sqrt(v2));
+    }
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        double dp = 0, p2 = 0, dv = 0, v2 = 0;
+        for (int k = 0; k < nv; k++) {
+            const double r = ref[(size_t)nv * i + k], g = m->var[bn_mesh_var_index(m, names[np == 3][k])][at[i]];
+            *(k < np ? &dp : &dv) += (g - r) * (g - r);
+            *(k < np ? &p2 : &v2) += r * r;
+        }
+        ep[i] = np == 1 ? sqrt(dp / p2) : sqrt(dp) / pmax;
+        ev[i] = np == 1 ? sqrt(dv / v2) : sqrt(dv) / vmax;
+    }
+    if (s == BN_OK) {
+        qsort(ep, n, sizeof *ep, cmp_d);
+        qsort(ev, n, sizeof *ev, cmp_d);
+        const size_t i50 = n / 2, i99 = (size_t)(0.99 * (double)n);
+        *c = (mesh_check){ep[i50], ep[i99], ep[n - 1], ev[i50], ev[i99], ev[n - 1]};
+    }
+    free(pos);
+    free(ref);
+    free(ep);
+    free(ev);
+    free(at);
+    return s;
+}
+
+static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *st, double best, double mean,
+                  const mesh_check *c)
+{
+    const int vort = o->fp.kind == BN_FIELD_VORTICITY;
+    if (o->json) {
+        printf("{\"mesh\": \"%s\", \"levels\": %d, \"min_level\": %d, \"block\": %d, \"cells\": %zu, \"blocks\": %zu, "
+               "\"sources\": %zu, \"backend\": \"%s\", \"theta\": %g, \"near\": %d, \"leaf_size\": %d, \"call_best\": "
+               "%.6g, \"call_mean\": %.6g, \"t_tree\": %.6g, \"t_moments\": %.6g, \"t_walk\": %.6g, \"pp\": %.6g, "
+               "\"pc\": %.6g, \"device_bytes_peak\": %zu", bn_mesh_problem_name(o->ic.problem), o->ic.max_level,
+               o->ic.min_level, o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources, st->backend, st->theta,
+               o->fp.near_cells, o->fp.leaf_size, best, mean, st->t_tree, st->t_moments, st->t_walk,
+               st->n_pp / (double)st->n_targets, st->n_pc / (double)st->n_targets, st->device_bytes_peak);
+        if (o->check)
+            printf(", \"pot_p50\": %.6g, \"pot_p99\": %.6g, \"pot_max\": %.6g, \"vec_p50\": %.6g, \"vec_p99\": %.6g, "
+                   "\"vec_max\": %.6g", c->pot_p50, c->pot_p99, c->pot_max, c->vec_p50, c->vec_p99, c->vec_max);
+        printf("}\n");
+        return;
+    }
+    printf("banyan bench: mesh %s, levels %d..%d, blocks of %d^3: %zu cells in %zu blocks, %zu sources (%s), backend %s, "
+           "theta %g, near %d, leaf %d\n", bn_mesh_problem_name(o->ic.problem), o->ic.min_level, o->ic.max_level,
+           o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources, vort ? "vorticity" : "gravity", st->backend,
+           st->theta, o->fp.near_cells, o->fp.leaf_size);
+    printf("call from host memory (best of %ld): %.4f s (mean %.4f); stages of the best: tree %.4f moments and "
+           "targets %.4f lists and evaluation %.4f\n", o->repeat, best, mean, st->t_tree, st->t_moments, st->t_walk);
+    printf("interactions per cell: source-cell %.1f, expansion %.1f; device memory peak %.3g GB\n",
+           st->n_pp / (double)st->n_targets, st->n_pc / (double)st->n_targets, (double)st->device_bytes_peak / 1e9);
+    if (o->check)
+        printf("errors on 1000 cells against direct summation: %s p50 %.3e p99 %.3e max %.3e; %s p50 %.3e p99 %.3e "
+               "max %.3e\n", vort ? "|dpsi|/max|psi|" : "|dphi/phi|", c->pot_p50, c->pot_p99, c->pot_max,
+               vort ? "|du|/max|u|" : "|da|/|a|", c->vec_p50, c->vec_p99, c->vec_max);
+}
+
+int cli_bench_mesh(int argc, char **argv)
+{
+    mesh_bench o;
+    memset(&o, 0, sizeof o);
+    o.ic = bn_mesh_ic_params_default(BN_MESH_MACLAURIN);
+    o.fp = bn_field_params_default(BN_FIELD_GRAVITY);
+    o.repeat = 3;
+    const int rc = parse(argc, argv, &o);
+    if (rc != 0) return rc < 0 ? 0 : rc;
+    bn_mesh *m = NULL;
+    bn_field *f = NULL;
+    bn_status s = bn_mesh_ic_generate(&o.ic, &m);
+    if (s == BN_OK) s = bn_field_create(&f, &o.fp);
+    double best = 0, sum = 0;
+    bn_field_stats st;
+    memset(&st, 0, sizeof st);
+    for (long r = 0; s == BN_OK && r < o.repeat; r++) {
+        const double t0 = bn_wall_seconds();
+        s = bn_field_mesh(f, m, NULL);
+        const double t = bn_wall_seconds() - t0;
+        sum += t;
+        if (r == 0 || t < best) {
+            best = t;
+            st = *bn_field_stats_get(f);
+        }
+    }
+    mesh_check c;
+    memset(&c, 0, sizeof c);
+    if (s == BN_OK && o.check) s = check(&o, m, &c);
+    if (s == BN_OK) print(&o, m, &st, best, sum / (double)o.repeat, &c);
+    bn_field_free(f);
+    bn_mesh_free(m);
+    return s == BN_OK ? 0 : cli_fail("bench", s);
+}
