@@ -108,7 +108,9 @@ run_test() { # name, timeout
     case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$LOGS/$1.log" ;; esac
 }
 if [ $BENCH_ONLY = 0 ]; then
-    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales test_gpu_tune; do run_test $t 300; done
+    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales test_gpu_tune \
+        test_gpu_mesh; do run_test $t 300; done
+    grep -h "GPU - CPU\|at 3000 points" "$LOGS"/test_gpu_mesh.log 2>/dev/null | tee -a "$SUMMARY"
     grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message\|block steps\|active walk\|refreshed" \
         "$LOGS"/test_gpu_sim.log "$LOGS"/test_gpu_block.log 2>/dev/null | tee -a "$SUMMARY"
     # the rest of the C suite, quickly (CI runs it all, heavy tests too)
@@ -126,6 +128,14 @@ if [ $BENCH_ONLY = 0 ]; then
         rc=$?
         note "compute-sanitizer $tool: $( [ $rc = 0 ] && echo clean || echo "rc $rc: $(grep -m1 -i 'error' "$LOGS/sanitizer-$tool.log")")"
     done
+    for tool in memcheck racecheck initcheck; do # the field solver (issue 16)
+        timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $BANYAN bench --backend gpu --mesh maclaurin \
+            --levels 3 --block 8 --repeat 1 >"$LOGS/sanitizer-mesh-$tool.log" 2>&1
+        note "compute-sanitizer $tool (mesh, gravity): rc $?"
+    done
+    timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --mesh vortex-rings \
+        --levels 3 --block 8 --repeat 1 >"$LOGS/sanitizer-mesh-rings.log" 2>&1
+    note "compute-sanitizer memcheck (mesh, vorticity): rc $?"
     timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $BANYAN bench --backend gpu --model plummer \
         --n 3000 --repeat 1 --method direct >"$LOGS/sanitizer-direct.log" 2>&1
     note "compute-sanitizer memcheck (direct): rc $?"
@@ -174,6 +184,12 @@ if [ $BENCH_ONLY = 0 ]; then
         -P Gravity:softening:0.01 -P TimeIntegration:eta:0.1 -P TimeIntegration:t_end:2 \
         -P TimeIntegration:dt_min:1e-3 -P Snapshots:render:no
     hostile run-gpu 0 "" $BANYAN run -q -o "$OUT/hostile-out" -P Gravity:backend:gpu -P TimeIntegration:t_end:0.125
+    # a FLASH file's potential on the GPU: the copy with gpot etc. reads back
+    $BANYAN mesh-ic maclaurin --levels 4 --block 16 -o "$H/mac.h5" >/dev/null 2>&1
+    hostile mesh-potential 0 "" $BANYAN potential "$H/mac.h5" -o "$OUT/hostile-out.hdf5" --backend gpu
+    $BANYAN potential "$H/mac.h5" -o "$H/mac-cpu.h5" --backend cpu >/dev/null 2>&1 &&
+        $BANYAN compare "$OUT/hostile-out.hdf5" "$H/mac-cpu.h5" >"$LOGS/mesh-compare.log" 2>&1
+    note "mesh potential GPU against CPU (banyan compare): rc $?"; grep "gpot\||gac|" "$LOGS/mesh-compare.log" | tee -a "$SUMMARY"
 fi
 
 # ---- benchmarks ---------------------------------------------------------
@@ -313,6 +329,8 @@ while True:
 print("%-12s %9s %6s %5s %4s %4s %5s %8s %7s %7s %7s %8s %8s %6s %6s %6s %9s %9s %6s %8s %8s %5s %7s %8s %8s" % (
     "model", "N", "method", "theta", "kap", "leaf", "group", "total_ms", "sort", "build", "moment", "walk_ms", "Mpart/s",
     "pp/p", "pc/p", "far/g", "p50", "p99", "B/part", "step_ms", "stepF_ms", "bins", "active", "mean_ms", "batch_ms"))
+mesh = [r for r in rows if "mesh" in r]
+rows = [r for r in rows if "mesh" not in r]
 for r in rows:
     print("%-12s %9d %6s %5.2f %4.2f %4d %5d %8.2f %7.2f %7.2f %7.2f %8.2f %8.1f %6.0f %6.0f %6.0f %9.2e %9.2e %6.1f %8.2f %8.2f %5d %7.4f %8.2f %8.2f" % (
         r["model"], r["n"], r["method"], r["theta"], r.get("group_expansion", 0), r["leaf_size"], r["group_size"],
@@ -322,4 +340,14 @@ for r in rows:
         1e3 * r.get("step_best", float("nan")), 1e3 * r.get("step_t_total", float("nan")), r.get("time_bins", 0),
         r.get("active_mean", float("nan")), 1e3 * r.get("step_mean", float("nan")),
         1e3 * r.get("batch_mean", float("nan"))))
+if mesh:
+    print("\n%-12s %5s %3s %5s %9s %8s %7s %5s %4s %9s %8s %8s %8s %7s %7s %9s %9s %9s %9s %6s" % (
+        "mesh", "lvls", "blk", "min", "cells", "sources", "backend", "theta", "near", "call_ms", "tree", "moments",
+        "walk_ms", "pp/c", "pc/c", "pot_p99", "pot_max", "vec_p99", "vec_max", "GB"))
+    for r in mesh:
+        print("%-12s %5d %3d %5d %9d %8d %7s %5.2f %4d %9.2f %8.2f %8.2f %8.2f %7.0f %7.0f %9.2e %9.2e %9.2e %9.2e %6.2f" % (
+            r["mesh"], r["levels"], r["block"], r["min_level"], r["cells"], r["sources"], r["backend"], r["theta"],
+            r["near"], 1e3 * r["call_best"], 1e3 * r["t_tree"], 1e3 * r["t_moments"], 1e3 * r["t_walk"], r["pp"], r["pc"],
+            r.get("pot_p99", float("nan")), r.get("pot_max", float("nan")), r.get("vec_p99", float("nan")),
+            r.get("vec_max", float("nan")), r["device_bytes_peak"] / 1e9))
 PY

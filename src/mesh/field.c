@@ -121,12 +121,22 @@ static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *
             return bn_fail(BN_ERR_ARGUMENT, "the mesh has no variable '%s' (source variables '%s')", names[k],
                            prm->source_vars);
     }
-    if (prm->kind != BN_FIELD_GRAVITY) return BN_OK;
-    const size_t cells = bn_mesh_block_cells(m);
-    for (size_t c = 0; c < bn_mesh_cells(m); c++)
-        if (!(m->var[var[0]][c] >= 0))
-            return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0",
-                           names[0], c / cells, c % cells, m->var[var[0]][c]);
+    /* the first bad value in cell order, found in parallel */
+    const size_t cells = bn_mesh_block_cells(m), n = bn_mesh_cells(m);
+    for (int k = 0; k < K; k++) {
+        size_t bad = n;
+        const double *v = m->var[var[k]];
+        const int density = prm->kind == BN_FIELD_GRAVITY;
+#pragma omp parallel for reduction(min : bad) schedule(static)
+        for (long c = 0; c < (long)n; c++)
+            if (!isfinite(v[c]) || (density && !(v[c] >= 0)) ) bad = (size_t)c < bad ? (size_t)c : bad;
+        if (bad == n) continue;
+        if (!isfinite(v[bad]))
+            return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g (must be finite)", names[k],
+                           bad / cells, bad % cells, v[bad]);
+        return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0", names[k],
+                       bad / cells, bad % cells, v[bad]);
+    }
     return BN_OK;
 }
 
@@ -518,17 +528,31 @@ static bn_status choose_theta(bn_field *f, const bn_mesh *m, const bn_field_sour
     return r;
 }
 
+/* BANYAN_FIELD_TRACE=1: the host's stages timed to stderr (with the
+ * GPU's, field_cuda.cu). */
+static void host_trace(const char *stage, double *t)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("BANYAN_FIELD_TRACE") != NULL;
+    const double now = bn_wall_seconds();
+    if (on && stage) fprintf(stderr, "field trace: %-28s %9.3f ms\n", stage, 1e3 * (now - *t));
+    *t = now;
+}
+
 static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_field_targets *t,
                        double **raw_out)
 {
     const double t0 = bn_wall_seconds();
+    double tr = t0;
     memset(&f->stats, 0, sizeof f->stats);
     f->stats.theta = f->prm.theta;
     if (m) BN_TRY(bn_mesh_validate(m, "the mesh"));
     if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
+    host_trace("validate", &tr);
     bn_field_sources s;
     BN_TRY(bn_field_sources_make(&f->prm, m, extra, &s));
     f->stats.t_sources = bn_wall_seconds() - t0;
+    host_trace("sources (host)", &tr);
     const int K = s.K;
     double *raw = bn_calloc(t->n ? t->n : 1, BN_FIELD_RAW(K) * sizeof(double), "field values");
     bn_status st = raw ? BN_OK : BN_ERR_NOMEM;
@@ -549,22 +573,84 @@ static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra,
         return st;
     }
     f->stats.t_total = bn_wall_seconds() - t0;
+    host_trace("solve and finite check", &tr);
     *raw_out = raw;
     return BN_OK;
 }
 
+
 static const char *const out_names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "", ""},
                                             {"psix", "psiy", "psiz", "velx", "vely", "velz"}};
+
+/* The GPU's mesh path: sources, targets and results on the device; the
+ * host checks the mesh (its octree and the source variables) and makes
+ * the output variables. An error target chooses theta first, on a
+ * sample through the points path. */
+static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
+{
+    const double t0 = bn_wall_seconds();
+    double tr = t0;
+    memset(&f->stats, 0, sizeof f->stats);
+    bn_field_params prm = f->prm;
+    const int K = prm.kind == BN_FIELD_VORTICITY ? 3 : 1, vort = K == 3, nv = vort ? (prm.velocity ? 6 : 3) : 4;
+    int var[3];
+    bn_mesh_octree o;
+    BN_TRY(bn_mesh_octree_make(m, &o));
+    bn_mesh_octree_free(&o);
+    BN_TRY(source_vars(&prm, m, var, K));
+    if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
+    if (extra && K != 1) return bn_fail(BN_ERR_ARGUMENT, "particles as sources carry masses: gravity only");
+    host_trace("validate", &tr);
+    if (prm.error_target > 0) {
+        bn_field_sources s;
+        bn_field_targets t;
+        BN_TRY(bn_field_sources_make(&prm, m, extra, &s));
+        bn_status st = bn_field_targets_mesh(m, &t);
+        if (st == BN_OK && s.n > 0) st = choose_theta(f, m, &s, &t, &prm);
+        bn_field_sources_free(&s);
+        bn_field_targets_free(&t);
+        BN_TRY(st);
+        host_trace("error target", &tr);
+    }
+    int out_var[6];
+    for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
+    double *out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
+    const double keep_p99 = f->stats.sample_p99, keep_tuning = f->stats.t_tuning;
+    BN_TRY(bn_field_gpu_mesh(f->gpu, &prm, m, var, extra, out, &f->stats));
+    f->stats.sample_p99 = keep_p99;
+    f->stats.t_tuning = keep_tuning;
+    f->stats.theta = prm.theta;
+    f->stats.backend = bn_backend_name(f->backend);
+    const size_t n = bn_mesh_cells(m);
+    for (int k = 0; k < nv; k++) {
+        size_t bad = n;
+        const double *v = out[k];
+#pragma omp parallel for reduction(min : bad) schedule(static)
+        for (long c = 0; c < (long)n; c++)
+            if (!isfinite(v[c])) bad = (size_t)c < bad ? (size_t)c : bad;
+        if (bad < n)
+            return bn_fail(BN_ERR_ARGUMENT, "the field at cell %zu is not finite (%s = %g): strengths or G overflow", bad,
+                           out_names[vort][k], v[bad]);
+    }
+    host_trace("gpu mesh path and finite check", &tr);
+    f->stats.t_total = bn_wall_seconds() - t0;
+    return BN_OK;
+}
 
 bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
 {
     if (!f || !m) return bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh: NULL argument");
+    if (f->backend == BN_BACKEND_GPU) return gpu_mesh(f, m, extra);
     const int kind = f->prm.kind == BN_FIELD_VORTICITY, nv = kind ? (f->prm.velocity ? 6 : 3) : 4;
     const int K = kind ? 3 : 1;
+    double tr = bn_wall_seconds();
     bn_field_targets t;
     BN_TRY(bn_field_targets_mesh(m, &t));
+    host_trace("targets (host)", &tr);
     double *raw = NULL;
     bn_status s = solve(f, m, extra, &t, &raw);
+    tr = bn_wall_seconds();
     int var[6];
     for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, out_names[kind][k], &var[k]);
     for (size_t i = 0; s == BN_OK && i < t.n; i++) {
@@ -572,6 +658,7 @@ bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
         finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, v);
         for (int k = 0; k < nv; k++) m->var[var[k]][t.dest[i]] = v[k];
     }
+    host_trace("results into the mesh", &tr);
     free(raw);
     bn_field_targets_free(&t);
     return s;

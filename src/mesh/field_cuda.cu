@@ -24,7 +24,10 @@
  */
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/cuda_check.h"
 #include "core/timer.h"
@@ -43,10 +46,14 @@
 
 __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) */
 
+#define FIELD_PINNED (32u << 20) /* bytes of each of the two staging buffers */
+
 struct bn_field_gpu {
     int device;
     cudaStream_t s;
     bn_gpu_tree_store tree;
+    void *pinned[2];       /* staging between pageable host arrays and the device */
+    cudaEvent_t staged[2]; /* a staging buffer's last transfer                      */
 };
 
 namespace {
@@ -363,9 +370,38 @@ struct eval_args {
     field_lists l;
     field_units u;
     const float4 *t_hi, *t_lo;   /* targets (units rel. ref), group order */
-    double *raw;                 /* 4K per target                          */
+    double *raw;                 /* 4K per target (points)                 */
     double pot_unit, acc_unit;   /* raw sums back to user units            */
+    /* mesh targets: the finished values straight into cell order */
+    int mesh_out;                /* 1: write out[] instead of raw          */
+    double *out[6];              /* gpot, gacx..z or psix..z, velx..z      */
+    double G;                    /* gravity's constant                     */
+    int velocity;                /* vorticity: also u = curl psi           */
+    int nb[3], bricks;           /* cells per block, bricks per block      */
+    int4 brick_lo[64], brick_n[64]; /* a brick's first cell and extent (w:
+                                       its first target within the block) */
 };
+
+/* The raw sums of one target as the mesh's variables (field.c's
+ * finish_values): gravity G phi, G g; vorticity psi = -phi / (4 pi) and
+ * u = curl psi from the gradients. */
+template <int K>
+__device__ void write_mesh(const eval_args &a, size_t cell, const float *phi, const float *g)
+{
+    if (K == 1) {
+        a.out[0][cell] = a.G * (double)phi[0] * a.pot_unit;
+        for (int k = 0; k < 3; k++) a.out[1 + k][cell] = a.G * (double)g[k] * a.acc_unit;
+        return;
+    }
+    const double f = 1.0 / (4.0 * 3.14159265358979323846);
+    for (int k = 0; k < 3; k++) a.out[k][cell] = -f * (double)phi[k] * a.pot_unit;
+    if (!a.velocity) return;
+    const int gy = K > 1 ? 1 : 0; /* g[3 k + j] = d psi_k / d x_j (times 4 pi) */
+    (void)gy;
+    a.out[3][cell] = f * a.acc_unit * ((double)g[3 * 2 + 1] - (double)g[3 * 1 + 2]);
+    a.out[4][cell] = f * a.acc_unit * ((double)g[3 * 0 + 2] - (double)g[3 * 2 + 0]);
+    a.out[5][cell] = f * a.acc_unit * ((double)g[3 * 1 + 0] - (double)g[3 * 0 + 1]);
+}
 
 /* The exact cube minus the point kernel for a pair the table does not
  * hold (cells of other sides), in double: d = source - target (units). */
@@ -492,13 +528,40 @@ __global__ void __launch_bounds__(FIELD_THREADS) eval_kernel(eval_args a)
     }
     for (int j = 0; j < 2; j++) {
         if (!live[j]) continue;
-        double *r = a.raw + (size_t)(first + tid + j * FIELD_THREADS) * 4 * K;
+        const int l = tid + j * FIELD_THREADS;
+        if (a.mesh_out) { /* the target's cell: its block, brick and place in the brick */
+            const int blk = g / a.bricks, br = g % a.bricks;
+            const int4 lo = a.brick_lo[br], n = a.brick_n[br];
+            const int i = lo.x + l % n.x, jj = lo.y + l / n.x % n.y, k = lo.z + l / (n.x * n.y);
+            const size_t cell = (size_t)blk * (size_t)(a.nb[0] * a.nb[1] * a.nb[2]) +
+                                ((size_t)k * (size_t)a.nb[1] + (size_t)jj) * (size_t)a.nb[0] + (size_t)i;
+            write_mesh<K>(a, cell, phi[j], grad[j]);
+            continue;
+        }
+        double *r = a.raw + (size_t)(first + l) * 4 * K;
         for (int k = 0; k < K; k++) r[k] = (double)phi[j][k] * a.pot_unit;
         for (int k = 0; k < 3 * K; k++) r[K + k] = (double)grad[j][k] * a.acc_unit;
     }
 }
 
 /* ---- the host side ------------------------------------------------------------------- */
+
+/* BANYAN_FIELD_TRACE=1: each stage waited for and timed, to stderr (a
+ * tuning aid; the library prints nothing otherwise). */
+struct trace {
+    int on;
+    double t;
+};
+
+void trace_mark(trace *tr, cudaStream_t s, const char *stage)
+{
+    if (!tr->on) return;
+    cudaStreamSynchronize(s);
+    const double now = bn_wall_seconds();
+    fprintf(stderr, "field trace: %-28s %9.3f ms\n", stage, 1e3 * (now - tr->t));
+    tr->t = now;
+}
+
 
 /* Powers of two bringing the sources' and targets' extent and the total
  * strength near 1, and the reference point (the sources' centre). */
@@ -555,34 +618,36 @@ void free_bufs(solve_bufs *x, cudaStream_t s)
 
 int blocks(size_t n, int threads) { return (int)((n + (size_t)threads - 1) / (size_t)threads); }
 
-/* Sources to the device, the tree built over them, bodies in its order. */
-bn_status build_tree(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const bn_field_sources *src,
-                     const field_units &u, solve_bufs *x)
+/* Host sources (the points path) to the device: positions, strengths,
+ * cell sides. */
+bn_status upload_sources(bn_field_gpu *fg, const bn_mesh *m, const bn_field_sources *src, solve_bufs *x)
 {
     cudaStream_t s = fg->s;
-    const int n = (int)src->n, K = src->K;
-    double *h = (double *)malloc((size_t)n * sizeof(double)), *q = (double *)malloc((size_t)n * sizeof(double));
-    if (!h || !q) {
-        free(h);
-        free(q);
-        return bn_fail(BN_ERR_NOMEM, "out of host memory for %d sources", n);
-    }
-    for (int i = 0; i < n; i++) {
+    const size_t n = src->n;
+    const int K = src->K;
+    double *h = (double *)malloc(n * sizeof(double)), *q = (double *)malloc(n * sizeof(double));
+    bn_status r = h && q ? BN_OK : bn_fail(BN_ERR_NOMEM, "out of host memory for %zu sources", n);
+    for (size_t i = 0; r == BN_OK && i < n; i++) {
         const int32_t b = src->blk[i];
         h[i] = b >= 0 ? (m->hi[3 * (size_t)b] - m->lo[3 * (size_t)b]) / m->nb[0] : 0.0;
     }
-    bn_status r = BN_OK;
-    for (int k = 0; r == BN_OK && k < 3; k++) r = upload(&x->src_x[k], src->x[k], (size_t)n, "field sources", s);
+    for (int k = 0; r == BN_OK && k < 3; k++) r = upload(&x->src_x[k], src->x[k], n, "field sources", s);
     for (int k = 0; r == BN_OK && k < K; k++) {
-        for (int i = 0; i < n; i++) q[i] = src->q[(size_t)K * i + k];
-        r = upload(&x->src_q[k], q, (size_t)n, "field sources", s);
-        if (r == BN_OK) r = cudaStreamSynchronize(s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "upload");
+        for (size_t i = 0; i < n; i++) q[i] = src->q[(size_t)K * i + k];
+        r = upload(&x->src_q[k], q, n, "field sources", s);
+        if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the sources");
     }
-    if (r == BN_OK) r = upload(&x->src_h, h, (size_t)n, "field sources", s);
-    if (r == BN_OK) r = cudaStreamSynchronize(s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "upload");
+    if (r == BN_OK) r = upload(&x->src_h, h, n, "field sources", s);
+    if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the sources");
     free(h);
     free(q);
-    BN_TRY(r);
+    return r;
+}
+
+/* The tree over the device's sources (x->src_*), bodies in its order. */
+bn_status build_tree(bn_field_gpu *fg, const bn_field_params *prm, int n, int K, const field_units &u, solve_bufs *x)
+{
+    cudaStream_t s = fg->s;
     bn_gpu_tree_store *ts = &fg->tree;
     BN_TRY(bn_gpu_tree_store_init(ts, s));
     BN_TRY(bn_gpu_bounding_box(x->src_x, n, ts, s));
@@ -595,7 +660,6 @@ bn_status build_tree(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh
     ts->t.n = n;
     BN_TRY(bn_gpu_build(ts, x->keys, x->vals, n, prm->leaf_size, BN_GROUP_SIZE_MAX, 0, (int2 *)x->keys_alt,
                         (unsigned *)x->vals_alt, s));
-    /* the bodies in key order */
     for (int k = 0; k < 3; k++) {
         BN_TRY(dev_alloc(&x->b.x[k], (size_t)n, "field bodies", s));
         BN_TRY(bn_gpu_gather8(x->src_x[k], x->vals, x->b.x[k], n, s));
@@ -775,6 +839,7 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
     a.raw = x->raw;
     a.pot_unit = u.ls / u.qs;
     a.acc_unit = u.ls * u.ls / u.qs;
+    a.mesh_out = 0;
     for (size_t g = 0; g < t->n_groups; g++)
         if (t->count[g] > 2 * FIELD_THREADS)
             return bn_fail(BN_ERR_INTERNAL, "target group %zu has %d targets (at most %d)", g, t->count[g],
@@ -785,7 +850,380 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
     return bn_cuda_read(raw, x->raw, t->n * per * sizeof(double), "field values", s);
 }
 
+/* ---- the mesh path: sources, targets and results on the device ------------------- */
+
+/* n doubles from the host to the device (or back) through the two
+ * pinned staging buffers: the copy into one overlaps the other's
+ * transfer. */
+bn_status stage_copy(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+{
+    const size_t chunk = FIELD_PINNED / sizeof(double);
+    cudaStream_t s = fg->s;
+    for (size_t off = 0, c = 0; off < n; off += chunk, c++) {
+        const size_t len = n - off < chunk ? n - off : chunk;
+        double *pin = (double *)fg->pinned[c & 1];
+        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its last transfer is done */
+        if (to_device) {
+#pragma omp parallel for schedule(static)
+            for (long i = 0; i < (long)len; i++) pin[i] = src[off + (size_t)i];
+            BN_CUDA_CHECK(cudaMemcpyAsync(dst + off, pin, len * sizeof(double), cudaMemcpyHostToDevice, s));
+            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
+        } else {
+            BN_CUDA_CHECK(cudaMemcpyAsync(pin, src + off, len * sizeof(double), cudaMemcpyDeviceToHost, s));
+            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
+            BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1]));
+#pragma omp parallel for schedule(static)
+            for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
+        }
+    }
+    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    return BN_OK;
+}
+
+struct mesh_dev {
+    double *box;        /* 6 per block: lo xyz, hi xyz */
+    double *val[3];     /* the source variables, cell order */
+    int *flag, *index;  /* nonzero cells and their compaction */
+    int n_src, n_cells;
+    double *absq;       /* |q| per source, for the strength unit */
+};
+
+__device__ __forceinline__ void cell_of(const double *box, const int nb[3], int c, double x[3], double h[3])
+{
+    const int ijk[3] = {c % nb[0], c / nb[0] % nb[1], c / (nb[0] * nb[1])};
+    for (int k = 0; k < 3; k++) {
+        h[k] = (box[3 + k] - box[k]) / nb[k];
+        x[k] = box[k] + ((double)ijk[k] + 0.5) * h[k];
+    }
+}
+
+__global__ void flag_kernel(mesh_dev md, int K)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= md.n_cells) return;
+    int any = 0;
+    for (int k = 0; k < K; k++) any |= md.val[k][i] != 0.0;
+    md.flag[i] = any;
+}
+
+/* Source j of the compaction: the cell's centre, strength x volume, side. */
+__global__ void mesh_sources_kernel(mesh_dev md, int K, int nb0, int nb1, int nb2, double *x0, double *x1, double *x2,
+                                    double *q0, double *q1, double *q2, double *h)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= md.n_src) return;
+    const int cell = md.index[j], cells = nb0 * nb1 * nb2, nb[3] = {nb0, nb1, nb2};
+    double x[3], hh[3];
+    cell_of(md.box + 6 * (size_t)(cell / cells), nb, cell % cells, x, hh);
+    const double vol = hh[0] * hh[1] * hh[2];
+    x0[j] = x[0];
+    x1[j] = x[1];
+    x2[j] = x[2];
+    h[j] = hh[0];
+    q0[j] = md.val[0][cell] * vol;
+    if (K == 3) {
+        q1[j] = md.val[1][cell] * vol;
+        q2[j] = md.val[2][cell] * vol;
+    }
+    double a = fabs(q0[j]);
+    if (K == 3) a += fabs(q1[j]) + fabs(q2[j]);
+    md.absq[j] = a;
+}
+
+/* Particles after the cells: positions, masses, side 0. */
+__global__ void particle_sources_kernel(int n, int at, const double *px, const double *py, const double *pz,
+                                        const double *pm, double *x0, double *x1, double *x2, double *q0, double *h,
+                                        double *absq)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    x0[at + i] = px[i];
+    x1[at + i] = py[i];
+    x2[at + i] = pz[i];
+    q0[at + i] = pm[i];
+    h[at + i] = 0.0;
+    absq[at + i] = fabs(pm[i]);
+}
+
+/* Targets: every cell, brick after brick, as hi + lo floats. */
+__global__ void mesh_targets_kernel(const double *box, eval_args a, field_units u, float4 *t_hi, float4 *t_lo, int n_groups)
+{
+    const int g = blockIdx.x, l = threadIdx.x;
+    const int blk = g / a.bricks, br = g % a.bricks;
+    const int4 lo = a.brick_lo[br], n = a.brick_n[br];
+    const int count = n.x * n.y * n.z;
+    for (int t = l; t < count; t += blockDim.x) {
+        const int c = (lo.x + t % n.x) + a.nb[0] * ((lo.y + t / n.x % n.y) + a.nb[1] * (lo.z + t / (n.x * n.y)));
+        double x[3], h[3];
+        cell_of(box + 6 * (size_t)blk, a.nb, c, x, h);
+        float hi[3], lw[3];
+        for (int k = 0; k < 3; k++) split((x[k] - u.ref[k]) * u.ls, &hi[k], &lw[k]);
+        const size_t at = (size_t)g * 0 + (size_t)blk * (size_t)(a.nb[0] * a.nb[1] * a.nb[2]) + (size_t)n.w + (size_t)t;
+        t_hi[at] = make_float4(hi[0], hi[1], hi[2], 0.0f);
+        t_lo[at] = make_float4(lw[0], lw[1], lw[2], 0.0f);
+    }
+    (void)n_groups;
+}
+
+/* The groups (bricks) from the block table: first target, count, the
+ * frame's centre, half sizes and cell side. */
+__global__ void mesh_groups_kernel(const double *box, eval_args a, field_units u, field_groups g)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= g.n) return;
+    const int blk = i / a.bricks, br = i % a.bricks;
+    const int4 lo = a.brick_lo[br], n = a.brick_n[br];
+    const double *b = box + 6 * (size_t)blk;
+    float c[3], half[3];
+    double h[3];
+    const int first[3] = {lo.x, lo.y, lo.z}, ext[3] = {n.x, n.y, n.z};
+    for (int k = 0; k < 3; k++) {
+        h[k] = (b[3 + k] - b[k]) / a.nb[k];
+        const double x0 = b[k] + (first[k] + 0.5) * h[k], x1 = b[k] + (first[k] + ext[k] - 0.5) * h[k];
+        c[k] = (float)((0.5 * (x0 + x1) - u.ref[k]) * u.ls);
+        const double da = (x0 - u.ref[k]) * u.ls - c[k], db = (x1 - u.ref[k]) * u.ls - c[k];
+        half[k] = (float)(fmax(fabs(da), fabs(db)) * (1 + 1e-6) + 1e-30);
+    }
+    g.first[i] = blk * (a.nb[0] * a.nb[1] * a.nb[2]) + n.w;
+    g.count[i] = n.x * n.y * n.z;
+    g.centre[i] = make_float4(c[0], c[1], c[2], (float)(h[0] * u.ls));
+    g.half[i] = make_float4(half[0], half[1], half[2], 0.0f);
+}
+
+/* The bricks of a block: cut along each axis into pieces of at most 8
+ * cells (field.c's bn_field_targets_mesh, the same order). */
+void brick_pattern(const bn_mesh *m, eval_args *a)
+{
+    const int cx = (m->nb[0] + 7) / 8, cy = (m->nb[1] + 7) / 8, cz = (m->nb[2] + 7) / 8;
+    int r = 0, at = 0;
+    for (int bz = 0; bz < cz; bz++)
+        for (int by = 0; by < cy; by++)
+            for (int bx = 0; bx < cx; bx++, r++) {
+                const int i0 = bx * m->nb[0] / cx, j0 = by * m->nb[1] / cy, k0 = bz * m->nb[2] / cz;
+                const int nx = (bx + 1) * m->nb[0] / cx - i0, ny = (by + 1) * m->nb[1] / cy - j0,
+                          nz = (bz + 1) * m->nb[2] / cz - k0;
+                a->brick_lo[r] = make_int4(i0, j0, k0, 0);
+                a->brick_n[r] = make_int4(nx, ny, nz, at);
+                at += nx * ny * nz;
+            }
+    a->bricks = r;
+    for (int k = 0; k < 3; k++) a->nb[k] = m->nb[k];
+}
+
+/* The block table and the source variables to the device; the nonzero
+ * cells compacted into sources (and the particles after them). */
+bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K, const bn_particles *extra,
+                       mesh_dev *md, solve_bufs *x, int *n_src)
+{
+    cudaStream_t s = fg->s;
+    const size_t cells = bn_mesh_cells(m), nblk = m->n_blocks;
+    if (cells > (size_t)INT32_MAX / 2) return bn_fail(BN_ERR_ARGUMENT, "%zu cells: the GPU field solver takes up to 2^30", cells);
+    md->n_cells = (int)cells;
+    double *box = (double *)malloc(6 * nblk * sizeof(double));
+    if (!box) return bn_fail(BN_ERR_NOMEM, "out of host memory for %zu blocks", nblk);
+    for (size_t b = 0; b < nblk; b++)
+        for (int k = 0; k < 3; k++) {
+            box[6 * b + k] = m->lo[3 * b + k];
+            box[6 * b + 3 + k] = m->hi[3 * b + k];
+        }
+    bn_status r = upload(&md->box, box, 6 * nblk, "mesh blocks", s);
+    if (r == BN_OK) r = cudaStreamSynchronize(s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "uploading blocks");
+    free(box);
+    BN_TRY(r);
+    for (int k = 0; k < K; k++) {
+        BN_TRY(dev_alloc(&md->val[k], cells, "mesh source values", s));
+        BN_TRY(stage_copy(fg, md->val[k], m->var[var[k]], cells, 1));
+    }
+    BN_TRY(dev_alloc(&md->flag, cells, "mesh source flags", s));
+    BN_TRY(dev_alloc(&md->index, cells, "mesh source index", s));
+    flag_kernel<<<blocks(cells, 256), 256, 0, s>>>(*md, K);
+    BN_CUDA_LAUNCH_CHECK();
+    int *d_count = NULL;
+    BN_TRY(dev_alloc(&d_count, 1, "mesh source count", s));
+    size_t bytes = 0;
+    thrust::counting_iterator<int> it(0);
+    BN_CUDA_CHECK(cub::DeviceSelect::Flagged(NULL, bytes, it, md->flag, md->index, d_count, (int)cells, s));
+    BN_TRY(bn_cuda_alloc(&x->scan_tmp, bytes, "mesh source select", s));
+    BN_CUDA_CHECK(cub::DeviceSelect::Flagged(x->scan_tmp, bytes, it, md->flag, md->index, d_count, (int)cells, s));
+    int nc = 0;
+    r = bn_cuda_read(&nc, d_count, sizeof nc, "mesh source count", s);
+    bn_cuda_free(d_count, s);
+    BN_TRY(r);
+    md->n_src = nc;
+    const int np = extra ? (int)extra->n : 0, n = nc + np;
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(dev_alloc(&x->src_x[k], (size_t)n, "field sources", s));
+        BN_TRY(dev_alloc(&x->src_q[k], (size_t)n, "field sources", s));
+    }
+    BN_TRY(dev_alloc(&x->src_h, (size_t)n, "field sources", s));
+    BN_TRY(dev_alloc(&md->absq, (size_t)n, "field sources", s));
+    if (nc > 0)
+        mesh_sources_kernel<<<blocks((size_t)nc, 256), 256, 0, s>>>(*md, K, m->nb[0], m->nb[1], m->nb[2], x->src_x[0],
+                                                                   x->src_x[1], x->src_x[2], x->src_q[0], x->src_q[1],
+                                                                   x->src_q[2], x->src_h);
+    BN_CUDA_LAUNCH_CHECK();
+    if (np > 0) {
+        double *p[4] = {NULL, NULL, NULL, NULL};
+        const double *hp[4] = {extra->pos[0], extra->pos[1], extra->pos[2], extra->mass};
+        for (int k = 0; r == BN_OK && k < 4; k++) r = upload(&p[k], hp[k], (size_t)np, "particle sources", s);
+        if (r == BN_OK)
+            particle_sources_kernel<<<blocks((size_t)np, 256), 256, 0, s>>>(np, nc, p[0], p[1], p[2], p[3], x->src_x[0],
+                                                                          x->src_x[1], x->src_x[2], x->src_q[0],
+                                                                          x->src_h, md->absq);
+        cudaStreamSynchronize(s);
+        for (int k = 0; k < 4; k++) bn_cuda_free(p[k], s);
+        BN_TRY(r);
+        BN_CUDA_LAUNCH_CHECK();
+    }
+    *n_src = n;
+    return BN_OK;
+}
+
+/* The units of the mesh path: ref the domain's centre, the length unit
+ * from its extent, the strength unit from the sum of |q| (CUB). */
+bn_status mesh_units(bn_field_gpu *fg, const bn_mesh *m, const mesh_dev *md, int n, int K, solve_bufs *x,
+                     field_units *u)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, extent = 0;
+    for (size_t b = 0; b < m->n_blocks; b++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], m->lo[3 * b + k]);
+            hi[k] = fmax(hi[k], m->hi[3 * b + k]);
+        }
+    for (int k = 0; k < 3; k++) {
+        u->ref[k] = 0.5 * (lo[k] + hi[k]);
+        extent = fmax(extent, hi[k] - lo[k]);
+    }
+    double *d_sum = NULL, sum = 0;
+    BN_TRY(dev_alloc(&d_sum, 1, "strength sum", fg->s));
+    size_t bytes = 0;
+    BN_CUDA_CHECK(cub::DeviceReduce::Sum(NULL, bytes, md->absq, d_sum, n, fg->s));
+    void *tmp = NULL;
+    BN_TRY(bn_cuda_alloc(&tmp, bytes, "strength sum", fg->s));
+    const cudaError_t e = cub::DeviceReduce::Sum(tmp, bytes, md->absq, d_sum, n, fg->s);
+    bn_status r = e == cudaSuccess ? bn_cuda_read(&sum, d_sum, sizeof sum, "strength sum", fg->s)
+                                   : bn_cuda_fail(e, "cub::DeviceReduce::Sum", __FILE__, __LINE__);
+    bn_cuda_free(tmp, fg->s);
+    bn_cuda_free(d_sum, fg->s);
+    (void)x;
+    u->ls = bn_gpu_unit_scale(extent);
+    u->qs = bn_gpu_unit_scale(sum);
+    u->K = K;
+    return r;
+}
+
+void free_mesh_dev(mesh_dev *md, cudaStream_t s)
+{
+    void *p[] = {md->box, md->val[0], md->val[1], md->val[2], md->flag, md->index, md->absq};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) bn_cuda_free(p[i], s);
+    memset(md, 0, sizeof *md);
+}
+
 } // namespace
+
+extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const int *var,
+                                       const bn_particles *extra, double *const *out, bn_field_stats *st)
+{
+    BN_CUDA_CHECK(cudaSetDevice(fg->device));
+    cudaStream_t s = fg->s;
+    const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1;
+    const int nv = K == 1 ? 4 : (prm->velocity ? 6 : 3);
+    field_units u;
+    memset(&u, 0, sizeof u);
+    u.near = prm->near_cells;
+    for (int k = 0; k < 3; k++) u.aspect[k] = (float)((m->hi[k] - m->lo[k]) / m->nb[k] / ((m->hi[0] - m->lo[0]) / m->nb[0]));
+    const double eps2 = bn_field_eps2(prm, m);
+    const int with_near = !(eps2 > 0);
+    solve_bufs x;
+    mesh_dev md;
+    memset(&x, 0, sizeof x);
+    memset(&md, 0, sizeof md);
+    eval_args a;
+    memset(&a, 0, sizeof a);
+    brick_pattern(m, &a);
+    if (a.bricks > 64) return bn_fail(BN_ERR_ARGUMENT, "blocks of %dx%dx%d cells: at most 64 bricks of 8^3 per block",
+                                      m->nb[0], m->nb[1], m->nb[2]);
+    bn_cuda_reset_peak();
+    trace tr = {getenv("BANYAN_FIELD_TRACE") != NULL, bn_wall_seconds()};
+    double t0 = bn_wall_seconds();
+    int n = 0;
+    bn_status r = with_near ? upload_table(m, prm->near_cells, &u, s) : BN_OK;
+    if (r == BN_OK) r = mesh_sources(fg, m, var, K, extra, &md, &x, &n);
+    trace_mark(&tr, s, "mesh sources (upload, select)");
+    st->t_sources = bn_wall_seconds() - t0;
+    if (r == BN_OK && n == 0) { /* no sources: every value 0 */
+        for (int v = 0; v < nv; v++) memset(out[v], 0, bn_mesh_cells(m) * sizeof(double));
+        free_mesh_dev(&md, s);
+        free_bufs(&x, s);
+        return BN_OK;
+    }
+    if (r == BN_OK) r = mesh_units(fg, m, &md, n, K, &x, &u);
+    u.eps2 = (float)(eps2 * u.ls * u.ls);
+    t0 = bn_wall_seconds();
+    if (r == BN_OK) r = build_tree(fg, prm, n, K, u, &x);
+    trace_mark(&tr, s, "tree");
+    st->t_tree = bn_wall_seconds() - t0;
+    t0 = bn_wall_seconds();
+    if (r == BN_OK) r = moments(fg, prm, u, &x);
+    trace_mark(&tr, s, "moments");
+    const size_t cells = bn_mesh_cells(m);
+    x.g.n = (int)(m->n_blocks * (size_t)a.bricks);
+    if (r == BN_OK) r = dev_alloc(&x.g.first, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = dev_alloc(&x.g.count, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = dev_alloc(&x.g.centre, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = dev_alloc(&x.g.half, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = dev_alloc(&x.t_hi, cells, "field targets", s);
+    if (r == BN_OK) r = dev_alloc(&x.t_lo, cells, "field targets", s);
+    if (r == BN_OK) {
+        mesh_groups_kernel<<<blocks((size_t)x.g.n, 128), 128, 0, s>>>(md.box, a, u, x.g);
+        mesh_targets_kernel<<<x.g.n, 128, 0, s>>>(md.box, a, u, x.t_hi, x.t_lo, x.g.n);
+        if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the mesh's target kernels failed to launch");
+    }
+    trace_mark(&tr, s, "targets (device)");
+    st->t_targets = bn_wall_seconds() - t0;
+    st->t_moments = st->t_targets;
+    t0 = bn_wall_seconds();
+    unsigned long long counts[3] = {0, 0, 0};
+    if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
+    trace_mark(&tr, s, "lists");
+    double *d_out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    for (int v = 0; r == BN_OK && v < nv; v++) r = dev_alloc(&d_out[v], cells, "field values", s);
+    if (r == BN_OK) {
+        a.nd = x.nd;
+        a.b = x.b;
+        a.g = x.g;
+        a.l = x.l;
+        a.u = u;
+        a.t_hi = x.t_hi;
+        a.t_lo = x.t_lo;
+        a.pot_unit = u.ls / u.qs;
+        a.acc_unit = u.ls * u.ls / u.qs;
+        a.mesh_out = 1;
+        a.G = prm->G;
+        a.velocity = prm->velocity;
+        for (int v = 0; v < 6; v++) a.out[v] = d_out[v];
+        if (K == 1) eval_kernel<1><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
+        else eval_kernel<3><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
+        if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the evaluation kernel failed to launch");
+    }
+    trace_mark(&tr, s, "evaluate");
+    st->t_walk = bn_wall_seconds() - t0;
+    for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy(fg, out[v], d_out[v], cells, 0);
+    trace_mark(&tr, s, "download");
+    for (int v = 0; v < 6; v++) bn_cuda_free(d_out[v], s);
+    st->n_pp = (double)counts[0];
+    st->n_pc = (double)counts[1];
+    st->n_near = (double)counts[2];
+    st->n_nodes = fg->tree.t.n_nodes;
+    st->n_groups = x.g.n;
+    st->n_sources = (size_t)n;
+    st->n_targets = cells;
+    st->device_bytes_peak = bn_cuda_bytes_peak();
+    free_mesh_dev(&md, s);
+    free_bufs(&x, s);
+    cudaStreamSynchronize(s);
+    return r;
+}
 
 extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
 {
@@ -796,6 +1234,10 @@ extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
     g->device = device;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+        e = cudaMallocHost(&g->pinned[k], FIELD_PINNED);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->staged[k], cudaEventDisableTiming);
+    }
     if (e != cudaSuccess) {
         free(g);
         return bn_cuda_fail(e, "cudaSetDevice / cudaStreamCreate", __FILE__, __LINE__);
@@ -809,6 +1251,10 @@ extern "C" void bn_field_gpu_free(bn_field_gpu *g)
     if (!g) return;
     bn_gpu_tree_store_free(&g->tree, g->s);
     cudaStreamSynchronize(g->s);
+    for (int k = 0; k < 2; k++) {
+        if (g->pinned[k]) cudaFreeHost(g->pinned[k]);
+        if (g->staged[k]) cudaEventDestroy(g->staged[k]);
+    }
     cudaStreamDestroy(g->s);
     free(g);
 }
@@ -833,19 +1279,26 @@ extern "C" bn_status bn_field_gpu_solve(bn_field_gpu *fg, const bn_field_params 
     solve_bufs x;
     memset(&x, 0, sizeof x);
     bn_cuda_reset_peak();
+    trace tr = {getenv("BANYAN_FIELD_TRACE") != NULL, bn_wall_seconds()};
     double t0 = bn_wall_seconds();
     bn_status r = with_near ? upload_table(m, prm->near_cells, &u, fg->s) : BN_OK;
-    if (r == BN_OK) r = build_tree(fg, prm, m, src, u, &x);
+    if (r == BN_OK) r = upload_sources(fg, m, src, &x);
+    if (r == BN_OK) r = build_tree(fg, prm, (int)src->n, src->K, u, &x);
     if (r == BN_OK) r = cudaStreamSynchronize(fg->s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "tree");
+    trace_mark(&tr, fg->s, "upload sources, tree");
     st->t_tree = bn_wall_seconds() - t0;
     t0 = bn_wall_seconds();
     if (r == BN_OK) r = moments(fg, prm, u, &x);
+    trace_mark(&tr, fg->s, "moments");
     if (r == BN_OK) r = upload_targets(fg, t, u, &x);
+    trace_mark(&tr, fg->s, "targets (host split, upload)");
     st->t_moments = bn_wall_seconds() - t0;
     t0 = bn_wall_seconds();
     unsigned long long counts[3] = {0, 0, 0};
     if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
+    trace_mark(&tr, fg->s, "lists");
     if (r == BN_OK) r = evaluate(fg, t, u, &x, raw);
+    trace_mark(&tr, fg->s, "evaluate and download");
     st->t_walk = bn_wall_seconds() - t0;
     st->n_pp = (double)counts[0];
     st->n_pc = (double)counts[1];

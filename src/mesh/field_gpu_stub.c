@@ -20,6 +20,13 @@ bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const 
     (void)g, (void)prm, (void)m, (void)s, (void)t, (void)raw, (void)st;
     return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
 }
+
+bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m, const int *var,
+                            const bn_particles *extra, double *const *out, bn_field_stats *st)
+{
+    (void)g, (void)prm, (void)m, (void)var, (void)extra, (void)out, (void)st;
+    return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
+}
 #else
 typedef int bn_field_gpu_stub_unused;
 #endif

@@ -103,6 +103,13 @@ bn_status bn_field_gpu_create(bn_field_gpu **out, int device);
 void bn_field_gpu_free(bn_field_gpu *g);
 bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m,
                              const bn_field_sources *s, const bn_field_targets *t, double *raw, bn_field_stats *st);
+/* The whole mesh on the device: its source variables var[0..K) uploaded
+ * (pinned, staged), the nonzero cells compacted into sources (and the
+ * particles `extra` after them), every cell a target by bricks, and the
+ * finished values (gpot, gacx..z or psix..z, velx..z: out[0..nv)) back in
+ * cell order. Validation is the caller's. */
+bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m, const int *var,
+                            const bn_particles *extra, double *const *out, bn_field_stats *st);
 
 #ifdef __cplusplus
 }
