@@ -853,30 +853,38 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 /* ---- the mesh path: sources, targets and results on the device ------------------- */
 
 /* n doubles from the host to the device (or back) through the two
- * pinned staging buffers: the copy into one overlaps the other's
- * transfer. */
+ * pinned staging buffers, pipelined: the host's copy of one chunk (in
+ * parallel) overlaps the transfer of the next. */
 bn_status stage_copy(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
 {
-    const size_t chunk = FIELD_PINNED / sizeof(double);
+    const size_t chunk = FIELD_PINNED / sizeof(double), chunks = (n + chunk - 1) / chunk;
     cudaStream_t s = fg->s;
-    for (size_t off = 0, c = 0; off < n; off += chunk, c++) {
-        const size_t len = n - off < chunk ? n - off : chunk;
-        double *pin = (double *)fg->pinned[c & 1];
-        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its last transfer is done */
-        if (to_device) {
+    if (to_device) {
+        for (size_t c = 0; c < chunks; c++) {
+            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+            double *pin = (double *)fg->pinned[c & 1];
+            BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its transfer two chunks ago is done */
 #pragma omp parallel for schedule(static)
             for (long i = 0; i < (long)len; i++) pin[i] = src[off + (size_t)i];
             BN_CUDA_CHECK(cudaMemcpyAsync(dst + off, pin, len * sizeof(double), cudaMemcpyHostToDevice, s));
             BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
-        } else {
-            BN_CUDA_CHECK(cudaMemcpyAsync(pin, src + off, len * sizeof(double), cudaMemcpyDeviceToHost, s));
-            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
-            BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1]));
-#pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
         }
+        BN_CUDA_CHECK(cudaStreamSynchronize(s));
+        return BN_OK;
     }
-    BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (size_t c = 0; c <= chunks; c++) {
+        if (c < chunks) { /* queue chunk c's transfer, then copy out chunk c - 1 */
+            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+            BN_CUDA_CHECK(cudaMemcpyAsync(fg->pinned[c & 1], src + off, len * sizeof(double), cudaMemcpyDeviceToHost, s));
+            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
+        }
+        if (c == 0) continue;
+        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
+        const double *pin = (const double *)fg->pinned[p & 1];
+        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[p & 1]));
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
+    }
     return BN_OK;
 }
 
