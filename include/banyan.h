@@ -655,8 +655,19 @@ typedef enum bn_field_kind {
                               velx..z                                 */
 } bn_field_kind;
 
+typedef enum bn_field_method {
+    BN_FIELD_TREE = 0,     /* Barnes-Hut over the cells (any AMR mesh)   */
+    BN_FIELD_FFT = 1       /* uniform meshes: the convolution with the
+                              same kernel (exact cubes within near_cells,
+                              1/r beyond) by FFTs of the grid zero-padded
+                              to twice its size (Hockney and Eastwood:
+                              isolated boundaries); FFTW on the CPU,
+                              cuFFT on the GPU, in double               */
+} bn_field_method;
+
 typedef struct bn_field_params {
     bn_field_kind kind;     /* Default BN_FIELD_GRAVITY.                 */
+    bn_field_method method; /* Default BN_FIELD_TREE.                    */
     double G;               /* gravity's constant. Default 1.            */
     double theta;           /* opening angle: a cell of sources whose
                                radius a (about the centre of their box)

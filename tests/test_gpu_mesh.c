@@ -171,12 +171,39 @@ static void test_points_particles_repeat(void **state)
     bn_mesh_free(m);
 }
 
+/* The FFT solver: cuFFT against FFTW, both double. */
+static void test_fft_gpu_against_cpu(void **state)
+{
+    (void)state;
+    tu_require_gpu();
+    for (int rings = 0; rings < 2; rings++) {
+        bn_mesh_ic_params ip = bn_mesh_ic_params_default(rings ? BN_MESH_VORTEX_RINGS : BN_MESH_MACLAURIN);
+        ip.max_level = ip.min_level = 4;
+        ip.block = 16;
+        bn_mesh *m = NULL;
+        TU_OK(bn_mesh_ic_generate(&ip, &m));
+        bn_field_params p = bn_field_params_default(rings ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
+        p.method = BN_FIELD_FFT;
+        int nv;
+        double *cpu = solve(m, p, BN_BACKEND_CPU, NULL, &nv), *gpu = solve(m, p, BN_BACKEND_GPU, NULL, &nv);
+        double dp, dv;
+        compare(gpu, cpu, bn_mesh_cells(m), nv, &dp, &dv);
+        print_message("%s, FFT on 128^3: cuFFT - FFTW: potential %.2e, vector %.2e (of the largest)\n",
+                      rings ? "rings" : "MacLaurin", dp, dv);
+        assert_true(dp < 1e-12 && dv < 1e-11);
+        free(cpu);
+        free(gpu);
+        bn_mesh_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gravity_gpu_against_cpu),
         cmocka_unit_test(test_vorticity_gpu_against_cpu),
         cmocka_unit_test(test_points_particles_repeat),
+        cmocka_unit_test(test_fft_gpu_against_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

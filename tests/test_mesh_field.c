@@ -437,6 +437,43 @@ static void test_smoothed_kernel(void **state)
     assert_true(psi[1] < 0.6 * psi[0] && u[1] < 0.9 * u[0]);
 }
 
+/* The FFT solver on a uniform grid is the direct summation (the same
+ * kernel), to rounding; it refuses refined meshes and particles. */
+static void test_fft_solver(void **state)
+{
+    (void)state;
+    for (int rings = 0; rings < 2; rings++) {
+        bn_mesh_ic_params ip = bn_mesh_ic_params_default(rings ? BN_MESH_VORTEX_RINGS : BN_MESH_MACLAURIN);
+        ip.max_level = ip.min_level = 3;
+        ip.block = 8;
+        bn_mesh *m = NULL;
+        TU_OK(bn_mesh_ic_generate(&ip, &m));
+        bn_field_params p = cpu_params(rings ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY, 0.5);
+        p.method = BN_FIELD_FFT;
+        for (int near = 0; near <= 2; near += 2) {
+            p.near_cells = near;
+            solve_mesh(m, &p);
+            double e[4];
+            tree_vs_direct(m, &p, sanitized() ? 256 : 64, e);
+            print_message("%s, FFT on 32^3 (near %d) against direct: potential max %.2e, vector max %.2e\n",
+                          rings ? "rings" : "MacLaurin", near, e[1], e[3]);
+            assert_true(e[1] < 1e-12 && e[3] < 1e-11);
+        }
+        bn_mesh_free(m);
+    }
+    bn_mesh *amr = make_mesh(BN_MESH_SPHERE, 4, 8);
+    bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.5);
+    p.method = BN_FIELD_FFT;
+    bn_field *f = NULL;
+    TU_OK(bn_field_create(&f, &p));
+    TU_FAILS(bn_field_mesh(f, amr, NULL), BN_ERR_ARGUMENT, "needs a uniform mesh: its leaf blocks are at levels 3 to 4");
+    bn_particles *stars = tu_random_particles(10, 1, 0);
+    TU_FAILS(bn_field_mesh(f, amr, stars), BN_ERR_ARGUMENT, "particles need the tree");
+    bn_particles_free(stars);
+    bn_field_free(f);
+    bn_mesh_free(amr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,7 +481,7 @@ int main(void)
         cmocka_unit_test(test_tree_against_direct),  cmocka_unit_test(test_sphere_against_exact),
         cmocka_unit_test(test_maclaurin_against_theta), cmocka_unit_test(test_vortex_rings),
         cmocka_unit_test(test_mesh_with_particles), cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_smoothed_kernel),
+        cmocka_unit_test(test_smoothed_kernel),      cmocka_unit_test(test_fft_solver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

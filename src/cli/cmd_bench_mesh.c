@@ -21,14 +21,14 @@ static void mesh_bench_help(void)
     printf("usage: banyan bench --mesh maclaurin|sphere|vortex-rings [options]\n\n"
            "Time the field solver on a test problem made in memory (banyan mesh-ic's):\n"
            "  --levels L, --min-level L, --block N   the mesh (mesh-ic's options)\n"
-           "  --theta T, --near N, --leaf-size N, --smoothing S, --no-velocity\n"
+           "  --method tree|fft, --theta T, --near N, --leaf-size N, --smoothing S, --no-velocity\n"
            "  --backend B, --device D                 the solver (potential's options)\n"
            "  --repeat R    calls timed (best of R; default 3)\n"
            "  --check       errors against double direct summation on 1000 cells\n"
            "  --json        one JSON object\n");
 }
 
-enum { OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
+enum { OPT_METHOD = 999, OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
        OPT_BACKEND, OPT_DEVICE, OPT_REPEAT, OPT_CHECK, OPT_JSON };
 
 static int parse(int argc, char **argv, mesh_bench *o)
@@ -42,7 +42,8 @@ static int parse(int argc, char **argv, mesh_bench *o)
         {"no-velocity", no_argument, 0, OPT_NOVEL},     {"backend", required_argument, 0, OPT_BACKEND},
         {"device", required_argument, 0, OPT_DEVICE},   {"repeat", required_argument, 0, OPT_REPEAT},
         {"check", no_argument, 0, OPT_CHECK},           {"json", no_argument, 0, OPT_JSON},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+        {"method", required_argument, 0, OPT_METHOD},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -57,8 +58,10 @@ static int parse(int argc, char **argv, mesh_bench *o)
             o->ic.min_level = keep.min_level;
             o->ic.block = keep.block;
             const double theta = o->fp.theta;
+            const bn_field_method method = o->fp.method;
             o->fp = bn_field_params_default(pr == BN_MESH_VORTEX_RINGS ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
             o->fp.theta = theta;
+            o->fp.method = method;
             break;
         }
         case OPT_LEVELS: if (!cli_parse_int(cmd, "--levels", optarg, 1, 12, &o->ic.max_level)) return 2; break;
@@ -71,6 +74,10 @@ static int parse(int argc, char **argv, mesh_bench *o)
             if (!cli_parse_double_in(cmd, "--smoothing", optarg, (cli_range){0, 100, 0, 0}, &o->fp.smoothing)) return 2;
             break;
         case OPT_NOVEL: o->fp.velocity = 0; break;
+        case OPT_METHOD:
+            if (!strcmp(optarg, "tree") || !strcmp(optarg, "fft")) o->fp.method = strcmp(optarg, "tree") ? BN_FIELD_FFT : BN_FIELD_TREE;
+            else return cli_usage_error(cmd, "--method '%s': expected tree or fft", optarg);
+            break;
         case OPT_BACKEND:
             if (bn_backend_parse(optarg, &o->fp.backend) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
             break;
@@ -154,10 +161,11 @@ static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *s
     const int vort = o->fp.kind == BN_FIELD_VORTICITY;
     if (o->json) {
         printf("{\"mesh\": \"%s\", \"levels\": %d, \"min_level\": %d, \"block\": %d, \"cells\": %zu, \"blocks\": %zu, "
-               "\"sources\": %zu, \"backend\": \"%s\", \"theta\": %g, \"near\": %d, \"leaf_size\": %d, \"call_best\": "
+               "\"sources\": %zu, \"method\": \"%s\", \"backend\": \"%s\", \"theta\": %g, \"near\": %d, \"leaf_size\": %d, \"call_best\": "
                "%.6g, \"call_mean\": %.6g, \"t_tree\": %.6g, \"t_moments\": %.6g, \"t_walk\": %.6g, \"pp\": %.6g, "
                "\"pc\": %.6g, \"device_bytes_peak\": %zu", bn_mesh_problem_name(o->ic.problem), o->ic.max_level,
-               o->ic.min_level, o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources, st->backend, st->theta,
+               o->ic.min_level, o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources,
+               o->fp.method == BN_FIELD_FFT ? "fft" : "tree", st->backend, st->theta,
                o->fp.near_cells, o->fp.leaf_size, best, mean, st->t_tree, st->t_moments, st->t_walk,
                st->n_pp / (double)st->n_targets, st->n_pc / (double)st->n_targets, st->device_bytes_peak);
         if (o->check)
@@ -167,9 +175,9 @@ static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *s
         return;
     }
     printf("banyan bench: mesh %s, levels %d..%d, blocks of %d^3: %zu cells in %zu blocks, %zu sources (%s), backend %s, "
-           "theta %g, near %d, leaf %d\n", bn_mesh_problem_name(o->ic.problem), o->ic.min_level, o->ic.max_level,
+           "%s, theta %g, near %d, leaf %d\n", bn_mesh_problem_name(o->ic.problem), o->ic.min_level, o->ic.max_level,
            o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources, vort ? "vorticity" : "gravity", st->backend,
-           st->theta, o->fp.near_cells, o->fp.leaf_size);
+           o->fp.method == BN_FIELD_FFT ? "FFT" : "tree", st->theta, o->fp.near_cells, o->fp.leaf_size);
     printf("call from host memory (best of %ld): %.4f s (mean %.4f); stages of the best: tree %.4f moments and "
            "targets %.4f lists and evaluation %.4f\n", o->repeat, best, mean, st->t_tree, st->t_moments, st->t_walk);
     printf("interactions per cell: source-cell %.1f, expansion %.1f; device memory peak %.3g GB\n",

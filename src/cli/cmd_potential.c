@@ -24,6 +24,8 @@ static void potential_help(void)
            "  --no-velocity     vorticity: psi only\n"
            "  --smoothing S     vorticity: paper 002's smoothed kernel, e = S x the\n"
            "                    finest cell side (0: exact cubes; the default)\n"
+           "  --method M        tree (the default; any mesh) or fft (uniform meshes: the\n"
+           "                    same kernel convolved by FFTs, zero padded, in double)\n"
            "  --theta T         opening angle (default 0.5)\n"
            "  --error-target E  choose theta: p99 of the error on a sample <= E\n"
            "  --near N          cells within N of their sides act as exact cubes\n"
@@ -35,7 +37,7 @@ static void potential_help(void)
            "  --device D        CUDA device (default 0)\n");
 }
 
-enum { OPT_SOURCE = 1000, OPT_VEL, OPT_NOVEL, OPT_SMOOTH, OPT_THETA, OPT_TARGET, OPT_NEAR, OPT_LEAF, OPT_PART, OPT_G,
+enum { OPT_METHOD = 999, OPT_SOURCE = 1000, OPT_VEL, OPT_NOVEL, OPT_SMOOTH, OPT_THETA, OPT_TARGET, OPT_NEAR, OPT_LEAF, OPT_PART, OPT_G,
        OPT_BACKEND, OPT_DEVICE };
 
 static int parse(int argc, char **argv, bn_field_params *p, const char **out, const char **particles, int *help)
@@ -48,7 +50,8 @@ static int parse(int argc, char **argv, bn_field_params *p, const char **out, co
         {"near", required_argument, 0, OPT_NEAR},       {"leaf-size", required_argument, 0, OPT_LEAF},
         {"particles", required_argument, 0, OPT_PART},  {"G", required_argument, 0, OPT_G},
         {"backend", required_argument, 0, OPT_BACKEND}, {"device", required_argument, 0, OPT_DEVICE},
-        {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+        {"method", required_argument, 0, OPT_METHOD},   {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -59,13 +62,19 @@ static int parse(int argc, char **argv, bn_field_params *p, const char **out, co
         case OPT_SOURCE: {
             const int vort = strchr(optarg, ',') != NULL;
             const double G = p->G;
+            const bn_field_method method = p->method;
             *p = bn_field_params_default(vort ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
             p->G = G;
+            p->method = method;
             if (strlen(optarg) >= sizeof p->source_vars)
                 return cli_usage_error(cmd, "--source '%.40s...' is too long", optarg);
             snprintf(p->source_vars, sizeof p->source_vars, "%s", optarg);
             break;
         }
+        case OPT_METHOD:
+            if (!strcmp(optarg, "tree") || !strcmp(optarg, "fft")) p->method = strcmp(optarg, "tree") ? BN_FIELD_FFT : BN_FIELD_TREE;
+            else return cli_usage_error(cmd, "--method '%s': expected tree or fft", optarg);
+            break;
         case OPT_VEL: p->velocity = 1; break;
         case OPT_NOVEL: p->velocity = 0; break;
         case OPT_SMOOTH:
@@ -139,9 +148,13 @@ int bn_cmd_potential(int argc, char **argv)
     if (s == BN_OK) s = write_output(in, out, m, &p);
     if (s == BN_OK) {
         const bn_field_stats *st = bn_field_stats_get(f);
-        fprintf(stderr, "banyan potential: %zu cells (%zu blocks), %zu sources, %s, theta %g, backend %s, %.3g s\n",
-                bn_mesh_cells(m), m->n_blocks, st->n_sources, p.kind == BN_FIELD_VORTICITY ? "vorticity" : "gravity",
-                st->theta, st->backend, t_call);
+        if (p.method == BN_FIELD_FFT)
+            fprintf(stderr, "banyan potential: %zu cells (%zu blocks), %s, FFT, backend %s, %.3g s\n", bn_mesh_cells(m),
+                    m->n_blocks, p.kind == BN_FIELD_VORTICITY ? "vorticity" : "gravity", st->backend, t_call);
+        else
+            fprintf(stderr, "banyan potential: %zu cells (%zu blocks), %zu sources, %s, theta %g, backend %s, %.3g s\n",
+                    bn_mesh_cells(m), m->n_blocks, st->n_sources, p.kind == BN_FIELD_VORTICITY ? "vorticity" : "gravity",
+                    st->theta, st->backend, t_call);
         if (p.error_target > 0)
             fprintf(stderr, "  error target %g: theta %g chosen, p99 %.3g on the sample (%.3g s)\n", p.error_target,
                     st->theta, st->sample_p99, st->t_tuning);

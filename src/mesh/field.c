@@ -9,6 +9,7 @@
 #include "core/timer.h"
 #include "gravity/box_kernel.h"
 #include "gravity/field_interact.h"
+#include "mesh/fft_internal.h"
 #include "mesh/field_internal.h"
 #include "mesh/mesh_internal.h"
 #include "tree/keys.h"
@@ -41,6 +42,8 @@ bn_field_params bn_field_params_default(bn_field_kind kind)
 bn_status bn_field_params_validate(const bn_field_params *p)
 {
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "field parameters are NULL");
+    if (p->method != BN_FIELD_TREE && p->method != BN_FIELD_FFT)
+        return bn_fail(BN_ERR_ARGUMENT, "field method %d unknown (tree or fft)", (int)p->method);
     if (p->kind != BN_FIELD_GRAVITY && p->kind != BN_FIELD_VORTICITY)
         return bn_fail(BN_ERR_ARGUMENT, "field kind %d unknown", (int)p->kind);
     if (!(p->G > 0 && p->G < 1e300)) return bn_fail(BN_ERR_ARGUMENT, "G = %g: must be finite and > 0", p->G);
@@ -638,9 +641,55 @@ static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     return BN_OK;
 }
 
+/* The FFT solver on a uniform mesh: the strengths on the grid, the
+ * convolutions on the backend, the values into the mesh's variables. */
+static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
+{
+    const double t0 = bn_wall_seconds();
+    memset(&f->stats, 0, sizeof f->stats);
+    const bn_field_params *prm = &f->prm;
+    if (extra) return bn_fail(BN_ERR_ARGUMENT, "the FFT solver takes mesh sources only (particles need the tree)");
+    if (prm->smoothing > 0) return bn_fail(BN_ERR_ARGUMENT, "the FFT solver has no smoothed kernel (use the tree)");
+    const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1, vort = K == 3, nv = vort ? (prm->velocity ? 6 : 3) : 4;
+    int var[3], out_var[6];
+    BN_TRY(source_vars(prm, m, var, K));
+    bn_fft_grid g;
+    BN_TRY(bn_fft_grid_make(m, &g));
+    const size_t n = bn_mesh_cells(m);
+    const double vol = g.h[0] * g.h[1] * g.h[2];
+    double *q = bn_alloc_array(n, (size_t)K * sizeof(double), "FFT strengths");
+    double *raw = q ? bn_alloc_array(n, BN_FIELD_RAW(K) * sizeof(double), "FFT values") : NULL;
+    bn_status s = raw ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < (long)n; at++)
+            for (int k = 0; k < K; k++) q[(size_t)K * (size_t)at + (size_t)k] = m->var[var[k]][g.cell[at]] * vol;
+        const int grad = !vort || prm->velocity;
+        s = f->backend == BN_BACKEND_GPU ? bn_fft_gpu_solve(f->gpu, &g, K, prm->near_cells, grad, q, raw, &f->stats)
+                                         : bn_fft_cpu_solve(&g, K, prm->near_cells, grad, q, raw);
+    }
+    for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, out_names[vort][k], &out_var[k]);
+    if (s == BN_OK) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < (long)n; at++) {
+            double v[6];
+            finish_values(prm, K, raw + BN_FIELD_RAW(K) * (size_t)at, v);
+            for (int k = 0; k < nv; k++) m->var[out_var[k]][g.cell[at]] = v[k];
+        }
+    }
+    f->stats.n_sources = f->stats.n_targets = n;
+    f->stats.backend = bn_backend_name(f->backend);
+    f->stats.t_total = bn_wall_seconds() - t0;
+    free(q);
+    free(raw);
+    bn_fft_grid_free(&g);
+    return s;
+}
+
 bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
 {
     if (!f || !m) return bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh: NULL argument");
+    if (f->prm.method == BN_FIELD_FFT) return fft_mesh(f, m, extra);
     if (f->backend == BN_BACKEND_GPU) return gpu_mesh(f, m, extra);
     const int kind = f->prm.kind == BN_FIELD_VORTICITY, nv = kind ? (f->prm.velocity ? 6 : 3) : 4;
     const int K = kind ? 3 : 1;

@@ -46,15 +46,7 @@
 
 __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) */
 
-#define FIELD_PINNED (32u << 20) /* bytes of each of the two staging buffers */
-
-struct bn_field_gpu {
-    int device;
-    cudaStream_t s;
-    bn_gpu_tree_store tree;
-    void *pinned[2];       /* staging between pageable host arrays and the device */
-    cudaEvent_t staged[2]; /* a staging buffer's last transfer                      */
-};
+#include "mesh/field_gpu.h"
 
 namespace {
 

@@ -2,6 +2,7 @@
  * (bn_field_create only asks for it when a GPU is available or asked
  * for). CUDA builds have field_cuda.cu instead. */
 #include "core/error.h"
+#include "mesh/fft_internal.h"
 #include "mesh/field_internal.h"
 
 #ifndef BANYAN_HAVE_CUDA
@@ -25,6 +26,13 @@ bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const b
                             const bn_particles *extra, double *const *out, bn_field_stats *st)
 {
     (void)g, (void)prm, (void)m, (void)var, (void)extra, (void)out, (void)st;
+    return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
+}
+
+bn_status bn_fft_gpu_solve(struct bn_field_gpu *fg, const bn_fft_grid *g, int K, int near, int want_grad,
+                           const double *q, double *raw, bn_field_stats *st)
+{
+    (void)fg, (void)g, (void)K, (void)near, (void)want_grad, (void)q, (void)raw, (void)st;
     return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
 }
 #else
