@@ -1,8 +1,13 @@
 /* The uniform-grid FFT solver on the GPU: fft_cpu.c's convolutions with
- * cuFFT (double, D2Z and Z2D), the padded kernels made on the device from
- * the same kernel function (fft_internal.h). */
+ * cuFFT (double, D2Z and Z2D). The mesh's source variables go up through
+ * the pinned staging buffers, the strengths are scattered into the padded
+ * grid on the device, each output (gpot, gacx.., or psi and u = curl psi)
+ * is one inverse transform of a sum of products in Fourier space, and
+ * the finished values come back in cell order. Plans and the kernels'
+ * spectra are kept between calls on the same grid (bn_fft_cache). */
 #include <cuda_runtime.h>
 #include <cufft.h>
+#include <string.h>
 #include "core/cuda_check.h"
 #include "core/timer.h"
 #include "mesh/fft_internal.h"
@@ -12,6 +17,8 @@ namespace {
 
 struct pad {
     int n0, n1, n2, m0, m1, m2;
+    int nb0, nb1, nb2;    /* cells per block                  */
+    int bx, by, bz;       /* blocks per axis                  */
 };
 
 __global__ void kernel_fill(pad p, double h0, double h1, double h2, int near, int t, double *r)
@@ -27,27 +34,41 @@ __global__ void kernel_fill(pad p, double h0, double h1, double h2, int near, in
     r[e] = v[t];
 }
 
-__global__ void source_fill(pad p, int K, int c, const double *q, double *r)
+/* The mesh cell of grid cell (i, j, k): its block from the block map. */
+__device__ __forceinline__ size_t cell_of(const pad &p, const int *block_of, int i, int j, int k)
+{
+    const int b = block_of[i / p.nb0 + p.bx * (j / p.nb1 + p.by * (k / p.nb2))];
+    return (size_t)b * (size_t)(p.nb0 * p.nb1 * p.nb2) +
+           (size_t)(i % p.nb0) + (size_t)p.nb0 * ((size_t)(j % p.nb1) + (size_t)p.nb1 * (size_t)(k % p.nb2));
+}
+
+/* Strengths (value x volume) of one variable into the padded grid. */
+__global__ void source_fill(pad p, const int *block_of, const double *val, double vol, double *r)
 {
     const size_t at = (size_t)blockIdx.x * blockDim.x + threadIdx.x, n = (size_t)p.n0 * p.n1 * p.n2;
     if (at >= n) return;
     const int i = (int)(at % (size_t)p.n0), j = (int)(at / (size_t)p.n0 % (size_t)p.n1), k = (int)(at / ((size_t)p.n0 * p.n1));
-    r[(size_t)i + (size_t)p.m0 * ((size_t)j + (size_t)p.m1 * (size_t)k)] = q[(size_t)K * at + (size_t)c];
+    r[(size_t)i + (size_t)p.m0 * ((size_t)j + (size_t)p.m1 * (size_t)k)] = val[cell_of(p, block_of, i, j, k)] * vol;
 }
 
-__global__ void multiply(const cufftDoubleComplex *a, const cufftDoubleComplex *b, cufftDoubleComplex *w, size_t n)
+/* w (+)= coef a b, complex. */
+__global__ void multiply_add(const cufftDoubleComplex *a, const cufftDoubleComplex *b, double coef, int add,
+                             cufftDoubleComplex *w, size_t n)
 {
     const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n) return;
-    w[e] = make_cuDoubleComplex(a[e].x * b[e].x - a[e].y * b[e].y, a[e].x * b[e].y + a[e].y * b[e].x);
+    const cufftDoubleComplex v = make_cuDoubleComplex(coef * (a[e].x * b[e].x - a[e].y * b[e].y),
+                                                      coef * (a[e].x * b[e].y + a[e].y * b[e].x));
+    w[e] = add ? make_cuDoubleComplex(w[e].x + v.x, w[e].y + v.y) : v;
 }
 
-__global__ void extract(pad p, int K, size_t idx, double scale, const double *r, double *raw)
+/* The grid's values of one output, scaled, into cell order. */
+__global__ void extract(pad p, const int *block_of, double scale, const double *r, double *out)
 {
     const size_t at = (size_t)blockIdx.x * blockDim.x + threadIdx.x, n = (size_t)p.n0 * p.n1 * p.n2;
     if (at >= n) return;
     const int i = (int)(at % (size_t)p.n0), j = (int)(at / (size_t)p.n0 % (size_t)p.n1), k = (int)(at / ((size_t)p.n0 * p.n1));
-    raw[(size_t)(4 * K) * at + idx] = scale * r[(size_t)i + (size_t)p.m0 * ((size_t)j + (size_t)p.m1 * (size_t)k)];
+    out[cell_of(p, block_of, i, j, k)] = scale * r[(size_t)i + (size_t)p.m0 * ((size_t)j + (size_t)p.m1 * (size_t)k)];
 }
 
 unsigned grid_of(size_t n) { return (unsigned)((n + 255) / 256); }
@@ -59,76 +80,169 @@ bn_status cufft_check(cufftResult r, const char *what)
                    what, (int)r);
 }
 
-struct fft_bufs {
-    double *r, *q, *raw;
-    cufftDoubleComplex *ks, *qs, *w;
-    cufftHandle fwd, inv;
-    int have_fwd, have_inv;
-};
-
-void release(fft_bufs *b, cudaStream_t s)
+/* The plans and the kernels' spectra for this grid, made unless the
+ * cache holds them. */
+bn_status ensure_cache(bn_field_gpu *fg, const bn_fft_grid *g, const pad &p, int near, int nk, double *r)
 {
-    void *p[] = {b->r, b->q, b->raw, b->ks, b->qs, b->w};
-    for (size_t i = 0; i < sizeof p / sizeof *p; i++) bn_cuda_free(p[i], s);
-    if (b->have_fwd) cufftDestroy(b->fwd);
-    if (b->have_inv) cufftDestroy(b->inv);
+    bn_fft_cache *c = &fg->fft;
+    if (c->valid && !memcmp(c->n, g->n, sizeof c->n) && !memcmp(c->h, g->h, sizeof c->h) && c->near == near &&
+        c->nk >= nk)
+        return BN_OK;
+    bn_fft_cache_free(fg);
+    cudaStream_t s = fg->s;
+    const size_t M = (size_t)p.m0 * p.m1 * p.m2, Mc = (size_t)(p.m0 / 2 + 1) * p.m1 * p.m2;
+    cufftHandle fwd, inv;
+    BN_TRY(cufft_check(cufftPlan3d(&fwd, p.m2, p.m1, p.m0, CUFFT_D2Z), "planning the forward transform"));
+    c->fwd = fwd;
+    bn_status st = cufft_check(cufftPlan3d(&inv, p.m2, p.m1, p.m0, CUFFT_Z2D), "planning the inverse transform");
+    if (st != BN_OK) {
+        cufftDestroy(fwd);
+        return st;
+    }
+    c->inv = inv;
+    c->valid = 1; /* the plans exist: bn_fft_cache_free releases them from here on */
+    c->nk = 0;
+    BN_TRY(cufft_check(cufftSetStream(fwd, s), "cufftSetStream"));
+    BN_TRY(cufft_check(cufftSetStream(inv, s), "cufftSetStream"));
+    BN_TRY(bn_cuda_alloc(&c->spectra, Mc * 4 * sizeof(cufftDoubleComplex), "FFT kernels' spectra", s));
+    cufftDoubleComplex *ks = (cufftDoubleComplex *)c->spectra;
+    for (int t = 0; t < 4; t++) {
+        kernel_fill<<<grid_of(M), 256, 0, s>>>(p, g->h[0], g->h[1], g->h[2], near, t, r);
+        BN_CUDA_LAUNCH_CHECK();
+        BN_TRY(cufft_check(cufftExecD2Z(fwd, r, ks + Mc * (size_t)t), "the kernels' transform"));
+    }
+    memcpy(c->n, g->n, sizeof c->n);
+    memcpy(c->h, g->h, sizeof c->h);
+    c->near = near;
+    c->nk = 4;
+    return BN_OK;
 }
 
-bn_status run(bn_field_gpu *fg, const bn_fft_grid *g, int K, int near, int want_grad, const double *q, double *raw,
-              fft_bufs *b)
+/* One output: the terms (component c, kernel t, coefficient) summed in
+ * Fourier space, transformed back, scaled into out (cell order). */
+struct term {
+    int c, t;
+    double coef;
+};
+
+bn_status one_output(bn_field_gpu *fg, const pad &p, const term *terms, int nt, const cufftDoubleComplex *qs,
+                     cufftDoubleComplex *w, double *r, const int *block_of, double *out)
 {
     cudaStream_t s = fg->s;
-    const pad p = {g->n[0], g->n[1], g->n[2], 2 * g->n[0], 2 * g->n[1], 2 * g->n[2]};
     const size_t M = (size_t)p.m0 * p.m1 * p.m2, Mc = (size_t)(p.m0 / 2 + 1) * p.m1 * p.m2;
     const size_t n = (size_t)p.n0 * p.n1 * p.n2;
-    const int nk = want_grad ? 4 : 1;
+    const cufftDoubleComplex *ks = (const cufftDoubleComplex *)fg->fft.spectra;
+    for (int e = 0; e < nt; e++) {
+        multiply_add<<<grid_of(Mc), 256, 0, s>>>(qs + Mc * (size_t)terms[e].c, ks + Mc * (size_t)terms[e].t,
+                                                  terms[e].coef, e > 0, w, Mc);
+        BN_CUDA_LAUNCH_CHECK();
+    }
+    BN_TRY(cufft_check(cufftExecZ2D((cufftHandle)fg->fft.inv, w, r), "the inverse transform"));
+    extract<<<grid_of(n), 256, 0, s>>>(p, block_of, 1.0 / (double)M, r, out);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+/* The outputs as sums of (component, kernel) terms: gravity G phi and G
+ * g; vorticity psi_c = -phi_c / (4 pi) and u_i = sum_jc eps_ijc d_j psi_c. */
+int output_terms(const bn_field_params *prm, int o, term *t)
+{
+    const double f = 1.0 / (4.0 * 3.14159265358979323846);
+    if (prm->kind == BN_FIELD_GRAVITY) {
+        t[0] = (term){0, o, prm->G};
+        return 1;
+    }
+    if (o < 3) {
+        t[0] = (term){o, 0, -f};
+        return 1;
+    }
+    const int i = o - 3, j = (i + 1) % 3, k = (i + 2) % 3; /* u_i = d_j psi_k - d_k psi_j */
+    t[0] = (term){k, 1 + j, f};
+    t[1] = (term){j, 1 + k, -f};
+    return 2;
+}
+
+struct bufs {
+    double *r, *val;
+    cufftDoubleComplex *qs, *w;
+    int *block_of;
+    double *out;
+};
+
+void release(bufs *b, cudaStream_t s)
+{
+    void *p[] = {b->r, b->val, b->qs, b->w, b->block_of, b->out};
+    for (size_t i = 0; i < sizeof p / sizeof *p; i++) bn_cuda_free(p[i], s);
+}
+
+bn_status run(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const bn_fft_grid *g, const int *var,
+              double *const *out, bufs *b)
+{
+    cudaStream_t s = fg->s;
+    const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1, nv = K == 1 ? 4 : (prm->velocity ? 6 : 3);
+    pad p = {g->n[0], g->n[1], g->n[2], 2 * g->n[0], 2 * g->n[1], 2 * g->n[2], m->nb[0], m->nb[1], m->nb[2],
+             g->n[0] / m->nb[0], g->n[1] / m->nb[1], g->n[2] / m->nb[2]};
+    const size_t M = (size_t)p.m0 * p.m1 * p.m2, Mc = (size_t)(p.m0 / 2 + 1) * p.m1 * p.m2;
+    const size_t n = (size_t)p.n0 * p.n1 * p.n2, nblk = (size_t)p.bx * p.by * p.bz;
+    /* the block at each block position of the grid */
+    int *block_of = (int *)malloc(nblk * sizeof(int));
+    if (!block_of) return bn_fail(BN_ERR_NOMEM, "out of host memory for %zu blocks", nblk);
+    for (size_t at = 0; at < n; at += (size_t)p.nb0) {
+        const size_t cell = g->cell[at], bc = (size_t)p.nb0 * p.nb1 * p.nb2;
+        const int i = (int)(at % (size_t)p.n0), j = (int)(at / (size_t)p.n0 % (size_t)p.n1), k = (int)(at / ((size_t)p.n0 * p.n1));
+        block_of[i / p.nb0 + p.bx * (j / p.nb1 + p.by * (k / p.nb2))] = (int)(cell / bc);
+    }
+    bn_status r = bn_cuda_alloc((void **)&b->block_of, nblk * sizeof(int), "FFT block map", s);
+    if (r == BN_OK && cudaMemcpyAsync(b->block_of, block_of, nblk * sizeof(int), cudaMemcpyHostToDevice, s) != cudaSuccess)
+        r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
+    if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
+    free(block_of);
+    BN_TRY(r);
     BN_TRY(bn_cuda_alloc((void **)&b->r, M * sizeof(double), "FFT grid (padded)", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->ks, Mc * (size_t)nk * sizeof(cufftDoubleComplex), "FFT kernels", s));
+    BN_TRY(ensure_cache(fg, g, p, prm->near_cells, 4, b->r));
     BN_TRY(bn_cuda_alloc((void **)&b->qs, Mc * (size_t)K * sizeof(cufftDoubleComplex), "FFT sources", s));
     BN_TRY(bn_cuda_alloc((void **)&b->w, Mc * sizeof(cufftDoubleComplex), "FFT products", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->q, n * (size_t)K * sizeof(double), "FFT strengths", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->raw, n * (size_t)(4 * K) * sizeof(double), "FFT values", s));
-    BN_CUDA_CHECK(cudaMemcpyAsync(b->q, q, n * (size_t)K * sizeof(double), cudaMemcpyHostToDevice, s));
-    BN_TRY(cufft_check(cufftPlan3d(&b->fwd, p.m2, p.m1, p.m0, CUFFT_D2Z), "planning the forward transform"));
-    b->have_fwd = 1;
-    BN_TRY(cufft_check(cufftPlan3d(&b->inv, p.m2, p.m1, p.m0, CUFFT_Z2D), "planning the inverse transform"));
-    b->have_inv = 1;
-    BN_TRY(cufft_check(cufftSetStream(b->fwd, s), "cufftSetStream"));
-    BN_TRY(cufft_check(cufftSetStream(b->inv, s), "cufftSetStream"));
-    for (int t = 0; t < nk; t++) {
-        kernel_fill<<<grid_of(M), 256, 0, s>>>(p, g->h[0], g->h[1], g->h[2], near, t, b->r);
-        BN_CUDA_LAUNCH_CHECK();
-        BN_TRY(cufft_check(cufftExecD2Z(b->fwd, b->r, b->ks + Mc * (size_t)t), "the kernels' transform"));
-    }
+    BN_TRY(bn_cuda_alloc((void **)&b->val, n * sizeof(double), "FFT source values", s));
+    BN_TRY(bn_cuda_alloc((void **)&b->out, n * sizeof(double), "FFT values", s));
+    const double vol = g->h[0] * g->h[1] * g->h[2];
     for (int c = 0; c < K; c++) {
+        BN_TRY(bn_field_stage_copy(fg, b->val, m->var[var[c]], n, 1));
         BN_CUDA_CHECK(cudaMemsetAsync(b->r, 0, M * sizeof(double), s));
-        source_fill<<<grid_of(n), 256, 0, s>>>(p, K, c, b->q, b->r);
+        source_fill<<<grid_of(n), 256, 0, s>>>(p, b->block_of, b->val, vol, b->r);
         BN_CUDA_LAUNCH_CHECK();
-        BN_TRY(cufft_check(cufftExecD2Z(b->fwd, b->r, b->qs + Mc * (size_t)c), "the sources' transform"));
+        BN_TRY(cufft_check(cufftExecD2Z((cufftHandle)fg->fft.fwd, b->r, b->qs + Mc * (size_t)c), "the sources' transform"));
     }
-    for (int c = 0; c < K; c++)
-        for (int t = 0; t < nk; t++) {
-            multiply<<<grid_of(Mc), 256, 0, s>>>(b->qs + Mc * (size_t)c, b->ks + Mc * (size_t)t, b->w, Mc);
-            BN_CUDA_LAUNCH_CHECK();
-            BN_TRY(cufft_check(cufftExecZ2D(b->inv, b->w, b->r), "the inverse transform"));
-            const size_t idx = t == 0 ? (size_t)c : (size_t)K + 3 * (size_t)c + (size_t)(t - 1);
-            extract<<<grid_of(n), 256, 0, s>>>(p, K, idx, 1.0 / (double)M, b->r, b->raw);
-            BN_CUDA_LAUNCH_CHECK();
-        }
-    return bn_cuda_read(raw, b->raw, n * (size_t)(4 * K) * sizeof(double), "FFT values", s);
+    for (int o = 0; o < nv; o++) {
+        term t[2];
+        const int nt = output_terms(prm, o, t);
+        BN_TRY(one_output(fg, p, t, nt, b->qs, b->w, b->r, b->block_of, b->out));
+        BN_TRY(bn_field_stage_copy(fg, out[o], b->out, n, 0));
+    }
+    return BN_OK;
 }
 
 } // namespace
 
-extern "C" bn_status bn_fft_gpu_solve(bn_field_gpu *fg, const bn_fft_grid *g, int K, int near, int want_grad,
-                                      const double *q, double *raw, bn_field_stats *st)
+extern "C" void bn_fft_cache_free(bn_field_gpu *fg)
+{
+    bn_fft_cache *c = &fg->fft;
+    if (c->valid) {
+        cufftDestroy((cufftHandle)c->fwd);
+        cufftDestroy((cufftHandle)c->inv);
+    }
+    bn_cuda_free(c->spectra, fg->s);
+    memset(c, 0, sizeof *c);
+}
+
+extern "C" bn_status bn_fft_gpu_mesh(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m,
+                                     const bn_fft_grid *g, const int *var, double *const *out, bn_field_stats *st)
 {
     BN_CUDA_CHECK(cudaSetDevice(fg->device));
     bn_cuda_reset_peak();
     const double t0 = bn_wall_seconds();
-    fft_bufs b;
+    bufs b;
     memset(&b, 0, sizeof b);
-    const bn_status r = run(fg, g, K, near, want_grad, q, raw, &b);
+    const bn_status r = run(fg, prm, m, g, var, out, &b);
     release(&b, fg->s);
     cudaStreamSynchronize(fg->s);
     st->t_walk = bn_wall_seconds() - t0;

@@ -656,6 +656,17 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     bn_fft_grid g;
     BN_TRY(bn_fft_grid_make(m, &g));
     const size_t n = bn_mesh_cells(m);
+    for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
+    if (f->backend == BN_BACKEND_GPU) { /* on the device from the variables to the variables */
+        double *out[6];
+        for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
+        const bn_status s = bn_fft_gpu_mesh(f->gpu, prm, m, &g, var, out, &f->stats);
+        bn_fft_grid_free(&g);
+        f->stats.n_sources = f->stats.n_targets = n;
+        f->stats.backend = bn_backend_name(f->backend);
+        f->stats.t_total = bn_wall_seconds() - t0;
+        return s;
+    }
     const double vol = g.h[0] * g.h[1] * g.h[2];
     double *q = bn_alloc_array(n, (size_t)K * sizeof(double), "FFT strengths");
     double *raw = q ? bn_alloc_array(n, BN_FIELD_RAW(K) * sizeof(double), "FFT values") : NULL;
@@ -664,11 +675,8 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
 #pragma omp parallel for schedule(static)
         for (long at = 0; at < (long)n; at++)
             for (int k = 0; k < K; k++) q[(size_t)K * (size_t)at + (size_t)k] = m->var[var[k]][g.cell[at]] * vol;
-        const int grad = !vort || prm->velocity;
-        s = f->backend == BN_BACKEND_GPU ? bn_fft_gpu_solve(f->gpu, &g, K, prm->near_cells, grad, q, raw, &f->stats)
-                                         : bn_fft_cpu_solve(&g, K, prm->near_cells, grad, q, raw);
+        s = bn_fft_cpu_solve(&g, K, prm->near_cells, !vort || prm->velocity, q, raw);
     }
-    for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, out_names[vort][k], &out_var[k]);
     if (s == BN_OK) {
 #pragma omp parallel for schedule(static)
         for (long at = 0; at < (long)n; at++) {

@@ -847,7 +847,7 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 /* n doubles from the host to the device (or back) through the two
  * pinned staging buffers, pipelined: the host's copy of one chunk (in
  * parallel) overlaps the transfer of the next. */
-bn_status stage_copy(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
 {
     const size_t chunk = FIELD_PINNED / sizeof(double), chunks = (n + chunk - 1) / chunk;
     cudaStream_t s = fg->s;
@@ -1032,7 +1032,7 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
     BN_TRY(r);
     for (int k = 0; k < K; k++) {
         BN_TRY(dev_alloc(&md->val[k], cells, "mesh source values", s));
-        BN_TRY(stage_copy(fg, md->val[k], m->var[var[k]], cells, 1));
+        BN_TRY(stage_copy_impl(fg, md->val[k], m->var[var[k]], cells, 1));
     }
     BN_TRY(dev_alloc(&md->flag, cells, "mesh source flags", s));
     BN_TRY(dev_alloc(&md->index, cells, "mesh source index", s));
@@ -1208,7 +1208,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     }
     trace_mark(&tr, s, "evaluate");
     st->t_walk = bn_wall_seconds() - t0;
-    for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy(fg, out[v], d_out[v], cells, 0);
+    for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy_impl(fg, out[v], d_out[v], cells, 0);
     trace_mark(&tr, s, "download");
     for (int v = 0; v < 6; v++) bn_cuda_free(d_out[v], s);
     st->n_pp = (double)counts[0];
@@ -1223,6 +1223,11 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     free_bufs(&x, s);
     cudaStreamSynchronize(s);
     return r;
+}
+
+extern "C" bn_status bn_field_stage_copy(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+{
+    return stage_copy_impl(fg, dst, src, n, to_device);
 }
 
 extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
@@ -1250,6 +1255,7 @@ extern "C" void bn_field_gpu_free(bn_field_gpu *g)
 {
     if (!g) return;
     bn_gpu_tree_store_free(&g->tree, g->s);
+    bn_fft_cache_free(g);
     cudaStreamSynchronize(g->s);
     for (int k = 0; k < 2; k++) {
         if (g->pinned[k]) cudaFreeHost(g->pinned[k]);

@@ -7,11 +7,35 @@
 
 #define FIELD_PINNED (32u << 20) /* bytes of each of the two staging buffers */
 
+/* What the FFT solver keeps between calls on one grid: its plans and the
+ * kernels' spectra (fft_cuda.cu). */
+struct bn_fft_cache {
+    int n[3], near, nk;
+    double h[3];
+    void *spectra;         /* nk kernels' transforms (cufftDoubleComplex) */
+    int fwd, inv;          /* cuFFT plans (cufftHandle)                   */
+    int valid;
+};
+
 struct bn_field_gpu {
     int device;
     cudaStream_t s;
     bn_gpu_tree_store tree;
     void *pinned[2];       /* staging between pageable host arrays and the device */
     cudaEvent_t staged[2]; /* a staging buffer's last transfer                      */
+    struct bn_fft_cache fft;
 };
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#include "banyan.h"
+/* n doubles between host and device through the pinned staging buffers,
+ * pipelined (field_cuda.cu). */
+bn_status bn_field_stage_copy(struct bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device);
+/* Free the FFT cache (fft_cuda.cu). */
+void bn_fft_cache_free(struct bn_field_gpu *fg);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -29,10 +29,10 @@ bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const b
     return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
 }
 
-bn_status bn_fft_gpu_solve(struct bn_field_gpu *fg, const bn_fft_grid *g, int K, int near, int want_grad,
-                           const double *q, double *raw, bn_field_stats *st)
+bn_status bn_fft_gpu_mesh(struct bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const bn_fft_grid *g,
+                          const int *var, double *const *out, bn_field_stats *st)
 {
-    (void)fg, (void)g, (void)K, (void)near, (void)want_grad, (void)q, (void)raw, (void)st;
+    (void)fg, (void)prm, (void)m, (void)g, (void)var, (void)out, (void)st;
     return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
 }
 #else
