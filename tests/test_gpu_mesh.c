@@ -197,6 +197,31 @@ static void test_fft_gpu_against_cpu(void **state)
     }
 }
 
+/* Bad values are found on the device and named as the CPU names them. */
+static void test_bad_values_on_the_gpu(void **state)
+{
+    (void)state;
+    tu_require_gpu();
+    bn_mesh *m = make_mesh(BN_MESH_SPHERE, 3, 8);
+    bn_field_params p = bn_field_params_default(BN_FIELD_GRAVITY);
+    p.backend = BN_BACKEND_GPU;
+    bn_field *f = NULL;
+    TU_OK(bn_field_create(&f, &p));
+    const int d = bn_mesh_var_index(m, "dens");
+    m->var[d][bn_mesh_block_cells(m) * 5 + 7] = -2.0;
+    m->var[d][bn_mesh_block_cells(m) * 9 + 1] = NAN;
+    TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_ARGUMENT, "variable dens of block 5, cell 7, is -2: a density must be >= 0");
+    m->var[d][bn_mesh_block_cells(m) * 5 + 7] = 0.0;
+    TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_ARGUMENT, "variable dens of block 9, cell 1, is nan (must be finite)");
+    m->var[d][bn_mesh_block_cells(m) * 9 + 1] = 1e308; /* a strength x volume that is finite, a field that is not */
+    p.G = 1e300;
+    bn_field_free(f);
+    TU_OK(bn_field_create(&f, &p));
+    TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_ARGUMENT, "is not finite");
+    bn_field_free(f);
+    bn_mesh_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_vorticity_gpu_against_cpu),
         cmocka_unit_test(test_points_particles_repeat),
         cmocka_unit_test(test_fft_gpu_against_cpu),
+        cmocka_unit_test(test_bad_values_on_the_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

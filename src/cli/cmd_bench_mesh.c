@@ -20,7 +20,7 @@ static void mesh_bench_help(void)
 {
     printf("usage: banyan bench --mesh maclaurin|sphere|vortex-rings [options]\n\n"
            "Time the field solver on a test problem made in memory (banyan mesh-ic's):\n"
-           "  --levels L, --min-level L, --block N   the mesh (mesh-ic's options)\n"
+           "  --levels L, --min-level L, --block N, --radius R   the mesh (mesh-ic's options)\n"
            "  --method tree|fft, --theta T, --near N, --leaf-size N, --smoothing S, --no-velocity\n"
            "  --backend B, --device D                 the solver (potential's options)\n"
            "  --repeat R    calls timed (best of R; default 3)\n"
@@ -28,7 +28,7 @@ static void mesh_bench_help(void)
            "  --json        one JSON object\n");
 }
 
-enum { OPT_METHOD = 999, OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
+enum { OPT_RADIUS = 998, OPT_METHOD = 999, OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
        OPT_BACKEND, OPT_DEVICE, OPT_REPEAT, OPT_CHECK, OPT_JSON };
 
 static int parse(int argc, char **argv, mesh_bench *o)
@@ -42,7 +42,8 @@ static int parse(int argc, char **argv, mesh_bench *o)
         {"no-velocity", no_argument, 0, OPT_NOVEL},     {"backend", required_argument, 0, OPT_BACKEND},
         {"device", required_argument, 0, OPT_DEVICE},   {"repeat", required_argument, 0, OPT_REPEAT},
         {"check", no_argument, 0, OPT_CHECK},           {"json", no_argument, 0, OPT_JSON},
-        {"method", required_argument, 0, OPT_METHOD},  {"help", no_argument, 0, 'h'},
+        {"method", required_argument, 0, OPT_METHOD},  {"radius", required_argument, 0, OPT_RADIUS},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
@@ -57,6 +58,7 @@ static int parse(int argc, char **argv, mesh_bench *o)
             o->ic.max_level = keep.max_level;
             o->ic.min_level = keep.min_level;
             o->ic.block = keep.block;
+            if (keep.radius != bn_mesh_ic_params_default(BN_MESH_MACLAURIN).radius) o->ic.radius = keep.radius;
             const double theta = o->fp.theta;
             const bn_field_method method = o->fp.method;
             o->fp = bn_field_params_default(pr == BN_MESH_VORTEX_RINGS ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
@@ -74,6 +76,7 @@ static int parse(int argc, char **argv, mesh_bench *o)
             if (!cli_parse_double_in(cmd, "--smoothing", optarg, (cli_range){0, 100, 0, 0}, &o->fp.smoothing)) return 2;
             break;
         case OPT_NOVEL: o->fp.velocity = 0; break;
+        case OPT_RADIUS: if (!cli_parse_double_in(cmd, "--radius", optarg, (cli_range){0, 0.5, 1, 0}, &o->ic.radius)) return 2; break;
         case OPT_METHOD:
             if (!strcmp(optarg, "tree") || !strcmp(optarg, "fft")) o->fp.method = strcmp(optarg, "tree") ? BN_FIELD_FFT : BN_FIELD_TREE;
             else return cli_usage_error(cmd, "--method '%s': expected tree or fft", optarg);

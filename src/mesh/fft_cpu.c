@@ -10,7 +10,7 @@
 #include "mesh/fft_internal.h"
 #include "mesh/mesh_internal.h"
 
-bn_status bn_fft_grid_make(const bn_mesh *m, bn_fft_grid *g)
+bn_status bn_fft_grid_make(const bn_mesh *m, int cells, bn_fft_grid *g)
 {
     memset(g, 0, sizeof *g);
     int lmin = m->level[0], lmax = m->level[0];
@@ -24,27 +24,31 @@ bn_status bn_fft_grid_make(const bn_mesh *m, bn_fft_grid *g)
     bn_mesh_octree o;
     BN_TRY(bn_mesh_octree_make(m, &o));
     size_t blocks = 1;
-    int64_t nblk[3];
     for (int k = 0; k < 3; k++) {
-        nblk[k] = (int64_t)o.nroot[k] << (lmin - 1);
-        g->n[k] = (int)(nblk[k] * m->nb[k]);
+        g->nblk[k] = (int)((int64_t)o.nroot[k] << (lmin - 1));
+        g->n[k] = g->nblk[k] * m->nb[k];
         g->h[k] = ldexp(o.root_side[k], 1 - lmin) / m->nb[k];
         g->lo[k] = o.domain_lo[k];
-        blocks *= (size_t)nblk[k];
+        blocks *= (size_t)g->nblk[k];
     }
     bn_status s = blocks == m->n_blocks ? BN_OK
                                         : bn_fail(BN_ERR_ARGUMENT, "the FFT solver needs the blocks to fill their box: "
                                                   "%zu of %zu blocks of level %d are present", m->n_blocks, blocks, lmin);
-    const size_t cells = bn_mesh_cells(m), bc = bn_mesh_block_cells(m);
-    if (s == BN_OK && !(g->cell = bn_alloc_array(cells, sizeof(size_t), "FFT grid"))) s = BN_ERR_NOMEM;
+    if (s == BN_OK && !(g->block = bn_alloc_array(blocks, sizeof(int), "FFT grid"))) s = BN_ERR_NOMEM;
     for (size_t b = 0; s == BN_OK && b < m->n_blocks; b++)
-        for (size_t c = 0; c < bc; c++) {
-            const int64_t i = o.ijk[3 * b] * m->nb[0] + (int64_t)(c % (size_t)m->nb[0]);
-            const int64_t j = o.ijk[3 * b + 1] * m->nb[1] + (int64_t)(c / (size_t)m->nb[0] % (size_t)m->nb[1]);
-            const int64_t k = o.ijk[3 * b + 2] * m->nb[2] + (int64_t)(c / ((size_t)m->nb[0] * (size_t)m->nb[1]));
-            g->cell[(size_t)(i + g->n[0] * (j + (int64_t)g->n[1] * k))] = b * bc + c;
-        }
+        g->block[o.ijk[3 * b] + g->nblk[0] * (o.ijk[3 * b + 1] + (int64_t)g->nblk[1] * o.ijk[3 * b + 2])] = (int)b;
     bn_mesh_octree_free(&o);
+    const size_t n = bn_mesh_cells(m), bc = bn_mesh_block_cells(m);
+    if (s == BN_OK && cells && !(g->cell = bn_alloc_array(n, sizeof(size_t), "FFT grid"))) s = BN_ERR_NOMEM;
+    if (s == BN_OK && cells) {
+#pragma omp parallel for schedule(static)
+        for (long at = 0; at < (long)n; at++) {
+            const int i = (int)(at % g->n[0]), j = (int)(at / g->n[0] % g->n[1]), k = (int)(at / ((long)g->n[0] * g->n[1]));
+            const size_t b = (size_t)g->block[i / m->nb[0] + g->nblk[0] * (j / m->nb[1] + g->nblk[1] * (k / m->nb[2]))];
+            g->cell[at] = b * bc + (size_t)(i % m->nb[0]) +
+                          (size_t)m->nb[0] * ((size_t)(j % m->nb[1]) + (size_t)m->nb[1] * (size_t)(k % m->nb[2]));
+        }
+    }
     if (s != BN_OK) bn_fft_grid_free(g);
     return s;
 }
@@ -52,7 +56,9 @@ bn_status bn_fft_grid_make(const bn_mesh *m, bn_fft_grid *g)
 void bn_fft_grid_free(bn_fft_grid *g)
 {
     free(g->cell);
+    free(g->block);
     g->cell = NULL;
+    g->block = NULL;
 }
 
 /* The padded kernel t (0 potential, 1-3 field) into r (m0 m1 m2 reals). */

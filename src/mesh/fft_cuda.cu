@@ -185,18 +185,10 @@ bn_status run(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, co
     const size_t M = (size_t)p.m0 * p.m1 * p.m2, Mc = (size_t)(p.m0 / 2 + 1) * p.m1 * p.m2;
     const size_t n = (size_t)p.n0 * p.n1 * p.n2, nblk = (size_t)p.bx * p.by * p.bz;
     /* the block at each block position of the grid */
-    int *block_of = (int *)malloc(nblk * sizeof(int));
-    if (!block_of) return bn_fail(BN_ERR_NOMEM, "out of host memory for %zu blocks", nblk);
-    for (size_t at = 0; at < n; at += (size_t)p.nb0) {
-        const size_t cell = g->cell[at], bc = (size_t)p.nb0 * p.nb1 * p.nb2;
-        const int i = (int)(at % (size_t)p.n0), j = (int)(at / (size_t)p.n0 % (size_t)p.n1), k = (int)(at / ((size_t)p.n0 * p.n1));
-        block_of[i / p.nb0 + p.bx * (j / p.nb1 + p.by * (k / p.nb2))] = (int)(cell / bc);
-    }
     bn_status r = bn_cuda_alloc((void **)&b->block_of, nblk * sizeof(int), "FFT block map", s);
-    if (r == BN_OK && cudaMemcpyAsync(b->block_of, block_of, nblk * sizeof(int), cudaMemcpyHostToDevice, s) != cudaSuccess)
+    if (r == BN_OK && cudaMemcpyAsync(b->block_of, g->block, nblk * sizeof(int), cudaMemcpyHostToDevice, s) != cudaSuccess)
         r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
     if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
-    free(block_of);
     BN_TRY(r);
     BN_TRY(bn_cuda_alloc((void **)&b->r, M * sizeof(double), "FFT grid (padded)", s));
     BN_TRY(ensure_cache(fg, g, p, prm->near_cells, 4, b->r));

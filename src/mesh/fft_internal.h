@@ -24,11 +24,16 @@ extern "C" {
 typedef struct bn_fft_grid {
     int n[3];          /* cells per axis                                */
     double lo[3], h[3];
-    size_t *cell;      /* grid index i + n0 (j + n1 k) -> mesh cell     */
+    int nblk[3];       /* blocks per axis                               */
+    int *block;        /* the mesh block at block position bi + nblk0
+                          (bj + nblk1 bk)                               */
+    size_t *cell;      /* (with cells) grid index i + n0 (j + n1 k) ->
+                          mesh cell                                     */
 } bn_fft_grid;
 
-/* The grid of a uniform mesh; fails naming the levels when it is not. */
-bn_status bn_fft_grid_make(const bn_mesh *m, bn_fft_grid *g);
+/* The grid of a uniform mesh (cells: also the map of every cell); fails
+ * naming the levels when the mesh is not uniform. */
+bn_status bn_fft_grid_make(const bn_mesh *m, int cells, bn_fft_grid *g);
 void bn_fft_grid_free(bn_fft_grid *g);
 
 /* The kernels at grid offset (di, dj, dk) = target - source, in cells

@@ -114,7 +114,8 @@ static bn_status sources_alloc(bn_field_sources *s, size_t n, int K)
 }
 
 /* The source variables of m (K indices), checked: a density must be >= 0. */
-static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
+/* The source variables' indices in m (K of them). */
+static bn_status source_var_indices(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
 {
     char names[3][BN_MESH_NAME_LEN];
     bn_mesh_split_names(prm->source_vars, names, 3, "source variables");
@@ -124,21 +125,35 @@ static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *
             return bn_fail(BN_ERR_ARGUMENT, "the mesh has no variable '%s' (source variables '%s')", names[k],
                            prm->source_vars);
     }
-    /* the first bad value in cell order, found in parallel */
-    const size_t cells = bn_mesh_block_cells(m), n = bn_mesh_cells(m);
+    return BN_OK;
+}
+
+bn_status bn_field_bad_source(const bn_field_params *prm, const bn_mesh *m, int v, size_t cell)
+{
+    const size_t cells = bn_mesh_block_cells(m);
+    const double x = m->var[v][cell];
+    if (!isfinite(x))
+        return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g (must be finite)", m->var_name[v],
+                       cell / cells, cell % cells, x);
+    (void)prm;
+    return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0", m->var_name[v],
+                   cell / cells, cell % cells, x);
+}
+
+/* The source variables' indices, and every value finite (a density >= 0):
+ * the first bad value in cell order, found in parallel. */
+static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
+{
+    BN_TRY(source_var_indices(prm, m, var, K));
+    const size_t n = bn_mesh_cells(m);
     for (int k = 0; k < K; k++) {
         size_t bad = n;
         const double *v = m->var[var[k]];
         const int density = prm->kind == BN_FIELD_GRAVITY;
 #pragma omp parallel for reduction(min : bad) schedule(static)
         for (long c = 0; c < (long)n; c++)
-            if (!isfinite(v[c]) || (density && !(v[c] >= 0)) ) bad = (size_t)c < bad ? (size_t)c : bad;
-        if (bad == n) continue;
-        if (!isfinite(v[bad]))
-            return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g (must be finite)", names[k],
-                           bad / cells, bad % cells, v[bad]);
-        return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0", names[k],
-                       bad / cells, bad % cells, v[bad]);
+            if (!isfinite(v[c]) || (density && !(v[c] >= 0))) bad = (size_t)c < bad ? (size_t)c : bad;
+        if (bad < n) return bn_field_bad_source(prm, m, var[k], bad);
     }
     return BN_OK;
 }
@@ -600,7 +615,7 @@ static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     bn_mesh_octree o;
     BN_TRY(bn_mesh_octree_make(m, &o));
     bn_mesh_octree_free(&o);
-    BN_TRY(source_vars(&prm, m, var, K));
+    BN_TRY(source_var_indices(&prm, m, var, K)); /* the values: checked on the device */
     if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
     if (extra && K != 1) return bn_fail(BN_ERR_ARGUMENT, "particles as sources carry masses: gravity only");
     host_trace("validate", &tr);
@@ -625,18 +640,7 @@ static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     f->stats.t_tuning = keep_tuning;
     f->stats.theta = prm.theta;
     f->stats.backend = bn_backend_name(f->backend);
-    const size_t n = bn_mesh_cells(m);
-    for (int k = 0; k < nv; k++) {
-        size_t bad = n;
-        const double *v = out[k];
-#pragma omp parallel for reduction(min : bad) schedule(static)
-        for (long c = 0; c < (long)n; c++)
-            if (!isfinite(v[c])) bad = (size_t)c < bad ? (size_t)c : bad;
-        if (bad < n)
-            return bn_fail(BN_ERR_ARGUMENT, "the field at cell %zu is not finite (%s = %g): strengths or G overflow", bad,
-                           out_names[vort][k], v[bad]);
-    }
-    host_trace("gpu mesh path and finite check", &tr);
+    host_trace("gpu mesh path", &tr);
     f->stats.t_total = bn_wall_seconds() - t0;
     return BN_OK;
 }
@@ -654,7 +658,7 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     int var[3], out_var[6];
     BN_TRY(source_vars(prm, m, var, K));
     bn_fft_grid g;
-    BN_TRY(bn_fft_grid_make(m, &g));
+    BN_TRY(bn_fft_grid_make(m, f->backend != BN_BACKEND_GPU, &g));
     const size_t n = bn_mesh_cells(m);
     for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
     if (f->backend == BN_BACKEND_GPU) { /* on the device from the variables to the variables */

@@ -370,6 +370,7 @@ struct eval_args {
     double G;                    /* gravity's constant                     */
     int velocity;                /* vorticity: also u = curl psi           */
     int nb[3], bricks;           /* cells per block, bricks per block      */
+    unsigned long long *bad;     /* the first cell with a value not finite */
     int4 brick_lo[64], brick_n[64]; /* a brick's first cell and extent (w:
                                        its first target within the block) */
 };
@@ -381,10 +382,15 @@ template <int K>
 __device__ void write_mesh(const eval_args &a, size_t cell, const float *phi, const float *g)
 {
     if (K == 1) {
-        a.out[0][cell] = a.G * (double)phi[0] * a.pot_unit;
-        for (int k = 0; k < 3; k++) a.out[1 + k][cell] = a.G * (double)g[k] * a.acc_unit;
+        const double v[4] = {a.G * (double)phi[0] * a.pot_unit, a.G * (double)g[0] * a.acc_unit,
+                             a.G * (double)g[1] * a.acc_unit, a.G * (double)g[2] * a.acc_unit};
+        for (int k = 0; k < 4; k++) a.out[k][cell] = v[k];
+        if (!(isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) && isfinite(v[3]))) atomicMin(a.bad, (unsigned long long)cell);
         return;
     }
+    if (!(isfinite(phi[0]) && isfinite(phi[1]) && isfinite(phi[2]) && isfinite(g[0]) && isfinite(g[4]) && isfinite(g[8]) &&
+          isfinite(g[1]) && isfinite(g[2]) && isfinite(g[3]) && isfinite(g[5]) && isfinite(g[6]) && isfinite(g[7])))
+        atomicMin(a.bad, (unsigned long long)cell);
     const double f = 1.0 / (4.0 * 3.14159265358979323846);
     for (int k = 0; k < 3; k++) a.out[k][cell] = -f * (double)phi[k] * a.pot_unit;
     if (!a.velocity) return;
@@ -881,6 +887,9 @@ bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size
 }
 
 struct mesh_dev {
+    unsigned long long *bad; /* first bad source (4 cell + component), first
+                                cell whose value is not finite          */
+    int density;        /* gravity: the source must be >= 0 */
     double *box;        /* 6 per block: lo xyz, hi xyz */
     double *val[3];     /* the source variables, cell order */
     int *flag, *index;  /* nonzero cells and their compaction */
@@ -902,7 +911,11 @@ __global__ void flag_kernel(mesh_dev md, int K)
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= md.n_cells) return;
     int any = 0;
-    for (int k = 0; k < K; k++) any |= md.val[k][i] != 0.0;
+    for (int k = 0; k < K; k++) {
+        const double v = md.val[k][i];
+        any |= v != 0.0;
+        if (!isfinite(v) || (md.density && !(v >= 0.0))) atomicMin(md.bad, 4ull * (unsigned long long)i + (unsigned)k);
+    }
     md.flag[i] = any;
 }
 
@@ -1036,6 +1049,8 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
     }
     BN_TRY(dev_alloc(&md->flag, cells, "mesh source flags", s));
     BN_TRY(dev_alloc(&md->index, cells, "mesh source index", s));
+    BN_TRY(dev_alloc(&md->bad, 2, "mesh checks", s));
+    BN_CUDA_CHECK(cudaMemsetAsync(md->bad, 0xff, 2 * sizeof(unsigned long long), s));
     flag_kernel<<<blocks(cells, 256), 256, 0, s>>>(*md, K);
     BN_CUDA_LAUNCH_CHECK();
     int *d_count = NULL;
@@ -1046,9 +1061,17 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
     BN_TRY(bn_cuda_alloc(&x->scan_tmp, bytes, "mesh source select", s));
     BN_CUDA_CHECK(cub::DeviceSelect::Flagged(x->scan_tmp, bytes, it, md->flag, md->index, d_count, (int)cells, s));
     int nc = 0;
-    r = bn_cuda_read(&nc, d_count, sizeof nc, "mesh source count", s);
+    unsigned long long bad = 0;
+    r = bn_cuda_read_queued(&bad, md->bad, sizeof bad, "mesh source check", s);
+    if (r == BN_OK) r = bn_cuda_read(&nc, d_count, sizeof nc, "mesh source count", s);
     bn_cuda_free(d_count, s);
     BN_TRY(r);
+    if (bad != ~0ull) { /* the first bad value: its variable, block and cell named */
+        bn_field_params p;
+        memset(&p, 0, sizeof p);
+        p.kind = md->density ? BN_FIELD_GRAVITY : BN_FIELD_VORTICITY;
+        return bn_field_bad_source(&p, m, var[bad % 4], (size_t)(bad / 4));
+    }
     md->n_src = nc;
     const int np = extra ? (int)extra->n : 0, n = nc + np;
     for (int k = 0; k < 3; k++) {
@@ -1114,7 +1137,7 @@ bn_status mesh_units(bn_field_gpu *fg, const bn_mesh *m, const mesh_dev *md, int
 
 void free_mesh_dev(mesh_dev *md, cudaStream_t s)
 {
-    void *p[] = {md->box, md->val[0], md->val[1], md->val[2], md->flag, md->index, md->absq};
+    void *p[] = {md->box, md->val[0], md->val[1], md->val[2], md->flag, md->index, md->absq, md->bad};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) bn_cuda_free(p[i], s);
     memset(md, 0, sizeof *md);
 }
@@ -1148,6 +1171,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     double t0 = bn_wall_seconds();
     int n = 0;
     bn_status r = with_near ? upload_table(m, prm->near_cells, &u, s) : BN_OK;
+    md.density = K == 1;
     if (r == BN_OK) r = mesh_sources(fg, m, var, K, extra, &md, &x, &n);
     trace_mark(&tr, s, "mesh sources (upload, select)");
     st->t_sources = bn_wall_seconds() - t0;
@@ -1199,6 +1223,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         a.pot_unit = u.ls / u.qs;
         a.acc_unit = u.ls * u.ls / u.qs;
         a.mesh_out = 1;
+        a.bad = md.bad + 1;
         a.G = prm->G;
         a.velocity = prm->velocity;
         for (int v = 0; v < 6; v++) a.out[v] = d_out[v];
@@ -1219,6 +1244,11 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     st->n_sources = (size_t)n;
     st->n_targets = cells;
     st->device_bytes_peak = bn_cuda_bytes_peak();
+    unsigned long long bad = ~0ull;
+    if (r == BN_OK && md.bad) r = bn_cuda_read(&bad, md.bad + 1, sizeof bad, "mesh output check", s);
+    if (r == BN_OK && bad != ~0ull)
+        r = bn_fail(BN_ERR_ARGUMENT, "the field at cell %llu (block %llu) is not finite: strengths or G overflow", bad,
+                    bad / (unsigned long long)bn_mesh_block_cells(m));
     free_mesh_dev(&md, s);
     free_bufs(&x, s);
     cudaStreamSynchronize(s);

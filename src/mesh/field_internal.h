@@ -79,6 +79,10 @@ bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, co
 bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t);
 bn_status bn_field_targets_points(size_t n, const double *pos, bn_field_targets *t);
 
+/* The message for the first bad source value (not finite, or a negative
+ * density) of variable v at cell `cell`. */
+bn_status bn_field_bad_source(const bn_field_params *prm, const bn_mesh *m, int v, size_t cell);
+
 /* The smoothing length^2 of the smoothed kernel (0: singular kernel with
  * exact near cubes). */
 double bn_field_eps2(const bn_field_params *prm, const bn_mesh *m);
