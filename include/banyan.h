@@ -705,7 +705,11 @@ BN_API bn_field_params bn_field_params_default(bn_field_kind kind);
 BN_API bn_status bn_field_params_validate(const bn_field_params *p);
 
 typedef struct bn_field_stats {
-    double t_sources, t_tree, t_moments, t_targets, t_walk, t_near, t_total; /* seconds */
+    double t_sources, t_tree, t_moments, t_targets, t_walk, t_near, t_total; /* seconds: sources (GPU: with
+                               their upload), tree, moments, targets, the
+                               walk (lists and evaluation), the near field
+                               (CPU: inside the walk), the whole call    */
+    double t_download;      /* GPU: the results back to the host         */
     double n_pp, n_pc;      /* source-target and cell-target interactions */
     double n_near;          /* exact-cube pairs                          */
     size_t n_sources, n_targets;

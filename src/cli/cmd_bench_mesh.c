@@ -59,11 +59,11 @@ static int parse(int argc, char **argv, mesh_bench *o)
             o->ic.min_level = keep.min_level;
             o->ic.block = keep.block;
             if (keep.radius != bn_mesh_ic_params_default(BN_MESH_MACLAURIN).radius) o->ic.radius = keep.radius;
-            const double theta = o->fp.theta;
-            const bn_field_method method = o->fp.method;
-            o->fp = bn_field_params_default(pr == BN_MESH_VORTEX_RINGS ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
-            o->fp.theta = theta;
-            o->fp.method = method;
+            /* the kind and its source variables follow the problem; the rest as given */
+            const bn_field_params d = bn_field_params_default(pr == BN_MESH_VORTEX_RINGS ? BN_FIELD_VORTICITY
+                                                                                        : BN_FIELD_GRAVITY);
+            o->fp.kind = d.kind;
+            memcpy(o->fp.source_vars, d.source_vars, sizeof d.source_vars);
             break;
         }
         case OPT_LEVELS: if (!cli_parse_int(cmd, "--levels", optarg, 1, 12, &o->ic.max_level)) return 2; break;
@@ -113,6 +113,7 @@ static bn_status check(const mesh_bench *o, const bn_mesh *m, mesh_check *c)
 {
     const size_t cells = bn_mesh_cells(m), n = cells < 1000 ? cells : 1000, bc = bn_mesh_block_cells(m);
     const int nv = bn_field_point_values(&o->fp), np = nv == 4 ? 1 : 3;
+    const int nc = np == 3 && !o->fp.velocity ? 3 : nv; /* values the mesh holds */
     static const char *const names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "", ""},
                                             {"psix", "psiy", "psiz", "velx", "vely", "velz"}};
     double *pos = malloc(3 * n * sizeof *pos), *ref = malloc((size_t)nv * n * sizeof *ref);
@@ -136,13 +137,13 @@ static bn_status check(const mesh_bench *o, const bn_mesh *m, mesh_check *c)
     }
     for (size_t i = 0; s == BN_OK && i < n; i++) {
         double dp = 0, p2 = 0, dv = 0, v2 = 0;
-        for (int k = 0; k < nv; k++) {
+        for (int k = 0; k < nc; k++) {
             const double r = ref[(size_t)nv * i + k], g = m->var[bn_mesh_var_index(m, names[np == 3][k])][at[i]];
             *(k < np ? &dp : &dv) += (g - r) * (g - r);
             *(k < np ? &p2 : &v2) += r * r;
         }
         ep[i] = np == 1 ? sqrt(dp / p2) : sqrt(dp) / pmax;
-        ev[i] = np == 1 ? sqrt(dv / v2) : sqrt(dv) / vmax;
+        ev[i] = nc == 3 ? 0.0 : np == 1 ? sqrt(dv / v2) : sqrt(dv) / vmax;
     }
     if (s == BN_OK) {
         qsort(ep, n, sizeof *ep, cmp_d);
@@ -165,11 +166,13 @@ static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *s
     if (o->json) {
         printf("{\"mesh\": \"%s\", \"levels\": %d, \"min_level\": %d, \"block\": %d, \"cells\": %zu, \"blocks\": %zu, "
                "\"sources\": %zu, \"method\": \"%s\", \"backend\": \"%s\", \"theta\": %g, \"near\": %d, \"leaf_size\": %d, \"call_best\": "
-               "%.6g, \"call_mean\": %.6g, \"t_tree\": %.6g, \"t_moments\": %.6g, \"t_walk\": %.6g, \"pp\": %.6g, "
+               "%.6g, \"call_mean\": %.6g, \"t_sources\": %.6g, \"t_tree\": %.6g, \"t_moments\": %.6g, \"t_targets\": %.6g, "
+               "\"t_walk\": %.6g, \"t_download\": %.6g, \"pp\": %.6g, "
                "\"pc\": %.6g, \"device_bytes_peak\": %zu", bn_mesh_problem_name(o->ic.problem), o->ic.max_level,
                o->ic.min_level, o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources,
                o->fp.method == BN_FIELD_FFT ? "fft" : "tree", st->backend, st->theta,
-               o->fp.near_cells, o->fp.leaf_size, best, mean, st->t_tree, st->t_moments, st->t_walk,
+               o->fp.near_cells, o->fp.leaf_size, best, mean, st->t_sources, st->t_tree, st->t_moments, st->t_targets,
+               st->t_walk, st->t_download,
                st->n_pp / (double)st->n_targets, st->n_pc / (double)st->n_targets, st->device_bytes_peak);
         if (o->check)
             printf(", \"pot_p50\": %.6g, \"pot_p99\": %.6g, \"pot_max\": %.6g, \"vec_p50\": %.6g, \"vec_p99\": %.6g, "
@@ -181,8 +184,9 @@ static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *s
            "%s, theta %g, near %d, leaf %d\n", bn_mesh_problem_name(o->ic.problem), o->ic.min_level, o->ic.max_level,
            o->ic.block, bn_mesh_cells(m), m->n_blocks, st->n_sources, vort ? "vorticity" : "gravity", st->backend,
            o->fp.method == BN_FIELD_FFT ? "FFT" : "tree", st->theta, o->fp.near_cells, o->fp.leaf_size);
-    printf("call from host memory (best of %ld): %.4f s (mean %.4f); stages of the best: tree %.4f moments and "
-           "targets %.4f lists and evaluation %.4f\n", o->repeat, best, mean, st->t_tree, st->t_moments, st->t_walk);
+    printf("call from host memory (best of %ld): %.4f s (mean %.4f); stages of the best: sources %.4f tree %.4f "
+           "moments %.4f targets %.4f walk %.4f download %.4f\n", o->repeat, best, mean, st->t_sources, st->t_tree,
+           st->t_moments, st->t_targets, st->t_walk, st->t_download);
     printf("interactions per cell: source-cell %.1f, expansion %.1f; device memory peak %.3g GB\n",
            st->n_pp / (double)st->n_targets, st->n_pc / (double)st->n_targets, (double)st->device_bytes_peak / 1e9);
     if (o->check)

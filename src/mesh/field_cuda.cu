@@ -544,22 +544,45 @@ __global__ void __launch_bounds__(FIELD_THREADS) eval_kernel(eval_args a)
 
 /* ---- the host side ------------------------------------------------------------------- */
 
-/* BANYAN_FIELD_TRACE=1: each stage waited for and timed, to stderr (a
- * tuning aid; the library prints nothing otherwise). */
+/* The stages of a solve timed by events on the stream (nothing waits
+ * for them until the end); BANYAN_FIELD_TRACE=1 prints them to stderr
+ * (a tuning aid; the library prints nothing otherwise). */
+#define FIELD_STAGES 10
 struct trace {
-    int on;
-    double t;
+    int on, n;
+    cudaEvent_t ev[FIELD_STAGES + 1];
+    const char *name[FIELD_STAGES + 1];
+    double ms[FIELD_STAGES + 1];
 };
+
+void trace_begin(trace *tr, cudaStream_t s)
+{
+    memset(tr, 0, sizeof *tr);
+    tr->on = getenv("BANYAN_FIELD_TRACE") != NULL;
+    for (int i = 0; i <= FIELD_STAGES; i++) cudaEventCreate(&tr->ev[i]);
+    cudaEventRecord(tr->ev[0], s);
+}
 
 void trace_mark(trace *tr, cudaStream_t s, const char *stage)
 {
-    if (!tr->on) return;
-    cudaStreamSynchronize(s);
-    const double now = bn_wall_seconds();
-    fprintf(stderr, "field trace: %-28s %9.3f ms\n", stage, 1e3 * (now - tr->t));
-    tr->t = now;
+    if (tr->n >= FIELD_STAGES) return;
+    tr->n++;
+    tr->name[tr->n] = stage;
+    cudaEventRecord(tr->ev[tr->n], s);
 }
 
+/* Wait for the last stage; ms[i] of each; print; release. */
+void trace_end(trace *tr, cudaStream_t s)
+{
+    cudaStreamSynchronize(s);
+    for (int i = 1; i <= tr->n; i++) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, tr->ev[i - 1], tr->ev[i]) != cudaSuccess) (void)cudaGetLastError();
+        tr->ms[i] = ms;
+        if (tr->on) fprintf(stderr, "field trace: %-28s %9.3f ms\n", tr->name[i], ms);
+    }
+    for (int i = 0; i <= FIELD_STAGES; i++) cudaEventDestroy(tr->ev[i]);
+}
 
 /* Powers of two bringing the sources' and targets' extent and the total
  * strength near 1, and the reference point (the sources' centre). */
@@ -1167,15 +1190,15 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     if (a.bricks > 64) return bn_fail(BN_ERR_ARGUMENT, "blocks of %dx%dx%d cells: at most 64 bricks of 8^3 per block",
                                       m->nb[0], m->nb[1], m->nb[2]);
     bn_cuda_reset_peak();
-    trace tr = {getenv("BANYAN_FIELD_TRACE") != NULL, bn_wall_seconds()};
-    double t0 = bn_wall_seconds();
+    trace tr;
+    trace_begin(&tr, s);
     int n = 0;
     bn_status r = with_near ? upload_table(m, prm->near_cells, &u, s) : BN_OK;
     md.density = K == 1;
     if (r == BN_OK) r = mesh_sources(fg, m, var, K, extra, &md, &x, &n);
     trace_mark(&tr, s, "mesh sources (upload, select)");
-    st->t_sources = bn_wall_seconds() - t0;
     if (r == BN_OK && n == 0) { /* no sources: every value 0 */
+        trace_end(&tr, s);
         for (int v = 0; v < nv; v++) memset(out[v], 0, bn_mesh_cells(m) * sizeof(double));
         free_mesh_dev(&md, s);
         free_bufs(&x, s);
@@ -1183,11 +1206,8 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     }
     if (r == BN_OK) r = mesh_units(fg, m, &md, n, K, &x, &u);
     u.eps2 = (float)(eps2 * u.ls * u.ls);
-    t0 = bn_wall_seconds();
     if (r == BN_OK) r = build_tree(fg, prm, n, K, u, &x);
     trace_mark(&tr, s, "tree");
-    st->t_tree = bn_wall_seconds() - t0;
-    t0 = bn_wall_seconds();
     if (r == BN_OK) r = moments(fg, prm, u, &x);
     trace_mark(&tr, s, "moments");
     const size_t cells = bn_mesh_cells(m);
@@ -1204,9 +1224,6 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the mesh's target kernels failed to launch");
     }
     trace_mark(&tr, s, "targets (device)");
-    st->t_targets = bn_wall_seconds() - t0;
-    st->t_moments = st->t_targets;
-    t0 = bn_wall_seconds();
     unsigned long long counts[3] = {0, 0, 0};
     if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
     trace_mark(&tr, s, "lists");
@@ -1232,9 +1249,15 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the evaluation kernel failed to launch");
     }
     trace_mark(&tr, s, "evaluate");
-    st->t_walk = bn_wall_seconds() - t0;
     for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy_impl(fg, out[v], d_out[v], cells, 0);
     trace_mark(&tr, s, "download");
+    trace_end(&tr, s);
+    st->t_sources = 1e-3 * tr.ms[1];
+    st->t_tree = 1e-3 * tr.ms[2];
+    st->t_moments = 1e-3 * tr.ms[3];
+    st->t_targets = 1e-3 * tr.ms[4];
+    st->t_walk = 1e-3 * (tr.ms[5] + tr.ms[6]);
+    st->t_download = 1e-3 * tr.ms[7];
     for (int v = 0; v < 6; v++) bn_cuda_free(d_out[v], s);
     st->n_pp = (double)counts[0];
     st->n_pc = (double)counts[1];
@@ -1315,27 +1338,27 @@ extern "C" bn_status bn_field_gpu_solve(bn_field_gpu *fg, const bn_field_params 
     solve_bufs x;
     memset(&x, 0, sizeof x);
     bn_cuda_reset_peak();
-    trace tr = {getenv("BANYAN_FIELD_TRACE") != NULL, bn_wall_seconds()};
-    double t0 = bn_wall_seconds();
+    trace tr;
+    trace_begin(&tr, fg->s);
     bn_status r = with_near ? upload_table(m, prm->near_cells, &u, fg->s) : BN_OK;
     if (r == BN_OK) r = upload_sources(fg, m, src, &x);
     if (r == BN_OK) r = build_tree(fg, prm, (int)src->n, src->K, u, &x);
     if (r == BN_OK) r = cudaStreamSynchronize(fg->s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "tree");
     trace_mark(&tr, fg->s, "upload sources, tree");
-    st->t_tree = bn_wall_seconds() - t0;
-    t0 = bn_wall_seconds();
     if (r == BN_OK) r = moments(fg, prm, u, &x);
     trace_mark(&tr, fg->s, "moments");
     if (r == BN_OK) r = upload_targets(fg, t, u, &x);
     trace_mark(&tr, fg->s, "targets (host split, upload)");
-    st->t_moments = bn_wall_seconds() - t0;
-    t0 = bn_wall_seconds();
     unsigned long long counts[3] = {0, 0, 0};
     if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
     trace_mark(&tr, fg->s, "lists");
     if (r == BN_OK) r = evaluate(fg, t, u, &x, raw);
     trace_mark(&tr, fg->s, "evaluate and download");
-    st->t_walk = bn_wall_seconds() - t0;
+    trace_end(&tr, fg->s);
+    st->t_tree = 1e-3 * tr.ms[1];
+    st->t_moments = 1e-3 * tr.ms[2];
+    st->t_targets = 1e-3 * tr.ms[3];
+    st->t_walk = 1e-3 * (tr.ms[4] + tr.ms[5]);
     st->n_pp = (double)counts[0];
     st->n_pc = (double)counts[1];
     st->n_near = (double)counts[2];
