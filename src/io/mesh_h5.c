@@ -26,6 +26,9 @@ bn_status bn_mh5_read(hid_t loc, const char *file, const char *name, int rank, c
                       hid_t mtype, size_t elem, void **buf)
 {
     *buf = NULL;
+    int present;
+    BN_TRY(bn_h5_link_present(loc, file, name, &present));
+    if (!present) return bn_fail(BN_ERR_FORMAT, "%s: no dataset '%s'", file, name);
     hid_t d;
     BN_TRY(bn_h5_open_local(loc, file, name, &d));
     hid_t space = H5Dget_space(d);
