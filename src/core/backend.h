@@ -75,6 +75,14 @@ typedef struct bn_backend_ops {
     bn_status (*set_params)(void *state, const bn_gravity_params *g);
     bn_status (*sample_forces)(void *state, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
                                double *pot);
+    /* One force computation from host arrays (bn_gravity_compute) moves
+     * only what it needs: upload_positions() takes positions and masses
+     * (no velocities: the state then holds none, and download() fails),
+     * download_forces() fills p->acc and p->pot alone (allocated if
+     * missing), in the uploaded order. The GPU's go through pinned
+     * staging buffers, pipelined. */
+    bn_status (*upload_positions)(void *state, const bn_particles *p);
+    bn_status (*download_forces)(void *state, bn_particles *p);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -307,8 +307,20 @@ static bn_status cpu_sample_forces(void *st, size_t n, uint64_t seed, double *ac
     return r;
 }
 
+static bn_status cpu_download_forces(void *st, bn_particles *out)
+{
+    cpu_state *s = st;
+    if (!s->have_forces || out->n != s->p->n)
+        return bn_fail(BN_ERR_INTERNAL, "download_forces: no forces for %zu particles", out->n);
+    BN_TRY(bn_particles_ensure_forces(out));
+    for (int k = 0; k < 3; k++) memcpy(out->acc[k], s->p->acc[k], out->n * sizeof(double));
+    memcpy(out->pot, s->p->pot, out->n * sizeof(double));
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
+    cpu_upload, cpu_download_forces,
 };

@@ -66,6 +66,8 @@ void cuda_destroy(void *p)
         cudaStreamSynchronize(st->s);
         cudaStreamDestroy(st->s);
     }
+    for (int k = 0; k < 2; k++)
+        if (st->pinned[k]) cudaFreeHost(st->pinned[k]);
     free(st);
 }
 
@@ -146,6 +148,7 @@ bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
     for (int k = 0; k < 3; k++) {
         BN_TRY(bn_gpu_gather8(st->pos[k], perm, b->keys_alt, n, s));
         swap_ptr(st->pos[k], b->keys_alt);
+        if (!st->vel[k]) continue; /* positions only (upload_positions) */
         BN_TRY(bn_gpu_gather8(st->vel[k], perm, b->keys_alt, n, s));
         swap_ptr(st->vel[k], b->keys_alt);
     }
@@ -570,6 +573,7 @@ const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
+    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces,
 };
 } // namespace
 

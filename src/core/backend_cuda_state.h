@@ -28,6 +28,9 @@ struct bn_cuda_state {
                          an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
+    int positions_only; /* upload_positions: no velocities, no host copies */
+    void *pinned[2];  /* staging of upload_positions and download_forces,
+                         made at their first use                         */
     int have_forces;
     int tree_valid;   /* the tree matches the particles' order: a block
                          step may refresh it instead of rebuilding      */
@@ -58,4 +61,8 @@ bn_status bn_cuda_dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
 void bn_cuda_particles_free(bn_cuda_state *st);
 bn_status bn_cuda_particles_upload(void *state, const bn_particles *in);
 bn_status bn_cuda_particles_download(void *state, bn_particles *out);
+/* A force call's transfers: positions and masses up, forces down, through
+ * pinned staging buffers (backend.h). */
+bn_status bn_cuda_particles_upload_positions(void *state, const bn_particles *in);
+bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out);
 #endif

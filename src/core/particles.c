@@ -121,7 +121,7 @@ bn_status bn_particles_copy(bn_particles **out, const bn_particles *src)
 double bn_particles_total_mass(const bn_particles *p)
 {
     double m = 0.0;
-    for (size_t i = 0; i < p->n; i++) m += p->mass[i];
+    for (size_t i = 0; i < p->n; i++) m += p->mass[i]; /* serial: the same bits at any thread count */
     return m;
 }
 
@@ -144,7 +144,16 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
     if (!what) what = "particles";
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "%s: particle set is NULL", what);
     if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "%s: no particles", what);
-    for (size_t i = 0; i < p->n; i++) {
+    /* the first bad particle, found in parallel; its message made below */
+    size_t first = p->n;
+#pragma omp parallel for reduction(min : first) schedule(static)
+    for (long j = 0; j < (long)p->n; j++) {
+        const size_t i = (size_t)j;
+        int bad = !isfinite(p->mass[i]) || p->mass[i] < 0.0;
+        for (int k = 0; k < 3; k++) bad |= !isfinite(p->pos[k][i]) || !isfinite(p->vel[k][i]);
+        if (bad && i < first) first = i;
+    }
+    for (size_t i = first; i < p->n && i <= first; i++) {
         for (int k = 0; k < 3; k++) {
             if (!isfinite(p->pos[k][i]))
                 return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c coordinate (%g)",
@@ -167,7 +176,15 @@ bn_status bn_particles_check_forces(const bn_particles *p, const char *what)
 {
     static const char *axis = "xyz";
     if (!p || !p->acc[0]) return BN_OK;
-    for (size_t i = 0; i < p->n; i++) {
+    size_t first = p->n;
+#pragma omp parallel for reduction(min : first) schedule(static)
+    for (long j = 0; j < (long)p->n; j++) {
+        const size_t i = (size_t)j;
+        int bad = p->pot && !isfinite(p->pot[i]);
+        for (int k = 0; k < 3; k++) bad |= !isfinite(p->acc[k][i]);
+        if (bad && i < first) first = i;
+    }
+    for (size_t i = first; i < p->n && i <= first; i++) {
         for (int k = 0; k < 3; k++)
             if (!isfinite(p->acc[k][i]))
                 return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c acceleration (%g)",

@@ -38,6 +38,7 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->host_id = NULL;
     st->n = 0;
     st->have_forces = 0;
+    st->positions_only = 0;
 }
 
 namespace {
@@ -185,10 +186,146 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
 bn_status bn_cuda_particles_download(void *p, bn_particles *out)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    if (st->positions_only)
+        return bn_fail(BN_ERR_INTERNAL, "download: the particles were uploaded without velocities (upload_positions)");
     BN_TRY(bn_particles_resize(out, (size_t)st->n));
     double *tmp = NULL;
     BN_TRY(bn_cuda_dev_alloc(&tmp, (size_t)st->n, "download scratch", st->s));
     const bn_status r = download_into(st, out, tmp);
+    bn_cuda_free(tmp, st->s);
+    return r;
+}
+
+/* ---- a force call's transfers: only what it needs, staged -------------------- */
+namespace {
+const size_t kPinned = 32u << 20; /* bytes of each staging buffer */
+
+bn_status ensure_pinned(bn_cuda_state *st)
+{
+    for (int k = 0; k < 2; k++)
+        if (!st->pinned[k]) BN_CUDA_CHECK(cudaMallocHost(&st->pinned[k], kPinned));
+    return BN_OK;
+}
+
+/* n elements of `size` bytes from host src to device dst through the two
+ * staging buffers: the parallel copy into one overlaps the other's
+ * transfer (a buffer is reused after its transfer: the events). */
+bn_status stage_up(bn_cuda_state *st, void *dst, const void *src, size_t n, size_t size, cudaEvent_t ev[2])
+{
+    const size_t chunk = kPinned / size;
+    for (size_t off = 0, c = 0; off < n; off += chunk, c++) {
+        const size_t len = n - off < chunk ? n - off : chunk;
+        BN_CUDA_CHECK(cudaEventSynchronize(ev[c & 1]));
+        char *pin = (char *)st->pinned[c & 1];
+        const char *from = (const char *)src + off * size;
+#pragma omp parallel for schedule(static)
+        for (long b = 0; b < (long)(len * size / 4096 + 1); b++) {
+            const size_t at = (size_t)b * 4096, bytes = len * size - at < 4096 ? len * size - at : 4096;
+            if (at < len * size) memcpy(pin + at, from + at, bytes);
+        }
+        BN_CUDA_CHECK(cudaMemcpyAsync((char *)dst + off * size, pin, len * size, cudaMemcpyHostToDevice, st->s));
+        BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
+    }
+    return BN_OK;
+}
+
+/* n doubles from device src to host dst, pipelined: the next chunk's
+ * transfer under this chunk's copy out of its buffer. */
+bn_status stage_down(bn_cuda_state *st, double *dst, const double *src, size_t n, cudaEvent_t ev[2])
+{
+    const size_t chunk = kPinned / sizeof(double), chunks = (n + chunk - 1) / chunk;
+    for (size_t c = 0; c <= chunks; c++) {
+        if (c < chunks) {
+            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+            BN_CUDA_CHECK(cudaMemcpyAsync(st->pinned[c & 1], src + off, len * sizeof(double), cudaMemcpyDeviceToHost,
+                                          st->s));
+            BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
+        }
+        if (c == 0) continue;
+        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
+        BN_CUDA_CHECK(cudaEventSynchronize(ev[p & 1]));
+        const double *pin = (const double *)st->pinned[p & 1];
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
+    }
+    return BN_OK;
+}
+
+__global__ void to_float(const double *in, float *out, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (float)in[i];
+}
+
+bn_status upload_positions(bn_cuda_state *st, const bn_particles *in, cudaEvent_t ev[2])
+{
+    const int n = st->n;
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(bn_cuda_dev_alloc(&st->pos[k], (size_t)n, "positions", st->s));
+        BN_TRY(stage_up(st, st->pos[k], in->pos[k], (size_t)n, sizeof(double), ev));
+    }
+    BN_TRY(bn_cuda_dev_alloc(&st->mass, (size_t)n, "masses", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->orig, (size_t)n, "particle order", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->acc, (size_t)n, "accelerations", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->body, (size_t)n, "tree bodies", st->s));
+    /* the masses go up as doubles (through the accelerations' buffer, free
+     * until the forces) and become floats on the device */
+    BN_TRY(stage_up(st, st->acc, in->mass, (size_t)n, sizeof(double), ev));
+    to_float<<<(n + 255) / 256, 256, 0, st->s>>>((const double *)(void *)st->acc, st->mass, n);
+    BN_CUDA_LAUNCH_CHECK();
+    BN_CUDA_CHECK(cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s));
+    iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+} // namespace
+
+bn_status bn_cuda_particles_upload_positions(void *p, const bn_particles *in)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    bn_cuda_particles_free(st);
+    if (in->n > (size_t)INT_MAX / 2)
+        return bn_fail(BN_ERR_ARGUMENT, "GPU backend: %zu particles is more than the %d it indexes", in->n,
+                       INT_MAX / 2);
+    BN_TRY(ensure_pinned(st));
+    st->n = (int)in->n;
+    st->positions_only = 1;
+    set_unit_scales(st, in);
+    cudaEvent_t ev[2];
+    BN_CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+    BN_CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    bn_status r = upload_positions(st, in, ev);
+    cudaStreamSynchronize(st->s); /* the staging buffers are free again */
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
+    if (r != BN_OK) {
+        bn_cuda_particles_free(st);
+        return r;
+    }
+    return BN_OK;
+}
+
+bn_status bn_cuda_particles_download_forces(void *p, bn_particles *out)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    if (!st->have_forces || out->n != (size_t)st->n)
+        return bn_fail(BN_ERR_INTERNAL, "download_forces: no forces for %zu particles", out->n);
+    BN_TRY(bn_particles_ensure_forces(out));
+    const int n = st->n, blocks = (n + kThreads - 1) / kThreads;
+    double *tmp = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&tmp, 4 * (size_t)n, "download scratch", st->s));
+    for (int c = 0; c < 4; c++) unsort_acc<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp + (size_t)c * n);
+    bn_status r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "the forces' unsort kernel");
+    cudaEvent_t ev[2];
+    if (r == BN_OK && (cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming) != cudaSuccess ||
+                       cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming) != cudaSuccess))
+        r = bn_fail(BN_ERR_DEVICE, "cudaEventCreate");
+    for (int c = 0; r == BN_OK && c < 4; c++) r = stage_down(st, c < 3 ? out->acc[c] : out->pot, tmp + (size_t)c * n, (size_t)n, ev);
+    cudaStreamSynchronize(st->s);
+    if (r == BN_OK) {
+        cudaEventDestroy(ev[0]);
+        cudaEventDestroy(ev[1]);
+    }
     bn_cuda_free(tmp, st->s);
     return r;
 }

@@ -12,7 +12,8 @@ static bn_status check_span(const bn_particles *p, double *span)
     *span = 0;
     for (int k = 0; k < 3; k++) {
         double lo = p->pos[k][0], hi = lo;
-        for (size_t i = 1; i < p->n; i++) {
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
+        for (long i = 1; i < (long)p->n; i++) {
             lo = fmin(lo, p->pos[k][i]);
             hi = fmax(hi, p->pos[k][i]);
         }

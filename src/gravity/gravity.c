@@ -81,11 +81,12 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
     BN_TRY(bn_particles_validate(p, "force computation"));
     BN_TRY(bn_force_inputs_check(&g->params, p));
-    BN_TRY(g->ops->upload(g->state, p));
+    /* only what the call needs crosses: positions and masses up, forces down */
+    BN_TRY(g->ops->upload_positions(g->state, p));
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
         BN_TRY(targeted_forces(g, p->n));
-        BN_TRY(g->ops->download(g->state, p));
+        BN_TRY(g->ops->download_forces(g->state, p));
         return bn_force_outputs_check(&g->params, p);
     }
     /* The acceleration criterion needs old accelerations: the first pass
@@ -94,6 +95,6 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
         BN_TRY(g->ops->forces(g->state, &g->stats));
     memset(&g->stats, 0, sizeof g->stats);
     BN_TRY(g->ops->forces(g->state, &g->stats));
-    BN_TRY(g->ops->download(g->state, p));
+    BN_TRY(g->ops->download_forces(g->state, p));
     return bn_force_outputs_check(&g->params, p);
 }

@@ -42,6 +42,7 @@
 #define FIELD_FRONTIER 8192    /* nodes per warp's frontier (then a node is
                                   taken whole, as a leaf: exact)            */
 #define FIELD_NEAR_MAX 4
+#define FIELD_SLICES 8         /* evaluation slices overlapped with their download */
 #define FIELD_TABLE ((2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1))
 
 __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) */
@@ -366,6 +367,7 @@ struct eval_args {
     double pot_unit, acc_unit;   /* raw sums back to user units            */
     /* mesh targets: the finished values straight into cell order */
     int mesh_out;                /* 1: write out[] instead of raw          */
+    int group0;                  /* the launch's first group               */
     double *out[6];              /* gpot, gacx..z or psix..z, velx..z      */
     double G;                    /* gravity's constant                     */
     int velocity;                /* vorticity: also u = curl psi           */
@@ -449,7 +451,7 @@ __global__ void __launch_bounds__(FIELD_THREADS) eval_kernel(eval_args a)
     __shared__ float4 s_q[FIELD_THREADS];
     __shared__ float4 s_c[FIELD_CELL_TILE];
     __shared__ float s_m[FIELD_CELL_TILE * K * 10];
-    const int g = blockIdx.x, tid = threadIdx.x;
+    const int g = a.group0 + blockIdx.x, tid = threadIdx.x;
     const float4 gc = a.g.centre[g];
     const int first = a.g.first[g], count = a.g.count[g];
     float3 x[2];
@@ -861,6 +863,7 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
     a.pot_unit = u.ls / u.qs;
     a.acc_unit = u.ls * u.ls / u.qs;
     a.mesh_out = 0;
+    a.group0 = 0;
     for (size_t g = 0; g < t->n_groups; g++)
         if (t->count[g] > 2 * FIELD_THREADS)
             return bn_fail(BN_ERR_INTERNAL, "target group %zu has %d targets (at most %d)", g, t->count[g],
@@ -876,10 +879,9 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 /* n doubles from the host to the device (or back) through the two
  * pinned staging buffers, pipelined: the host's copy of one chunk (in
  * parallel) overlaps the transfer of the next. */
-bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const double *src, size_t n, int to_device)
 {
     const size_t chunk = FIELD_PINNED / sizeof(double), chunks = (n + chunk - 1) / chunk;
-    cudaStream_t s = fg->s;
     if (to_device) {
         for (size_t c = 0; c < chunks; c++) {
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
@@ -907,6 +909,11 @@ bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size
         for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
     }
     return BN_OK;
+}
+
+bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+{
+    return stage_copy_on(fg, fg->s, dst, src, n, to_device);
 }
 
 struct mesh_dev {
@@ -1244,13 +1251,32 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         a.G = prm->G;
         a.velocity = prm->velocity;
         for (int v = 0; v < 6; v++) a.out[v] = d_out[v];
-        if (K == 1) eval_kernel<1><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
-        else eval_kernel<3><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
+    }
+    /* the evaluation in slices of whole blocks (cells contiguous), each
+     * slice's values downloaded on the second stream while the next ones
+     * are evaluated */
+    const int slices = (int)(m->n_blocks < FIELD_SLICES ? m->n_blocks : FIELD_SLICES);
+    cudaEvent_t done[FIELD_SLICES];
+    for (int k = 0; k < slices; k++) cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming);
+    for (int k = 0; r == BN_OK && k < slices; k++) {
+        const size_t b0 = m->n_blocks * (size_t)k / (size_t)slices, b1 = m->n_blocks * (size_t)(k + 1) / (size_t)slices;
+        a.group0 = (int)(b0 * (size_t)a.bricks);
+        const int ng = (int)((b1 - b0) * (size_t)a.bricks);
+        if (ng > 0 && K == 1) eval_kernel<1><<<ng, FIELD_THREADS, 0, s>>>(a);
+        else if (ng > 0) eval_kernel<3><<<ng, FIELD_THREADS, 0, s>>>(a);
         if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the evaluation kernel failed to launch");
+        cudaEventRecord(done[k], s);
     }
     trace_mark(&tr, s, "evaluate");
-    for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy_impl(fg, out[v], d_out[v], cells, 0);
-    trace_mark(&tr, s, "download");
+    const size_t bc = bn_mesh_block_cells(m);
+    for (int k = 0; r == BN_OK && k < slices; k++) {
+        const size_t c0 = m->n_blocks * (size_t)k / (size_t)slices * bc, c1 = m->n_blocks * (size_t)(k + 1) / (size_t)slices * bc;
+        if (cudaStreamWaitEvent(fg->s2, done[k], 0) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "waiting for a slice");
+        for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy_on(fg, fg->s2, out[v] + c0, d_out[v] + c0, c1 - c0, 0);
+    }
+    for (int k = 0; k < slices; k++) cudaEventDestroy(done[k]);
+    if (r == BN_OK && cudaStreamSynchronize(fg->s2) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the download failed");
+    trace_mark(&tr, s, "download (after the evaluation)");
     trace_end(&tr, s);
     st->t_sources = 1e-3 * tr.ms[1];
     st->t_tree = 1e-3 * tr.ms[2];
@@ -1292,6 +1318,7 @@ extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
     g->device = device;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s2, cudaStreamNonBlocking);
     for (int k = 0; k < 2 && e == cudaSuccess; k++) {
         e = cudaMallocHost(&g->pinned[k], FIELD_PINNED);
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->staged[k], cudaEventDisableTiming);
@@ -1315,6 +1342,7 @@ extern "C" void bn_field_gpu_free(bn_field_gpu *g)
         if (g->staged[k]) cudaEventDestroy(g->staged[k]);
     }
     cudaStreamDestroy(g->s);
+    if (g->s2) cudaStreamDestroy(g->s2);
     free(g);
 }
 

@@ -20,6 +20,7 @@ struct bn_fft_cache {
 struct bn_field_gpu {
     int device;
     cudaStream_t s;
+    cudaStream_t s2;       /* downloads overlapped with the evaluation      */
     bn_gpu_tree_store tree;
     void *pinned[2];       /* staging between pageable host arrays and the device */
     cudaEvent_t staged[2]; /* a staging buffer's last transfer                      */
