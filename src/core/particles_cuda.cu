@@ -237,8 +237,7 @@ bn_status stage_down(bn_cuda_state *st, double *dst, const double *src, size_t n
     for (size_t c = 0; c <= chunks; c++) {
         if (c < chunks) {
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_CUDA_CHECK(cudaMemcpyAsync(st->pinned[c & 1], src + off, len * sizeof(double), cudaMemcpyDeviceToHost,
-                                          st->s));
+            BN_TRY(bn_cuda_read_queued(st->pinned[c & 1], src + off, len * sizeof(double), "forces (staged)", st->s));
             BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
         }
         if (c == 0) continue;

@@ -42,7 +42,7 @@
 #define FIELD_FRONTIER 8192    /* nodes per warp's frontier (then a node is
                                   taken whole, as a leaf: exact)            */
 #define FIELD_NEAR_MAX 4
-#define FIELD_SLICES 8         /* evaluation slices overlapped with their download */
+#define FIELD_SLICES 1         /* evaluation slices, each downloaded while the next is evaluated: 8 slices made the evaluation 2x slower (a tail per slice), so 1 */
 #define FIELD_TABLE ((2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1))
 
 __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) */
@@ -898,7 +898,7 @@ bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const dou
     for (size_t c = 0; c <= chunks; c++) {
         if (c < chunks) { /* queue chunk c's transfer, then copy out chunk c - 1 */
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_CUDA_CHECK(cudaMemcpyAsync(fg->pinned[c & 1], src + off, len * sizeof(double), cudaMemcpyDeviceToHost, s));
+            BN_TRY(bn_cuda_read_queued(fg->pinned[c & 1], src + off, len * sizeof(double), "field values (staged)", s));
             BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
         }
         if (c == 0) continue;
