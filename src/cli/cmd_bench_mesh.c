@@ -2,6 +2,7 @@
  * timed stage by stage (best of --repeat calls from host memory), with
  * --check the errors against double direct summation on 1000 cells. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@ typedef struct mesh_bench {
     bn_mesh_ic_params ic;
     bn_field_params fp;
     long repeat;
-    int check, json;
+    int check, json, exact;
 } mesh_bench;
 
 static void mesh_bench_help(void)
@@ -25,10 +26,12 @@ static void mesh_bench_help(void)
            "  --backend B, --device D                 the solver (potential's options)\n"
            "  --repeat R    calls timed (best of R; default 3)\n"
            "  --check       errors against double direct summation on 1000 cells\n"
+           "  --exact       the largest errors against the exact solution at every cell\n"
+           "                (the discretisation: the spheroid's, the sphere's, the rings')\n"
            "  --json        one JSON object\n");
 }
 
-enum { OPT_RADIUS = 998, OPT_METHOD = 999, OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
+enum { OPT_EXACT = 997, OPT_RADIUS = 998, OPT_METHOD = 999, OPT_MESH = 1000, OPT_LEVELS, OPT_MIN, OPT_BLOCK, OPT_THETA, OPT_NEAR, OPT_LEAF, OPT_SMOOTH, OPT_NOVEL,
        OPT_BACKEND, OPT_DEVICE, OPT_REPEAT, OPT_CHECK, OPT_JSON };
 
 static int parse(int argc, char **argv, mesh_bench *o)
@@ -43,6 +46,7 @@ static int parse(int argc, char **argv, mesh_bench *o)
         {"device", required_argument, 0, OPT_DEVICE},   {"repeat", required_argument, 0, OPT_REPEAT},
         {"check", no_argument, 0, OPT_CHECK},           {"json", no_argument, 0, OPT_JSON},
         {"method", required_argument, 0, OPT_METHOD},  {"radius", required_argument, 0, OPT_RADIUS},
+        {"exact", no_argument, 0, OPT_EXACT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
@@ -87,6 +91,7 @@ static int parse(int argc, char **argv, mesh_bench *o)
         case OPT_DEVICE: if (!cli_parse_int(cmd, "--device", optarg, 0, BN_DEVICE_MAX, &o->fp.device)) return 2; break;
         case OPT_REPEAT: if (!cli_parse_long_in(cmd, "--repeat", optarg, 1, 1000, &o->repeat)) return 2; break;
         case OPT_CHECK: o->check = 1; break;
+        case OPT_EXACT: o->exact = 1; break;
         case OPT_JSON: o->json = 1; break;
         default: return cli_usage_error(cmd, "unknown option for --mesh");
         }
@@ -159,6 +164,41 @@ static bn_status check(const mesh_bench *o, const bn_mesh *m, mesh_check *c)
     return s;
 }
 
+/* The largest errors against the exact solution over every cell:
+ * gravity max |phi - phi_ex| / |phi_ex| and max |g - g_ex| / max |g_ex|;
+ * vorticity both relative to the largest exact value. */
+static void exact_errors(const mesh_bench *o, const bn_mesh *m, double *pot, double *vec)
+{
+    const int rings = o->ic.problem == BN_MESH_VORTEX_RINGS, np = rings ? 3 : 1;
+    static const char *const names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "", ""},
+                                            {"psix", "psiy", "psiz", "velx", "vely", "velz"}};
+    const int nv = rings && !o->fp.velocity ? 3 : (rings ? 6 : 4);
+    int v[6];
+    for (int k = 0; k < nv; k++) v[k] = bn_mesh_var_index(m, names[rings][k]);
+    const size_t n = bn_mesh_cells(m), bc = bn_mesh_block_cells(m);
+    double ep = 0, ev = 0, pmax = 0, vmax = 0;
+#pragma omp parallel for reduction(max : ep, ev, pmax, vmax) schedule(static)
+    for (long c = 0; c < (long)n; c++) {
+        const size_t b = (size_t)c / bc, k = (size_t)c % bc;
+        double x[3], ex[6];
+        bn_mesh_cell(m, b, (int)(k % (size_t)m->nb[0]), (int)(k / (size_t)m->nb[0] % (size_t)m->nb[1]),
+                     (int)(k / ((size_t)m->nb[0] * (size_t)m->nb[1])), x, NULL);
+        bn_mesh_ic_exact(&o->ic, x, ex, NULL);
+        double dp = 0, p2 = 0, dv = 0, v2 = 0;
+        for (int j = 0; j < nv; j++) {
+            const double d = m->var[v[j]][c] - ex[j];
+            *(j < np ? &dp : &dv) += d * d;
+            *(j < np ? &p2 : &v2) += ex[j] * ex[j];
+        }
+        ep = fmax(ep, rings ? sqrt(dp) : sqrt(dp / p2));
+        pmax = fmax(pmax, sqrt(p2));
+        ev = fmax(ev, sqrt(dv));
+        vmax = fmax(vmax, sqrt(v2));
+    }
+    *pot = rings ? ep / pmax : ep;
+    *vec = vmax > 0 ? ev / vmax : 0.0;
+}
+
 static void print(const mesh_bench *o, const bn_mesh *m, const bn_field_stats *st, double best, double mean,
                   const mesh_check *c)
 {
@@ -225,6 +265,12 @@ int cli_bench_mesh(int argc, char **argv)
     memset(&c, 0, sizeof c);
     if (s == BN_OK && o.check) s = check(&o, m, &c);
     if (s == BN_OK) print(&o, m, &st, best, sum / (double)o.repeat, &c);
+    if (s == BN_OK && o.exact) {
+        double ep, ev;
+        exact_errors(&o, m, &ep, &ev);
+        if (o.json) printf("{\"exact_pot_max\": %.6g, \"exact_vec_max\": %.6g, \"cells\": %zu}\n", ep, ev, bn_mesh_cells(m));
+        else printf("against the exact solution (every cell): max |dphi/phi| %.3e, max |da| / max |a| %.3e\n", ep, ev);
+    }
     bn_field_free(f);
     bn_mesh_free(m);
     return s == BN_OK ? 0 : cli_fail("bench", s);

@@ -118,10 +118,37 @@ bn_status bn_particles_copy(bn_particles **out, const bn_particles *src)
     return BN_OK;
 }
 
+/* Blocks of a fixed size summed in parallel, then the block sums in
+ * order: the same bits at any thread count, and fast at 2^24 (a serial
+ * sum took 15 ms, three times per force call). */
+#define MASS_BLOCK 65536
 double bn_particles_total_mass(const bn_particles *p)
 {
+    const size_t nb = (p->n + MASS_BLOCK - 1) / MASS_BLOCK;
+    if (nb <= 1) {
+        double m = 0.0;
+        for (size_t i = 0; i < p->n; i++) m += p->mass[i];
+        return m;
+    }
+    double *part = malloc(nb * sizeof *part);
+    if (!part) { /* no memory for the parts: the same order serially */
+        double m = 0.0;
+        for (size_t b = 0; b < nb; b++) {
+            double s = 0.0;
+            for (size_t i = b * MASS_BLOCK; i < p->n && i < (b + 1) * MASS_BLOCK; i++) s += p->mass[i];
+            m += s;
+        }
+        return m;
+    }
+#pragma omp parallel for schedule(static)
+    for (long b = 0; b < (long)nb; b++) {
+        double s = 0.0;
+        for (size_t i = (size_t)b * MASS_BLOCK; i < p->n && i < ((size_t)b + 1) * MASS_BLOCK; i++) s += p->mass[i];
+        part[b] = s;
+    }
     double m = 0.0;
-    for (size_t i = 0; i < p->n; i++) m += p->mass[i]; /* serial: the same bits at any thread count */
+    for (size_t b = 0; b < nb; b++) m += part[b];
+    free(part);
     return m;
 }
 
