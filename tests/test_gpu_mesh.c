@@ -7,15 +7,6 @@
 #include <string.h>
 #include "testutil.h"
 
-static bn_mesh *make_mesh(bn_mesh_problem problem, int levels, int block)
-{
-    bn_mesh_ic_params ip = bn_mesh_ic_params_default(problem);
-    ip.max_level = levels;
-    ip.block = block;
-    bn_mesh *m = NULL;
-    TU_OK(bn_mesh_ic_generate(&ip, &m));
-    return m;
-}
 
 /* The mesh's output variables after a solve on `backend`, copied. */
 static double *solve(bn_mesh *m, bn_field_params p, bn_backend backend, const bn_particles *extra, int *nv)
@@ -71,7 +62,7 @@ static void test_gravity_gpu_against_cpu(void **state)
 {
     (void)state;
     tu_require_gpu();
-    bn_mesh *m = make_mesh(BN_MESH_MACLAURIN, 5, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_MACLAURIN, 5, 8);
     for (int t = 0; t < 2; t++) {
         bn_field_params p = bn_field_params_default(BN_FIELD_GRAVITY);
         p.theta = t == 0 ? 0.5 : 0.8; /* theta 0 (65216 sources on each of 262144 cells) takes 25 s on the CPU */
@@ -92,7 +83,7 @@ static void test_vorticity_gpu_against_cpu(void **state)
 {
     (void)state;
     tu_require_gpu();
-    bn_mesh *m = make_mesh(BN_MESH_VORTEX_RINGS, 4, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_VORTEX_RINGS, 4, 8);
     for (int smooth = 0; smooth < 2; smooth++) {
         bn_field_params p = bn_field_params_default(BN_FIELD_VORTICITY);
         p.theta = 0.4;
@@ -131,7 +122,7 @@ static void test_points_particles_repeat(void **state)
 {
     (void)state;
     tu_require_gpu();
-    bn_mesh *m = make_mesh(BN_MESH_SPHERE, 4, 16);
+    bn_mesh *m = tu_mesh(BN_MESH_SPHERE, 4, 16);
     bn_particles *stars = tu_random_particles(2000, 5, 1);
     for (size_t i = 0; i < stars->n; i++)
         for (int k = 0; k < 3; k++) stars->pos[k][i] = 0.5 + 0.1 * stars->pos[k][i];
@@ -202,7 +193,7 @@ static void test_bad_values_on_the_gpu(void **state)
 {
     (void)state;
     tu_require_gpu();
-    bn_mesh *m = make_mesh(BN_MESH_SPHERE, 3, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_SPHERE, 3, 8);
     bn_field_params p = bn_field_params_default(BN_FIELD_GRAVITY);
     p.backend = BN_BACKEND_GPU;
     bn_field *f = NULL;

@@ -11,15 +11,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static bn_mesh *make_mesh(bn_mesh_problem problem, int levels, int block)
-{
-    bn_mesh_ic_params ip = bn_mesh_ic_params_default(problem);
-    ip.max_level = levels;
-    ip.block = block;
-    bn_mesh *m = NULL;
-    TU_OK(bn_mesh_ic_generate(&ip, &m));
-    return m;
-}
 
 static bn_field_params cpu_params(bn_field_kind kind, double theta)
 {
@@ -206,7 +197,7 @@ static void test_maclaurin_formula(void **state)
         }
     }
     /* against direct summation over the cells of a refined spheroid */
-    bn_mesh *m = make_mesh(BN_MESH_MACLAURIN, sanitized() ? 4 : 5, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_MACLAURIN, sanitized() ? 4 : 5, 8);
     bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0);
     double ref[16];
     TU_OK(bn_field_direct(&p, m, NULL, 4, &pts[0][0], ref));
@@ -225,7 +216,7 @@ static void test_maclaurin_formula(void **state)
 static void test_tree_against_direct(void **state)
 {
     (void)state;
-    bn_mesh *m = make_mesh(BN_MESH_MACLAURIN, 4, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_MACLAURIN, 4, 8);
     const size_t every = sanitized() ? 400 : 100;
     double e[4];
     bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.0); /* theta 0: every leaf opened */
@@ -252,7 +243,7 @@ static void test_sphere_against_exact(void **state)
     bn_mesh_ic_params ip = bn_mesh_ic_params_default(BN_MESH_SPHERE);
     double pot[2], acc[2];
     for (int L = 3; L <= 4; L++) {
-        bn_mesh *m = make_mesh(BN_MESH_SPHERE, L, 8);
+        bn_mesh *m = tu_mesh(BN_MESH_SPHERE, L, 8);
         bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.3);
         solve_mesh(m, &p);
         errors_vs_exact(m, &ip, &pot[L - 3], &acc[L - 3]);
@@ -271,7 +262,7 @@ static void test_maclaurin_against_theta(void **state)
 {
     (void)state;
     bn_mesh_ic_params ip = bn_mesh_ic_params_default(BN_MESH_MACLAURIN);
-    bn_mesh *m = make_mesh(BN_MESH_MACLAURIN, sanitized() ? 3 : 4, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_MACLAURIN, sanitized() ? 3 : 4, 8);
     static const double thetas[] = {0.0, 1.0, 0.75, 0.5, 0.3, 0.25};
     double floor_err = 0;
     for (size_t t = 0; t < sizeof thetas / sizeof *thetas; t++) {
@@ -295,7 +286,7 @@ static void test_vortex_rings(void **state)
     double psi[2], vel[2];
     const int top = sanitized() ? 3 : 4;
     for (int L = top - 1; L <= top; L++) {
-        bn_mesh *m = make_mesh(BN_MESH_VORTEX_RINGS, L, 8);
+        bn_mesh *m = tu_mesh(BN_MESH_VORTEX_RINGS, L, 8);
         bn_field_params p = cpu_params(BN_FIELD_VORTICITY, 0.4);
         solve_mesh(m, &p);
         errors_vs_exact(m, &ip, &psi[L - top + 1], &vel[L - top + 1]);
@@ -320,7 +311,7 @@ static void test_vortex_rings(void **state)
 static void test_mesh_with_particles(void **state)
 {
     (void)state;
-    bn_mesh *m = make_mesh(BN_MESH_SPHERE, 3, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_SPHERE, 3, 8);
     bn_particles *stars = tu_random_particles(300, 5, 1);
     for (size_t i = 0; i < stars->n; i++)
         for (int k = 0; k < 3; k++) stars->pos[k][i] = 0.5 + 0.1 * stars->pos[k][i];
@@ -372,7 +363,7 @@ static void test_mesh_with_particles(void **state)
 static void test_bad_input(void **state)
 {
     (void)state;
-    bn_mesh *m = make_mesh(BN_MESH_SPHERE, 2, 8);
+    bn_mesh *m = tu_mesh(BN_MESH_SPHERE, 2, 8);
     bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.5);
     bn_field *f = NULL;
     TU_OK(bn_field_create(&f, &p));
@@ -407,7 +398,7 @@ static void test_bad_input(void **state)
     TU_OK(bn_field_create(&f, &p));
     TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_ARGUMENT, "no variable 'vorx'");
     bn_particles *stars = tu_random_particles(10, 1, 0);
-    bn_mesh *r = make_mesh(BN_MESH_VORTEX_RINGS, 2, 8);
+    bn_mesh *r = tu_mesh(BN_MESH_VORTEX_RINGS, 2, 8);
     TU_FAILS(bn_field_mesh(f, r, stars), BN_ERR_ARGUMENT, "gravity only");
     bn_particles_free(stars);
     bn_mesh_free(r);
@@ -425,7 +416,7 @@ static void test_smoothed_kernel(void **state)
     double psi[2], u[2];
     const int top = sanitized() ? 3 : 4;
     for (int L = top - 1; L <= top; L++) {
-        bn_mesh *m = make_mesh(BN_MESH_VORTEX_RINGS, L, 8);
+        bn_mesh *m = tu_mesh(BN_MESH_VORTEX_RINGS, L, 8);
         bn_field_params p = cpu_params(BN_FIELD_VORTICITY, 0.4);
         p.smoothing = 1.0;
         solve_mesh(m, &p);
@@ -461,7 +452,7 @@ static void test_fft_solver(void **state)
         }
         bn_mesh_free(m);
     }
-    bn_mesh *amr = make_mesh(BN_MESH_SPHERE, 4, 8);
+    bn_mesh *amr = tu_mesh(BN_MESH_SPHERE, 4, 8);
     bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.5);
     p.method = BN_FIELD_FFT;
     bn_field *f = NULL;

@@ -318,3 +318,13 @@ void tu_check_idle_steps(bn_backend backend)
     bn_particles_free(after);
     bn_particles_free(p);
 }
+
+bn_mesh *tu_mesh(bn_mesh_problem problem, int levels, int block)
+{
+    bn_mesh_ic_params ip = bn_mesh_ic_params_default(problem);
+    ip.max_level = levels;
+    ip.block = block;
+    bn_mesh *m = NULL;
+    TU_OK(bn_mesh_ic_generate(&ip, &m));
+    return m;
+}

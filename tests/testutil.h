@@ -36,6 +36,9 @@ void tu_assert_fails(bn_status got, bn_status want, const char *needle, const ch
  * Masses uniform in [0.5, 1.5] / n. Ids 1..n. */
 bn_particles *tu_random_particles(size_t n, uint64_t seed, int shape);
 
+/* A mesh test problem with `levels` levels and blocks of block^3 cells. */
+bn_mesh *tu_mesh(bn_mesh_problem problem, int levels, int block);
+
 /* A model from the IC module (n particles, seed). */
 bn_particles *tu_model(bn_ic_model model, size_t n, uint64_t seed);
 

@@ -53,6 +53,39 @@
 #undef BN_FN
 #undef BN_RSQRT
 
+/* A node's moments are summed as raw moments about its centre, per
+ * component: M = sum q, D = sum q s, S = sum q s s (xx yy zz xy xz yz);
+ * bn_field_moments_finish turns S into the traceless Q = 3 S - tr(S) I. */
+BN_HD void bn_field_moments_add(double *w, double q, const double s[3])
+{
+    w[0] += q;
+    for (int a = 0; a < 3; a++) w[1 + a] += q * s[a];
+    w[4] += q * s[0] * s[0];
+    w[5] += q * s[1] * s[1];
+    w[6] += q * s[2] * s[2];
+    w[7] += q * s[0] * s[1];
+    w[8] += q * s[0] * s[2];
+    w[9] += q * s[1] * s[2];
+}
+
+/* A child's raw moments v, its centre at d from the parent's, added to the
+ * parent's w: D += M d, S_ab += D_a d_b + d_a D_b + M d_a d_b. */
+BN_HD void bn_field_moments_shift_add(double *w, const double *v, const double d[3])
+{
+    const int pa[6] = {0, 1, 2, 0, 0, 1}, pb[6] = {0, 1, 2, 1, 2, 2};
+    w[0] += v[0];
+    for (int a = 0; a < 3; a++) w[1 + a] += v[1 + a] + v[0] * d[a];
+    for (int p = 0; p < 6; p++)
+        w[4 + p] += v[4 + p] + v[1 + pa[p]] * d[pb[p]] + d[pa[p]] * v[1 + pb[p]] + v[0] * d[pa[p]] * d[pb[p]];
+}
+
+/* In place: S to the traceless Q = 3 S - tr(S) I (M and D kept). */
+BN_HD void bn_field_moments_finish(double *w)
+{
+    const double tr = w[4] + w[5] + w[6];
+    for (int p = 0; p < 6; p++) w[4 + p] = 3.0 * w[4 + p] - (p < 3 ? tr : 0.0);
+}
+
 /* A cell's opening radius: a target group whose box comes within it of
  * the centre of the cell's box (largest side l, half diagonal a) opens
  * the cell: l / theta, as FLASH's and Bonsai's d > l/theta + delta with

@@ -1,6 +1,20 @@
 /* Included by field_interact.h once per precision (BN_T, BN_FN,
  * BN_RSQRT defined); no include guard on purpose. */
 
+/* K sources at offset d with potential kernel f and force kernel h:
+ * phi[k] -= q[k] f, g[3k..3k+2] += q[k] h d. */
+BN_HD void BN_FN(bn_field_accumulate)(int K, BN_T dx, BN_T dy, BN_T dz, const BN_T *q, BN_T f, BN_T h, BN_T *phi,
+                                      BN_T *g)
+{
+    for (int k = 0; k < K; k++) {
+        phi[k] -= q[k] * f;
+        const BN_T w = q[k] * h;
+        g[3 * k + 0] += w * dx;
+        g[3 * k + 1] += w * dy;
+        g[3 * k + 2] += w * dz;
+    }
+}
+
 /* K point sources at one place (strengths q[0..K-1]) on one target:
  * d = source - target; phi[k] and g[3 k + 0..2] accumulate. A source on
  * the target (r = 0) adds nothing (its cell's exact self term comes from
@@ -9,14 +23,7 @@ BN_HD void BN_FN(bn_field_pp)(int K, BN_T dx, BN_T dy, BN_T dz, const BN_T *q, B
 {
     const BN_T r2 = dx * dx + dy * dy + dz * dz;
     const BN_T rinv = BN_FN(bn_rinv)(r2);
-    const BN_T rinv3 = rinv * rinv * rinv;
-    for (int k = 0; k < K; k++) {
-        phi[k] -= q[k] * rinv;
-        const BN_T w = q[k] * rinv3;
-        g[3 * k + 0] += w * dx;
-        g[3 * k + 1] += w * dy;
-        g[3 * k + 2] += w * dz;
-    }
+    BN_FN(bn_field_accumulate)(K, dx, dy, dz, q, rinv, rinv * rinv * rinv, phi, g);
 }
 
 /* The same with paper 002's smoothed kernel (eps2 > 0). */
@@ -28,13 +35,7 @@ BN_HD void BN_FN(bn_field_pp_smooth)(int K, BN_T dx, BN_T dy, BN_T dz, const BN_
     const BN_T sinv2 = sinv * sinv;
     const BN_T f = (r2 + (BN_T)1.5 * eps2) * sinv2 * sinv;
     const BN_T h = (r2 + (BN_T)2.5 * eps2) * sinv2 * sinv2 * sinv;
-    for (int k = 0; k < K; k++) {
-        phi[k] -= q[k] * f;
-        const BN_T w = q[k] * h;
-        g[3 * k + 0] += w * dx;
-        g[3 * k + 1] += w * dy;
-        g[3 * k + 2] += w * dz;
-    }
+    BN_FN(bn_field_accumulate)(K, dx, dy, dz, q, f, h, phi, g);
 }
 
 /* A cell with K components of moments m[k * BN_FIELD_MOMENTS + 0..9]

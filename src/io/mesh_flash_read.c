@@ -14,7 +14,6 @@
 #include "io/snapshot_h5.h"
 #include "mesh/mesh_internal.h"
 
-#define FLASH_VAR_LEN 4
 
 /* What a reader knows of a file's blocks before it makes the mesh. */
 typedef struct file_blocks {
@@ -163,32 +162,6 @@ static bn_status flash_blocks(hid_t f, const char *file, file_blocks *fb)
     return flash_block_cells(f, file, fb);
 }
 
-/* "unknown names": (nvar, 1) strings of 4 characters. */
-static bn_status flash_unknowns(hid_t f, const char *file, char names[][BN_MESH_NAME_LEN], int *n)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, FLASH_VAR_LEN);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    hsize_t dims[2];
-    const hsize_t want[2] = {0, 1};
-    void *buf = NULL;
-    bn_status s = bn_mh5_read(f, file, "unknown names", 2, want, dims, t, FLASH_VAR_LEN, &buf);
-    H5Tclose(t);
-    if (s != BN_OK) return s;
-    if (dims[0] > BN_MESH_MAX_VARS) s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' lists %llu variables (at most %d)",
-                                               file, (unsigned long long)dims[0], BN_MESH_MAX_VARS);
-    for (hsize_t v = 0; s == BN_OK && v < dims[0]; v++) {
-        char *dst = names[v];
-        memcpy(dst, (char *)buf + v * FLASH_VAR_LEN, FLASH_VAR_LEN);
-        dst[FLASH_VAR_LEN] = '\0';
-        for (int c = FLASH_VAR_LEN - 1; c >= 0 && (dst[c] == ' ' || dst[c] == '\0'); c--) dst[c] = '\0';
-        if (!dst[0]) s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' entry %llu is empty", file, (unsigned long long)v);
-    }
-    free(buf);
-    *n = s == BN_OK ? (int)dims[0] : 0;
-    return s;
-}
-
 /* The variables to read: `vars` (each must be a dataset of the file), or
  * every unknown. */
 static bn_status pick_vars(hid_t f, const char *file, const char *vars, char names[][BN_MESH_NAME_LEN],
@@ -199,7 +172,7 @@ static bn_status pick_vars(hid_t f, const char *file, const char *vars, char nam
         n = bn_mesh_split_names(vars, names, BN_MESH_MAX_VARS, "variables");
         if (n < 0) return BN_ERR_ARGUMENT;
     } else if (flash) {
-        BN_TRY(flash_unknowns(f, file, names, &n));
+        BN_TRY(bn_flash_unknowns_read(f, file, names, BN_MESH_MAX_VARS, &n));
     }
     for (int v = 0; v < n; v++) {
         snprintf(dsets[v], BN_MESH_NAME_LEN + 16, flash ? "%.15s" : "variables/%.15s", names[v]);

@@ -173,3 +173,50 @@ bn_status bn_flash_table_get(hid_t f, const char *file, const char *table, bn_fl
     free(buf);
     return s;
 }
+
+/* ---- "unknown names" -------------------------------------------------------- */
+
+static hid_t unknown_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, BN_FLASH_VAR_LEN);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    return t;
+}
+
+bn_status bn_flash_unknowns_read(hid_t f, const char *file, char names[][BN_MESH_NAME_LEN], int max, int *n)
+{
+    hid_t t = unknown_type();
+    hsize_t dims[2];
+    const hsize_t want[2] = {0, 1};
+    void *buf = NULL;
+    bn_status s = bn_mh5_read(f, file, "unknown names", 2, want, dims, t, BN_FLASH_VAR_LEN, &buf);
+    H5Tclose(t);
+    if (s != BN_OK) return s;
+    if (dims[0] > (hsize_t)max)
+        s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' lists %llu variables (at most %d)", file,
+                    (unsigned long long)dims[0], max);
+    for (hsize_t v = 0; s == BN_OK && v < dims[0]; v++) {
+        char *dst = names[v];
+        memset(dst, 0, BN_MESH_NAME_LEN);
+        memcpy(dst, (char *)buf + v * BN_FLASH_VAR_LEN, BN_FLASH_VAR_LEN);
+        for (int c = BN_FLASH_VAR_LEN - 1; c >= 0 && (dst[c] == ' ' || dst[c] == '\0'); c--) dst[c] = '\0';
+        if (!dst[0]) s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' entry %llu is empty", file, (unsigned long long)v);
+    }
+    free(buf);
+    *n = s == BN_OK ? (int)dims[0] : 0;
+    return s;
+}
+
+bn_status bn_flash_unknowns_write(hid_t f, char names[][BN_MESH_NAME_LEN], int n)
+{
+    char *buf = bn_calloc((size_t)n ? (size_t)n : 1, BN_FLASH_VAR_LEN, "unknown names");
+    if (!buf) return BN_ERR_NOMEM;
+    for (int v = 0; v < n; v++) memcpy(buf + v * BN_FLASH_VAR_LEN, names[v], strlen(names[v]));
+    hid_t t = unknown_type();
+    const hsize_t dims[2] = {(hsize_t)n, 1};
+    bn_status s = bn_mh5_write(f, "unknown names", 2, dims, t, t, buf);
+    H5Tclose(t);
+    free(buf);
+    return s;
+}

@@ -36,4 +36,10 @@ bn_status bn_flash_table_write(hid_t f, const char *table, bn_flash_table_type t
  * 0 when the table or the key is missing. */
 bn_status bn_flash_table_get(hid_t f, const char *file, const char *table, bn_flash_table_type type,
                              const char *key, double *value, int *found);
+
+/* FLASH's "unknown names": (nvar, 1) strings of 4 characters, read (each
+ * non-empty, at most max) and written. */
+#define BN_FLASH_VAR_LEN 4
+bn_status bn_flash_unknowns_read(hid_t f, const char *file, char names[][BN_MESH_NAME_LEN], int max, int *n);
+bn_status bn_flash_unknowns_write(hid_t f, char names[][BN_MESH_NAME_LEN], int n);
 #endif

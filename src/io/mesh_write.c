@@ -14,7 +14,6 @@
 #include "io/snapshot_h5.h"
 #include "mesh/mesh_internal.h"
 
-#define FLASH_VAR_LEN 4
 
 /* Never write what the readers would refuse. */
 static bn_status check_writable(const char *path, const bn_mesh *m)
@@ -95,31 +94,10 @@ static void flash_tree_free(flash_tree *t)
     bn_mesh_octree_free(&t->o);
 }
 
-/* A block of the tree in an open-addressed table: its level and corner,
- * the mesh leaf it is (-1: a parent) and its number in FLASH's order. */
-typedef struct tkey {
-    int level;
-    int64_t c[3];
-    int64_t leaf;
-    size_t id;
-} tkey;
-
-static size_t thash(int level, const int64_t *c, size_t cap)
-{
-    uint64_t h = (uint64_t)level * 0x9E3779B97F4A7C15ull;
-    for (int k = 0; k < 3; k++) h = (h ^ (uint64_t)c[k]) * 0xBF58476D1CE4E5B9ull;
-    return (size_t)(h ^ (h >> 31)) & (cap - 1);
-}
-
-static tkey *tfind(tkey *tab, size_t cap, int level, const int64_t *c)
-{
-    for (size_t i = thash(level, c, cap);; i = (i + 1) & (cap - 1))
-        if (tab[i].level == 0 || (tab[i].level == level && !memcmp(tab[i].c, c, 3 * sizeof(int64_t)))) return &tab[i];
-}
-
+/* The blocks of the tree: v[0] the mesh leaf (-1 a parent), v[1] the
+ * block's number in FLASH's order. */
 typedef struct tree_build {
-    tkey *tab;
-    size_t cap;
+    bn_block_map map;
     flash_tree *t;
     bn_status s;
 } tree_build;
@@ -128,22 +106,22 @@ typedef struct tree_build {
 static void emit(tree_build *tb, int level, const int64_t c[3], int parent)
 {
     if (tb->s != BN_OK) return;
-    tkey *k = tfind(tb->tab, tb->cap, level, c);
-    if (k->level == 0) {
+    bn_block_slot *k = bn_block_map_find(&tb->map, level, c);
+    if (!k) {
         tb->s = bn_fail(BN_ERR_ARGUMENT, "mesh: block (%lld, %lld, %lld) of level %d is missing: the leaves do not "
                         "tile their root blocks", (long long)c[0], (long long)c[1], (long long)c[2], level);
         return;
     }
     flash_tree *t = tb->t;
     const size_t id = t->n++;
-    k->id = id;
+    k->v[1] = (int64_t)id;
     t->level[id] = level;
-    t->leaf[id] = k->leaf;
+    t->leaf[id] = k->v[0];
     memcpy(t->ijk + 3 * id, c, 3 * sizeof(int64_t));
     int *g = t->gid + 15 * id;
     for (int i = 0; i < 15; i++) g[i] = -1;
     g[6] = parent >= 0 ? parent + 1 : -1;
-    if (k->leaf >= 0) return;
+    if (k->v[0] >= 0) return;
     for (int o = 0; o < 8 && tb->s == BN_OK; o++) {
         const int64_t ch[3] = {2 * c[0] + (o & 1), 2 * c[1] + ((o >> 1) & 1), 2 * c[2] + ((o >> 2) & 1)};
         g[7 + o] = (int)t->n + 1;
@@ -165,8 +143,8 @@ static void neighbours(tree_build *tb)
                 t->gid[15 * id + face] = -21;
                 continue;
             }
-            const tkey *k = tfind(tb->tab, tb->cap, t->level[id], c);
-            t->gid[15 * id + face] = k->level ? (int)k->id + 1 : -1;
+            const bn_block_slot *k = bn_block_map_find(&tb->map, t->level[id], c);
+            t->gid[15 * id + face] = k ? (int)k->v[1] + 1 : -1;
         }
 }
 
@@ -176,21 +154,22 @@ static bn_status flash_tree_make(const bn_mesh *m, flash_tree *t)
     BN_TRY(bn_mesh_octree_make(m, &t->o));
     size_t total = 0;
     for (size_t b = 0; b < m->n_blocks; b++) total += (size_t)m->level[b];
-    size_t cap = 64;
-    while (cap < 2 * total) cap *= 2;
-    tree_build tb = {bn_calloc(cap, sizeof(tkey), "FLASH tree"), cap, t, BN_OK};
+    tree_build tb;
+    memset(&tb, 0, sizeof tb);
+    tb.t = t;
+    tb.s = bn_block_map_init(&tb.map, total);
     t->level = bn_alloc_array(total, sizeof(int), "FLASH tree");
     t->ijk = bn_alloc_array(total, 3 * sizeof(int64_t), "FLASH tree");
     t->gid = bn_alloc_array(total, 15 * sizeof(int), "FLASH tree");
     t->leaf = bn_alloc_array(total, sizeof(int64_t), "FLASH tree");
-    if (!tb.tab || !t->level || !t->ijk || !t->gid || !t->leaf) tb.s = BN_ERR_NOMEM;
+    if (tb.s == BN_OK && (!t->level || !t->ijk || !t->gid || !t->leaf)) tb.s = BN_ERR_NOMEM;
     for (size_t b = 0; tb.s == BN_OK && b < m->n_blocks; b++)
-        for (int L = 1; L <= m->level[b]; L++) {
+        for (int L = 1; tb.s == BN_OK && L <= m->level[b]; L++) {
             int64_t c[3];
             bn_mesh_octree_ancestor(&t->o, m, b, L, c);
-            tkey *k = tfind(tb.tab, cap, L, c);
-            if (!k->level) *k = (tkey){L, {c[0], c[1], c[2]}, -1, 0};
-            if (L == m->level[b]) k->leaf = (int64_t)b;
+            bn_block_slot *k = NULL;
+            tb.s = bn_block_map_put(&tb.map, L, c, -1, 0, &k);
+            if (tb.s == BN_OK && L == m->level[b]) k->v[0] = (int64_t)b;
         }
     for (int64_t rz = 0; tb.s == BN_OK && rz < t->o.nroot[2]; rz++)
         for (int64_t ry = 0; ry < t->o.nroot[1]; ry++)
@@ -199,7 +178,7 @@ static bn_status flash_tree_make(const bn_mesh *m, flash_tree *t)
                 emit(&tb, 1, c, -1);
             }
     if (tb.s == BN_OK) neighbours(&tb);
-    free(tb.tab);
+    bn_block_map_free(&tb.map);
     if (tb.s != BN_OK) flash_tree_free(t);
     return tb.s;
 }
@@ -275,28 +254,12 @@ static bn_status all_blocks(const bn_mesh *m, int v, size_t n, const int64_t *le
     return BN_OK;
 }
 
-/* "unknown names": (n, 1) strings of 4 characters. */
-static bn_status write_unknowns(hid_t f, char names[][BN_MESH_NAME_LEN], int n)
-{
-    char *buf = bn_calloc((size_t)n ? (size_t)n : 1, FLASH_VAR_LEN, "unknown names");
-    if (!buf) return BN_ERR_NOMEM;
-    for (int v = 0; v < n; v++) memcpy(buf + v * FLASH_VAR_LEN, names[v], strlen(names[v]));
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, FLASH_VAR_LEN);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    const hsize_t dims[2] = {(hsize_t)n, 1};
-    bn_status s = bn_mh5_write(f, "unknown names", 2, dims, t, t, buf);
-    H5Tclose(t);
-    free(buf);
-    return s;
-}
-
 static bn_status check_flash_names(const bn_mesh *m)
 {
     for (int v = 0; v < m->n_vars; v++)
-        if (strlen(m->var_name[v]) > FLASH_VAR_LEN)
+        if (strlen(m->var_name[v]) > BN_FLASH_VAR_LEN)
             return bn_fail(BN_ERR_ARGUMENT, "variable '%s': FLASH names have at most %d characters", m->var_name[v],
-                           FLASH_VAR_LEN);
+                           BN_FLASH_VAR_LEN);
     for (int k = 0; k < 3; k++)
         if (m->nb[k] % 2)
             return bn_fail(BN_ERR_ARGUMENT, "%d cells per block along %c: PARAMESH blocks have an even number",
@@ -426,7 +389,7 @@ static bn_status write_flash(hid_t f, const void *ctx)
     BN_TRY(write_tree(f, t));
     char names[BN_MESH_MAX_VARS][BN_MESH_NAME_LEN];
     for (int v = 0; v < m->n_vars; v++) memcpy(names[v], m->var_name[v], BN_MESH_NAME_LEN);
-    BN_TRY(write_unknowns(f, names, m->n_vars));
+    BN_TRY(bn_flash_unknowns_write(f, names, m->n_vars));
     size_t *order = deepest_first(t->level, t->n);
     if (!order) return BN_ERR_NOMEM;
     const hsize_t dv[4] = {t->n, (hsize_t)m->nb[2], (hsize_t)m->nb[1], (hsize_t)m->nb[0]};
@@ -565,34 +528,20 @@ static bn_status put_var(hid_t f, const char *file, const char *name, const doub
 /* "unknown names" with the new names appended (each once). */
 static bn_status extend_unknowns(hid_t f, const char *file, char add[][BN_MESH_NAME_LEN], int n_add)
 {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, FLASH_VAR_LEN);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    hsize_t dims[2];
-    const hsize_t want[2] = {0, 1};
-    void *buf = NULL;
-    bn_status s = bn_mh5_read(f, file, "unknown names", 2, want, dims, t, FLASH_VAR_LEN, &buf);
-    H5Tclose(t);
-    if (s != BN_OK) return s;
     char names[BN_MESH_MAX_VARS][BN_MESH_NAME_LEN];
     int n = 0;
-    if (dims[0] + (hsize_t)n_add > BN_MESH_MAX_VARS)
-        s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' would list more than %d variables", file, BN_MESH_MAX_VARS);
-    for (hsize_t v = 0; s == BN_OK && v < dims[0]; v++, n++) {
-        memset(names[n], 0, BN_MESH_NAME_LEN);
-        memcpy(names[n], (char *)buf + v * FLASH_VAR_LEN, FLASH_VAR_LEN);
-        for (int c = FLASH_VAR_LEN - 1; c >= 0 && names[n][c] == ' '; c--) names[n][c] = '\0';
-    }
-    free(buf);
-    for (int a = 0; s == BN_OK && a < n_add; a++) {
+    BN_TRY(bn_flash_unknowns_read(f, file, names, BN_MESH_MAX_VARS, &n));
+    for (int a = 0; a < n_add; a++) {
         int seen = 0;
         for (int v = 0; v < n; v++) seen |= !strcmp(names[v], add[a]);
-        if (!seen) memcpy(names[n++], add[a], BN_MESH_NAME_LEN);
+        if (seen) continue;
+        if (n >= BN_MESH_MAX_VARS)
+            return bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' would list more than %d variables", file, BN_MESH_MAX_VARS);
+        memcpy(names[n++], add[a], BN_MESH_NAME_LEN);
     }
-    if (s == BN_OK && H5Ldelete(f, "unknown names", H5P_DEFAULT) < 0)
-        s = bn_h5_fail(BN_ERR_IO, "%s: cannot replace 'unknown names'", file);
-    if (s == BN_OK) s = write_unknowns(f, names, n);
-    return s;
+    if (H5Ldelete(f, "unknown names", H5P_DEFAULT) < 0)
+        return bn_h5_fail(BN_ERR_IO, "%s: cannot replace 'unknown names'", file);
+    return bn_flash_unknowns_write(f, names, n);
 }
 
 static bn_status fill_copy(hid_t f, const char *file, const bn_mesh *m, const flash_src *fs, char names[][BN_MESH_NAME_LEN],

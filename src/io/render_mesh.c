@@ -10,28 +10,8 @@
 
 #define SLICE_MAX_SIDE 16384
 
-/* The leaves by (level, corner) in an open-addressed table. */
-typedef struct slot {
-    int level;
-    int64_t c[3];
-    size_t block;
-} slot;
-
-static size_t hash3(int level, const int64_t *c, size_t cap)
-{
-    uint64_t h = (uint64_t)level * 0x9E3779B97F4A7C15ull;
-    for (int k = 0; k < 3; k++) h = (h ^ (uint64_t)c[k]) * 0xBF58476D1CE4E5B9ull;
-    return (size_t)(h ^ (h >> 31)) & (cap - 1);
-}
-
-static slot *lookup(slot *tab, size_t cap, int level, const int64_t *c)
-{
-    for (size_t i = hash3(level, c, cap);; i = (i + 1) & (cap - 1))
-        if (!tab[i].level || (tab[i].level == level && !memcmp(tab[i].c, c, sizeof tab[i].c))) return &tab[i];
-}
-
 /* The value of variable v at point x (NAN outside every leaf). */
-static double value_at(const bn_mesh *m, const bn_mesh_octree *o, slot *tab, size_t cap, int v, const double x[3])
+static double value_at(const bn_mesh *m, const bn_mesh_octree *o, const bn_block_map *leaves, int v, const double x[3])
 {
     for (int L = o->max_level; L >= 1; L--) {
         int64_t c[3];
@@ -41,14 +21,14 @@ static double value_at(const bn_mesh *m, const bn_mesh_octree *o, slot *tab, siz
             f[k] = (x[k] - o->domain_lo[k]) / side;
             c[k] = (int64_t)floor(f[k]);
         }
-        const slot *sl = lookup(tab, cap, L, c);
-        if (!sl->level) continue;
+        const bn_block_slot *sl = bn_block_map_find(leaves, L, c);
+        if (!sl) continue;
         int ijk[3];
         for (int k = 0; k < 3; k++) {
             ijk[k] = (int)floor((f[k] - (double)c[k]) * m->nb[k]);
             ijk[k] = ijk[k] < 0 ? 0 : ijk[k] >= m->nb[k] ? m->nb[k] - 1 : ijk[k];
         }
-        return m->var[v][sl->block * bn_mesh_block_cells(m) +
+        return m->var[v][(size_t)sl->v[0] * bn_mesh_block_cells(m) +
                          ((size_t)ijk[2] * (size_t)m->nb[1] + (size_t)ijk[1]) * (size_t)m->nb[0] + (size_t)ijk[0]];
     }
     return NAN;
@@ -57,12 +37,11 @@ static double value_at(const bn_mesh *m, const bn_mesh_octree *o, slot *tab, siz
 static bn_status sample(const bn_mesh *m, const bn_mesh_octree *o, int v, int axis, double coord, int w, int h,
                         double *val)
 {
-    size_t cap = 64;
-    while (cap < 2 * m->n_blocks) cap *= 2;
-    slot *tab = bn_calloc(cap, sizeof *tab, "slice lookup");
-    if (!tab) return BN_ERR_NOMEM;
-    for (size_t b = 0; b < m->n_blocks; b++) *lookup(tab, cap, m->level[b], o->ijk + 3 * b) =
-        (slot){m->level[b], {o->ijk[3 * b], o->ijk[3 * b + 1], o->ijk[3 * b + 2]}, b};
+    bn_block_map leaves;
+    BN_TRY(bn_block_map_init(&leaves, m->n_blocks));
+    bn_status st = BN_OK;
+    for (size_t b = 0; st == BN_OK && b < m->n_blocks; b++)
+        st = bn_block_map_put(&leaves, m->level[b], o->ijk + 3 * b, (int64_t)b, 0, NULL);
     const int u = (axis + 1) % 3, vv = (axis + 2) % 3;
     double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
@@ -70,16 +49,16 @@ static bn_status sample(const bn_mesh *m, const bn_mesh_octree *o, int v, int ax
         hi[k] = lo[k] + o->root_side[k] * o->nroot[k];
     }
     if (isnan(coord)) coord = 0.5 * (lo[axis] + hi[axis]);
-    for (int j = 0; j < h; j++)
+    for (int j = 0; st == BN_OK && j < h; j++)
         for (int i = 0; i < w; i++) {
             double x[3];
             x[axis] = coord;
             x[u] = lo[u] + (i + 0.5) * (hi[u] - lo[u]) / w;
             x[vv] = hi[vv] - (j + 0.5) * (hi[vv] - lo[vv]) / h; /* rows top to bottom */
-            val[(size_t)j * (size_t)w + (size_t)i] = value_at(m, o, tab, cap, v, x);
+            val[(size_t)j * (size_t)w + (size_t)i] = value_at(m, o, &leaves, v, x);
         }
-    free(tab);
-    return BN_OK;
+    bn_block_map_free(&leaves);
+    return st;
 }
 
 bn_status bn_mesh_render_slice(const char *path, const bn_mesh *m, const char *var, double coord,

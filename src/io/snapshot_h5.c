@@ -297,18 +297,9 @@ bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid
 bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, int ncol, hid_t *dset,
                              size_t *rows)
 {
+    hid_t d;
+    BN_TRY(bn_h5_open_local(group, where, name, &d));
     *dset = -1;
-    int present;
-    BN_TRY(bn_h5_link_present(group, where, name, &present));
-    if (!present) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
-    BN_TRY(bn_h5_check_local(group, where, name));
-    hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
-    if (d < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open dataset %s/%s", where, name);
-    bn_status local = check_local_storage(d, where, name);
-    if (local != BN_OK) {
-        H5Dclose(d);
-        return local;
-    }
     hid_t t = H5Dget_type(d), space = H5Dget_space(d);
     H5T_class_t cls = H5Tget_class(t);
     hsize_t dims[2] = {0, 0};

@@ -91,6 +91,16 @@ static bn_status field_tree_build(const bn_field_params *prm, const bn_field_sou
 
 /* ---- moments --------------------------------------------------------------- */
 
+/* An empty box (grown by fmin/fmax) and no near-field reach. */
+static void box_reset(double *lo, double *hi, double *reach)
+{
+    for (int a = 0; a < 3; a++) {
+        lo[a] = INFINITY;
+        hi[a] = -INFINITY;
+        reach[a] = 0;
+    }
+}
+
 /* Node c's box, centre, reach and raw moments (M, D, S = sum q s s) from
  * its sources. */
 static void leaf_moments(field_tree *f, const bn_mesh *m, int near, int c)
@@ -98,11 +108,7 @@ static void leaf_moments(field_tree *f, const bn_mesh *m, int near, int c)
     const bn_tree *t = &f->t;
     const int K = f->K, b0 = t->first_body[c], nb = t->n_bodies[c];
     double *lo = f->lo + 3 * c, *hi = f->hi + 3 * c, *ctr = f->centre + 3 * c, *reach = f->reach + 3 * c;
-    for (int a = 0; a < 3; a++) {
-        lo[a] = INFINITY;
-        hi[a] = -INFINITY;
-        reach[a] = 0;
-    }
+    box_reset(lo, hi, reach);
     /* the box of the sources as the cubes they are (a particle is a
      * point): the expansion's centre and the criterion's size */
     for (int i = b0; i < b0 + nb; i++)
@@ -121,18 +127,7 @@ static void leaf_moments(field_tree *f, const bn_mesh *m, int near, int c)
     memset(mo, 0, (size_t)K * BN_FIELD_MOMENTS * sizeof(double));
     for (int i = b0; i < b0 + nb; i++) {
         const double s[3] = {t->pos[0][i] - ctr[0], t->pos[1][i] - ctr[1], t->pos[2][i] - ctr[2]};
-        for (int k = 0; k < K; k++) {
-            const double q = f->q[(size_t)K * i + k];
-            double *w = mo + k * BN_FIELD_MOMENTS;
-            w[0] += q;
-            for (int a = 0; a < 3; a++) w[1 + a] += q * s[a];
-            w[4] += q * s[0] * s[0];
-            w[5] += q * s[1] * s[1];
-            w[6] += q * s[2] * s[2];
-            w[7] += q * s[0] * s[1];
-            w[8] += q * s[0] * s[2];
-            w[9] += q * s[1] * s[2];
-        }
+        for (int k = 0; k < K; k++) bn_field_moments_add(mo + k * BN_FIELD_MOMENTS, f->q[(size_t)K * i + k], s);
     }
 }
 
@@ -144,11 +139,7 @@ static void inner_moments(field_tree *f, int c)
     const bn_tree *t = &f->t;
     const int K = f->K, c0 = t->first_child[c], nc = t->n_children[c];
     double *lo = f->lo + 3 * c, *hi = f->hi + 3 * c, *ctr = f->centre + 3 * c, *reach = f->reach + 3 * c;
-    for (int a = 0; a < 3; a++) {
-        lo[a] = INFINITY;
-        hi[a] = -INFINITY;
-        reach[a] = 0;
-    }
+    box_reset(lo, hi, reach);
     for (int ch = c0; ch < c0 + nc; ch++)
         for (int a = 0; a < 3; a++) {
             lo[a] = fmin(lo[a], f->lo[3 * ch + a]);
@@ -160,28 +151,15 @@ static void inner_moments(field_tree *f, int c)
     memset(mo, 0, (size_t)K * BN_FIELD_MOMENTS * sizeof(double));
     for (int ch = c0; ch < c0 + nc; ch++) {
         const double d[3] = {f->centre[3 * ch] - ctr[0], f->centre[3 * ch + 1] - ctr[1], f->centre[3 * ch + 2] - ctr[2]};
-        const int pairs[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
-        for (int k = 0; k < K; k++) {
-            const double *u = f->mom + ((size_t)ch * K + k) * BN_FIELD_MOMENTS;
-            double *w = mo + k * BN_FIELD_MOMENTS;
-            w[0] += u[0];
-            for (int a = 0; a < 3; a++) w[1 + a] += u[1 + a] + u[0] * d[a];
-            for (int p = 0; p < 6; p++) {
-                const int a = pairs[p][0], b = pairs[p][1];
-                w[4 + p] += u[4 + p] + u[1 + a] * d[b] + d[a] * u[1 + b] + u[0] * d[a] * d[b];
-            }
-        }
+        for (int k = 0; k < K; k++)
+            bn_field_moments_shift_add(mo + k * BN_FIELD_MOMENTS, f->mom + ((size_t)ch * K + k) * BN_FIELD_MOMENTS, d);
     }
 }
 
 /* Raw S to the traceless Q = 3 S - tr(S) I, and the opening radii. */
 static void finish_moments(field_tree *f, double theta, int c)
 {
-    for (int k = 0; k < f->K; k++) {
-        double *w = f->mom + ((size_t)c * f->K + k) * BN_FIELD_MOMENTS;
-        const double tr = w[4] + w[5] + w[6];
-        for (int p = 0; p < 6; p++) w[4 + p] = 3.0 * w[4 + p] - (p < 3 ? tr : 0.0);
-    }
+    for (int k = 0; k < f->K; k++) bn_field_moments_finish(f->mom + ((size_t)c * f->K + k) * BN_FIELD_MOMENTS);
     double a2 = 0, l = 0;
     for (int a = 0; a < 3; a++) {
         const double side = f->hi[3 * c + a] - f->lo[3 * c + a];

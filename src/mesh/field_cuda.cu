@@ -180,33 +180,14 @@ __global__ void moments_kernel(field_nodes nd, field_bodies b, field_units u, in
     if (ch.y == 0) {
         for (int i = body.x; i < body.x + body.y; i++) {
             const double s[3] = {b.x[0][i] - ctr[0], b.x[1][i] - ctr[1], b.x[2][i] - ctr[2]};
-            for (int k = 0; k < K; k++) {
-                const double q = b.q[k][i];
-                double *w = mom + 10 * k;
-                w[0] += q;
-                for (int a = 0; a < 3; a++) w[1 + a] += q * s[a];
-                w[4] += q * s[0] * s[0];
-                w[5] += q * s[1] * s[1];
-                w[6] += q * s[2] * s[2];
-                w[7] += q * s[0] * s[1];
-                w[8] += q * s[0] * s[2];
-                w[9] += q * s[1] * s[2];
-            }
+            for (int k = 0; k < K; k++) bn_field_moments_add(mom + 10 * k, b.q[k][i], s);
         }
         return;
     }
-    const int pa[6] = {0, 1, 2, 0, 0, 1}, pb[6] = {0, 1, 2, 1, 2, 2};
     for (int j = ch.x; j < ch.x + ch.y; j++) {
         const double *cb = nd.box + 6 * (size_t)j;
         const double d[3] = {0.5 * (cb[0] + cb[3]) - ctr[0], 0.5 * (cb[1] + cb[4]) - ctr[1], 0.5 * (cb[2] + cb[5]) - ctr[2]};
-        for (int k = 0; k < K; k++) {
-            const double *v = nd.mom + ((size_t)j * K + k) * 10;
-            double *w = mom + 10 * k;
-            w[0] += v[0];
-            for (int a = 0; a < 3; a++) w[1 + a] += v[1 + a] + v[0] * d[a];
-            for (int p = 0; p < 6; p++)
-                w[4 + p] += v[4 + p] + v[1 + pa[p]] * d[pb[p]] + d[pa[p]] * v[1 + pb[p]] + v[0] * d[pa[p]] * d[pb[p]];
-        }
+        for (int k = 0; k < K; k++) bn_field_moments_shift_add(mom + 10 * k, nd.mom + ((size_t)j * K + k) * 10, d);
     }
 }
 
@@ -234,12 +215,14 @@ __global__ void finish_kernel(field_nodes nd, field_units u, double theta, int n
     nd.near_hi[c] = make_float4((float)((box[3] + rc - u.ref[0]) * u.ls), (float)((box[4] + rc - u.ref[1]) * u.ls),
                                 (float)((box[5] + rc - u.ref[2]) * u.ls), 0.0f);
     for (int k = 0; k < K; k++) {
-        const double *w = nd.mom + ((size_t)c * K + k) * 10;
+        double w[10];
+        for (int e = 0; e < 10; e++) w[e] = nd.mom[((size_t)c * K + k) * 10 + e];
+        bn_field_moments_finish(w);
         float *f = nd.m + ((size_t)c * K + k) * 10;
-        const double tr = w[4] + w[5] + w[6], s1 = u.qs * u.ls, s2 = s1 * u.ls;
+        const double s1 = u.qs * u.ls, s2 = s1 * u.ls;
         f[0] = (float)(w[0] * u.qs);
         for (int a = 0; a < 3; a++) f[1 + a] = (float)(w[1 + a] * s1);
-        for (int p = 0; p < 6; p++) f[4 + p] = (float)((3.0 * w[4 + p] - (p < 3 ? tr : 0.0)) * s2);
+        for (int p = 0; p < 6; p++) f[4 + p] = (float)(w[4 + p] * s2);
     }
 }
 

@@ -300,3 +300,63 @@ int bn_mesh_split_names(const char *list, char names[][BN_MESH_NAME_LEN], int ma
     }
     return n;
 }
+
+/* ---- a map of blocks ------------------------------------------------------ */
+
+static size_t block_hash(int level, const int64_t c[3], size_t cap)
+{
+    uint64_t h = (uint64_t)level * 0x9E3779B97F4A7C15ull;
+    for (int k = 0; k < 3; k++) h = (h ^ (uint64_t)c[k]) * 0xBF58476D1CE4E5B9ull;
+    return (size_t)(h ^ (h >> 31)) & (cap - 1);
+}
+
+/* The slot of (level, c): its own, or the empty one where it would go. */
+static bn_block_slot *block_slot(const bn_block_map *m, int level, const int64_t c[3])
+{
+    for (size_t i = block_hash(level, c, m->cap);; i = (i + 1) & (m->cap - 1)) {
+        bn_block_slot *s = &m->slot[i];
+        if (!s->level || (s->level == level && s->c[0] == c[0] && s->c[1] == c[1] && s->c[2] == c[2])) return s;
+    }
+}
+
+bn_status bn_block_map_init(bn_block_map *m, size_t expected)
+{
+    size_t cap = 64;
+    while (cap < 2 * expected) cap *= 2;
+    m->slot = bn_calloc(cap, sizeof *m->slot, "block map");
+    m->cap = cap;
+    m->n = 0;
+    return m->slot ? BN_OK : BN_ERR_NOMEM;
+}
+
+void bn_block_map_free(bn_block_map *m)
+{
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+bn_block_slot *bn_block_map_find(const bn_block_map *m, int level, const int64_t c[3])
+{
+    bn_block_slot *s = block_slot(m, level, c);
+    return s->level ? s : NULL;
+}
+
+bn_status bn_block_map_put(bn_block_map *m, int level, const int64_t c[3], int64_t v0, int64_t v1, bn_block_slot **out)
+{
+    if (2 * (m->n + 1) > m->cap) { /* grow: every block put again */
+        bn_block_map bigger;
+        BN_TRY(bn_block_map_init(&bigger, m->cap));
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slot[i].level) *block_slot(&bigger, m->slot[i].level, m->slot[i].c) = m->slot[i];
+        bigger.n = m->n;
+        free(m->slot);
+        *m = bigger;
+    }
+    bn_block_slot *s = block_slot(m, level, c);
+    if (!s->level) {
+        *s = (bn_block_slot){level, {c[0], c[1], c[2]}, {v0, v1}};
+        m->n++;
+    }
+    if (out) *out = s;
+    return BN_OK;
+}

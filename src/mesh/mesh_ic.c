@@ -108,54 +108,18 @@ static int needs_refinement(const bn_mesh_ic_params *p, const double lo[3], cons
     return box_near_ring(p, C1, 2, lo, hi) || box_near_ring(p, C2, 0, lo, hi);
 }
 
-/* ---- the block octree: leaves in a hash set -------------------------------- */
+/* ---- the block octree: the leaves in a list and a map ------------------------- */
 
 typedef struct leaf {
-    int level; /* 0: empty slot */
+    int level; /* 0: split (a child replaced it) */
     int64_t c[3];
 } leaf;
 
 typedef struct leaf_set {
-    leaf *slot;
-    size_t cap, n;
-    leaf *list; /* the leaves in insertion order (removed ones: level 0) */
+    bn_block_map map; /* the live leaves                       */
+    leaf *list;       /* every leaf made, in order              */
     size_t list_n, list_cap;
 } leaf_set;
-
-static size_t leaf_hash(int level, const int64_t c[3], size_t cap)
-{
-    uint64_t h = (uint64_t)level * 0x9E3779B97F4A7C15ull;
-    for (int k = 0; k < 3; k++) h = (h ^ (uint64_t)c[k]) * 0xBF58476D1CE4E5B9ull;
-    return (size_t)(h ^ (h >> 31)) & (cap - 1);
-}
-
-static leaf *leaf_find(const leaf_set *s, int level, const int64_t c[3])
-{
-    for (size_t i = leaf_hash(level, c, s->cap);; i = (i + 1) & (s->cap - 1)) {
-        leaf *l = &s->slot[i];
-        if (l->level == 0) return NULL;
-        if (l->level == level && l->c[0] == c[0] && l->c[1] == c[1] && l->c[2] == c[2]) return l;
-    }
-}
-
-static bn_status leaf_rehash(leaf_set *s, size_t cap)
-{
-    leaf *slot = bn_calloc(cap, sizeof *slot, "mesh octree");
-    if (!slot) return BN_ERR_NOMEM;
-    free(s->slot);
-    s->slot = slot;
-    s->cap = cap;
-    s->n = 0;
-    for (size_t i = 0; i < s->list_n; i++) {
-        const leaf *l = &s->list[i];
-        if (l->level == 0) continue;
-        size_t j = leaf_hash(l->level, l->c, cap);
-        while (slot[j].level) j = (j + 1) & (cap - 1);
-        slot[j] = *l;
-        s->n++;
-    }
-    return BN_OK;
-}
 
 static bn_status leaf_add(leaf_set *s, int level, const int64_t c[3])
 {
@@ -167,11 +131,16 @@ static bn_status leaf_add(leaf_set *s, int level, const int64_t c[3])
         s->list_cap = cap;
     }
     s->list[s->list_n++] = (leaf){level, {c[0], c[1], c[2]}};
-    if (2 * (s->n + 1) > s->cap) return leaf_rehash(s, s->cap ? 2 * s->cap : 256);
-    size_t j = leaf_hash(level, c, s->cap);
-    while (s->slot[j].level) j = (j + 1) & (s->cap - 1);
-    s->slot[j] = (leaf){level, {c[0], c[1], c[2]}};
-    s->n++;
+    return bn_block_map_put(&s->map, level, c, 0, 0, NULL);
+}
+
+/* The map of the live leaves made again (after splits). */
+static bn_status leaf_rehash(leaf_set *s)
+{
+    bn_block_map_free(&s->map);
+    BN_TRY(bn_block_map_init(&s->map, s->list_n));
+    for (size_t i = 0; i < s->list_n; i++)
+        if (s->list[i].level) BN_TRY(bn_block_map_put(&s->map, s->list[i].level, s->list[i].c, 0, 0, NULL));
     return BN_OK;
 }
 
@@ -203,7 +172,7 @@ static int covering_level(const leaf_set *s, int L, const int64_t c[3])
 {
     for (int l = L; l >= 1; l--) {
         const int64_t a[3] = {c[0] >> (L - l), c[1] >> (L - l), c[2] >> (L - l)};
-        if (leaf_find(s, l, a)) return l;
+        if (bn_block_map_find(&s->map, l, a)) return l;
     }
     return L + 1;
 }
@@ -213,6 +182,7 @@ static int covering_level(const leaf_set *s, int L, const int64_t c[3])
 static bn_status build_octree(const bn_mesh_ic_params *p, leaf_set *s)
 {
     const int64_t root[3] = {0, 0, 0};
+    BN_TRY(bn_block_map_init(&s->map, 64));
     BN_TRY(leaf_add(s, 1, root));
     for (size_t i = 0; i < s->list_n; i++) {
         const leaf l = s->list[i];
@@ -221,7 +191,7 @@ static bn_status build_octree(const bn_mesh_ic_params *p, leaf_set *s)
         if (l.level < p->max_level && (l.level < p->min_level || needs_refinement(p, lo, hi)))
             BN_TRY(leaf_split(s, i));
     }
-    BN_TRY(leaf_rehash(s, s->cap));
+    BN_TRY(leaf_rehash(s));
     for (int changed = 1; changed;) {
         changed = 0;
         for (size_t i = 0; i < s->list_n; i++) {
@@ -239,7 +209,7 @@ static bn_status build_octree(const bn_mesh_ic_params *p, leaf_set *s)
                         BN_TRY(leaf_split(s, j));
                         break;
                     }
-                BN_TRY(leaf_rehash(s, s->cap));
+                BN_TRY(leaf_rehash(s));
                 changed = 1;
             }
         }
@@ -313,7 +283,7 @@ bn_status bn_mesh_ic_generate(const bn_mesh_ic_params *p, bn_mesh **out)
         st = bn_mesh_add_block(m, lo, hi, s.list[i].level, NULL);
     }
     if (st == BN_OK) st = fill_values(p, m);
-    free(s.slot);
+    bn_block_map_free(&s.map);
     free(s.list);
     if (st != BN_OK) {
         bn_mesh_free(m);

@@ -28,6 +28,27 @@ void bn_mesh_octree_free(bn_mesh_octree *o);
 /* Integer coordinates of block b's ancestor at level L (<= its level). */
 void bn_mesh_octree_ancestor(const bn_mesh_octree *o, const bn_mesh *m, size_t b, int L, int64_t out[3]);
 
+/* A map from blocks of the octree (level, integer corner) to two values
+ * each, open-addressed: the leaves of a mesh being made (mesh_ic.c), the
+ * blocks of a FLASH tree (io/mesh_write.c), the leaves under the pixels
+ * of a slice (io/render_mesh.c). */
+typedef struct bn_block_slot {
+    int level; /* 0: empty */
+    int64_t c[3];
+    int64_t v[2];
+} bn_block_slot;
+typedef struct bn_block_map {
+    bn_block_slot *slot;
+    size_t cap, n;
+} bn_block_map;
+/* Room for `expected` blocks (grows as they come). */
+bn_status bn_block_map_init(bn_block_map *m, size_t expected);
+void bn_block_map_free(bn_block_map *m);
+/* The slot of (level, c), or NULL when absent. */
+bn_block_slot *bn_block_map_find(const bn_block_map *m, int level, const int64_t c[3]);
+/* The slot of (level, c), made (values v0, v1) when absent. */
+bn_status bn_block_map_put(bn_block_map *m, int level, const int64_t c[3], int64_t v0, int64_t v1, bn_block_slot **out);
+
 /* The comma-separated names in `list` (at most max, each shorter than
  * BN_MESH_NAME_LEN): how many, or -1 with the message set. */
 int bn_mesh_split_names(const char *list, char names[][BN_MESH_NAME_LEN], int max, const char *what);
