@@ -16,6 +16,7 @@
 #ifndef BN_BACKEND_H
 #define BN_BACKEND_H
 #include "banyan.h"
+#include "core/input_summary.h"
 #include "integrate/clock.h"
 
 typedef struct bn_backend_ops {
@@ -76,13 +77,17 @@ typedef struct bn_backend_ops {
     bn_status (*sample_forces)(void *state, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
                                double *pot);
     /* One force computation from host arrays (bn_gravity_compute) moves
-     * only what it needs: upload_positions() takes positions and masses
-     * (no velocities: the state then holds none, and download() fails),
-     * download_forces() fills p->acc and p->pot alone (allocated if
-     * missing), in the uploaded order. The GPU's go through pinned
-     * staging buffers, pipelined. */
-    bn_status (*upload_positions)(void *state, const bn_particles *p);
-    bn_status (*download_forces)(void *state, bn_particles *p);
+     * only what it needs and reads each array once: upload_positions()
+     * takes positions and masses (no velocities: the state then holds
+     * none, and download() fails) and fills sum (input_summary.h: the
+     * first bad particle, the range, the total mass) in the same pass;
+     * the caller judges it before forces(). download_forces() fills
+     * p->acc and p->pot alone (allocated if missing), in the uploaded
+     * order, and sets *first_bad to the first particle whose force is not
+     * finite (p->n if none). The GPU's go through pinned staging buffers,
+     * pipelined, inspected while they are copied. */
+    bn_status (*upload_positions)(void *state, const bn_particles *p, bn_input_summary *sum);
+    bn_status (*download_forces)(void *state, bn_particles *p, size_t *first_bad);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -307,7 +307,15 @@ static bn_status cpu_sample_forces(void *st, size_t n, uint64_t seed, double *ac
     return r;
 }
 
-static bn_status cpu_download_forces(void *st, bn_particles *out)
+/* The CPU inspects the inputs in one pass of its own (it copies the
+ * whole set: the integrator's upload). */
+static bn_status cpu_upload_positions(void *st, const bn_particles *p, bn_input_summary *sum)
+{
+    BN_TRY(bn_summarize_particles(p, sum));
+    return cpu_upload(st, p);
+}
+
+static bn_status cpu_download_forces(void *st, bn_particles *out, size_t *first_bad)
 {
     cpu_state *s = st;
     if (!s->have_forces || out->n != s->p->n)
@@ -315,6 +323,7 @@ static bn_status cpu_download_forces(void *st, bn_particles *out)
     BN_TRY(bn_particles_ensure_forces(out));
     for (int k = 0; k < 3; k++) memcpy(out->acc[k], s->p->acc[k], out->n * sizeof(double));
     memcpy(out->pot, s->p->pot, out->n * sizeof(double));
+    *first_bad = bn_particles_forces_first_bad(out);
     return BN_OK;
 }
 
@@ -322,5 +331,5 @@ const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload, cpu_download_forces,
+    cpu_upload_positions, cpu_download_forces,
 };

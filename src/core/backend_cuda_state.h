@@ -7,6 +7,7 @@
 #define BN_BACKEND_CUDA_STATE_H
 #include "banyan.h"
 #include "core/cuda_check.h"
+#include "core/input_summary.h"
 #include "gravity/walk_gpu.h"
 #include "integrate/clock.h"
 #include "tree/tree_cuda.h"
@@ -63,6 +64,6 @@ bn_status bn_cuda_particles_upload(void *state, const bn_particles *in);
 bn_status bn_cuda_particles_download(void *state, bn_particles *out);
 /* A force call's transfers: positions and masses up, forces down, through
  * pinned staging buffers (backend.h). */
-bn_status bn_cuda_particles_upload_positions(void *state, const bn_particles *in);
-bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out);
+bn_status bn_cuda_particles_upload_positions(void *state, const bn_particles *in, bn_input_summary *sum);
+bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out, size_t *first_bad);
 #endif

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/input_summary.h"
 
 static void particles_release_arrays(bn_particles *p)
 {
@@ -120,31 +121,25 @@ bn_status bn_particles_copy(bn_particles **out, const bn_particles *src)
 
 /* Blocks of a fixed size summed in parallel, then the block sums in
  * order: the same bits at any thread count, and fast at 2^24 (a serial
- * sum took 15 ms, three times per force call). */
-#define MASS_BLOCK 65536
+ * sum took 15 ms, three times per force call); the same blocks as a
+ * force call's staging pass (input_summary.h), so the same bits too. */
 double bn_particles_total_mass(const bn_particles *p)
 {
-    const size_t nb = (p->n + MASS_BLOCK - 1) / MASS_BLOCK;
-    if (nb <= 1) {
-        double m = 0.0;
-        for (size_t i = 0; i < p->n; i++) m += p->mass[i];
-        return m;
-    }
+    const size_t nb = (p->n + BN_MASS_BLOCK - 1) / BN_MASS_BLOCK;
+    if (nb <= 1) return bn_mass_block_sum(p->mass, p->n);
     double *part = malloc(nb * sizeof *part);
     if (!part) { /* no memory for the parts: the same order serially */
         double m = 0.0;
         for (size_t b = 0; b < nb; b++) {
-            double s = 0.0;
-            for (size_t i = b * MASS_BLOCK; i < p->n && i < (b + 1) * MASS_BLOCK; i++) s += p->mass[i];
-            m += s;
+            const size_t a = b * BN_MASS_BLOCK;
+            m += bn_mass_block_sum(p->mass + a, p->n - a < BN_MASS_BLOCK ? p->n - a : BN_MASS_BLOCK);
         }
         return m;
     }
 #pragma omp parallel for schedule(static)
     for (long b = 0; b < (long)nb; b++) {
-        double s = 0.0;
-        for (size_t i = (size_t)b * MASS_BLOCK; i < p->n && i < ((size_t)b + 1) * MASS_BLOCK; i++) s += p->mass[i];
-        part[b] = s;
+        const size_t a = (size_t)b * BN_MASS_BLOCK;
+        part[b] = bn_mass_block_sum(p->mass + a, p->n - a < BN_MASS_BLOCK ? p->n - a : BN_MASS_BLOCK);
     }
     double m = 0.0;
     for (size_t b = 0; b < nb; b++) m += part[b];
@@ -165,9 +160,25 @@ void bn_particles_centre_of_mass(const bn_particles *p, double com[3])
     }
 }
 
-bn_status bn_particles_validate(const bn_particles *p, const char *what)
+bn_status bn_particles_fault(const bn_particles *p, size_t i, const char *what)
 {
     static const char *axis = "xyz";
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(p->pos[k][i]))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c coordinate (%g)", what, i,
+                           (unsigned long long)p->id[i], axis[k], p->pos[k][i]);
+    if (!isfinite(p->mass[i]) || p->mass[i] < 0.0)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has mass %g (must be finite and >= 0)", what, i,
+                       (unsigned long long)p->id[i], p->mass[i]);
+    for (int k = 0; k < 3; k++)
+        if (p->vel[k] && !isfinite(p->vel[k][i]))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c velocity (%g)", what, i,
+                           (unsigned long long)p->id[i], axis[k], p->vel[k][i]);
+    return BN_OK;
+}
+
+bn_status bn_particles_validate(const bn_particles *p, const char *what)
+{
     if (!what) what = "particles";
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "%s: particle set is NULL", what);
     if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "%s: no particles", what);
@@ -180,29 +191,28 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
         for (int k = 0; k < 3; k++) bad |= !isfinite(p->pos[k][i]) || !isfinite(p->vel[k][i]);
         if (bad && i < first) first = i;
     }
-    for (size_t i = first; i < p->n && i <= first; i++) {
-        for (int k = 0; k < 3; k++) {
-            if (!isfinite(p->pos[k][i]))
-                return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c coordinate (%g)",
-                               what, i, (unsigned long long)p->id[i], axis[k], p->pos[k][i]);
-            if (!isfinite(p->vel[k][i]))
-                return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c velocity (%g)",
-                               what, i, (unsigned long long)p->id[i], axis[k], p->vel[k][i]);
-        }
-        if (!isfinite(p->mass[i]) || p->mass[i] < 0.0)
-            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has mass %g (must be finite and >= 0)",
-                           what, i, (unsigned long long)p->id[i], p->mass[i]);
-    }
+    if (first < p->n) return bn_particles_fault(p, first, what);
     double m = bn_particles_total_mass(p);
     if (!(m > 0.0 && isfinite(m)))
         return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be finite and > 0)", what, m);
     return BN_OK;
 }
 
-bn_status bn_particles_check_forces(const bn_particles *p, const char *what)
+bn_status bn_particles_forces_fault(const bn_particles *p, size_t i, const char *what)
 {
     static const char *axis = "xyz";
-    if (!p || !p->acc[0]) return BN_OK;
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(p->acc[k][i]))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c acceleration (%g)", what, i,
+                           (unsigned long long)p->id[i], axis[k], p->acc[k][i]);
+    if (p->pot && !isfinite(p->pot[i]))
+        return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite potential (%g)", what, i,
+                       (unsigned long long)p->id[i], p->pot[i]);
+    return BN_OK;
+}
+
+size_t bn_particles_forces_first_bad(const bn_particles *p)
+{
     size_t first = p->n;
 #pragma omp parallel for reduction(min : first) schedule(static)
     for (long j = 0; j < (long)p->n; j++) {
@@ -211,16 +221,14 @@ bn_status bn_particles_check_forces(const bn_particles *p, const char *what)
         for (int k = 0; k < 3; k++) bad |= !isfinite(p->acc[k][i]);
         if (bad && i < first) first = i;
     }
-    for (size_t i = first; i < p->n && i <= first; i++) {
-        for (int k = 0; k < 3; k++)
-            if (!isfinite(p->acc[k][i]))
-                return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c acceleration (%g)",
-                               what, i, (unsigned long long)p->id[i], axis[k], p->acc[k][i]);
-        if (p->pot && !isfinite(p->pot[i]))
-            return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite potential (%g)", what, i,
-                           (unsigned long long)p->id[i], p->pot[i]);
-    }
-    return BN_OK;
+    return first;
+}
+
+bn_status bn_particles_check_forces(const bn_particles *p, const char *what)
+{
+    if (!p || !p->acc[0]) return BN_OK;
+    const size_t first = bn_particles_forces_first_bad(p);
+    return first < p->n ? bn_particles_forces_fault(p, first, what) : BN_OK;
 }
 
 /* One pass of an LSD radix sort on 11-bit digits at `shift`. */

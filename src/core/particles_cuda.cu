@@ -10,6 +10,8 @@
 #include <string.h>
 #include "core/backend_cuda_state.h"
 extern "C" {
+#include "core/input_summary.h"
+#include "tree/keys.h"
 #include "tree/tree_cpu.h" /* bn_tree_bbox: a C header */
 }
 
@@ -63,6 +65,12 @@ bn_status alloc_particles(bn_cuda_state *st, int n)
  * the device decides between polls (a restart must upload from the same
  * state to get the same bits). A span too wide for keys keeps unit 1: the
  * GPU build reports it. */
+void set_scales(bn_cuda_state *st, double side, double mass)
+{
+    st->tree.t.len_scale = bn_gpu_length_scale(side, st->g.softening);
+    st->tree.t.mass_scale = bn_gpu_unit_scale(mass);
+}
+
 void set_unit_scales(bn_cuda_state *st, const bn_particles *in)
 {
     double lo[3], side = 0;
@@ -70,8 +78,7 @@ void set_unit_scales(bn_cuda_state *st, const bn_particles *in)
         bn_clear_error();
         side = 0;
     }
-    st->tree.t.len_scale = bn_gpu_length_scale(side, st->g.softening);
-    st->tree.t.mass_scale = bn_gpu_unit_scale(bn_particles_total_mass(in));
+    set_scales(st, side, bn_particles_total_mass(in));
 }
 
 __global__ void iota_kernel(int *a, int n)
@@ -207,79 +214,112 @@ bn_status ensure_pinned(bn_cuda_state *st)
     return BN_OK;
 }
 
-/* n elements of `size` bytes from host src to device dst through the two
- * staging buffers: the parallel copy into one overlaps the other's
- * transfer (a buffer is reused after its transfer: the events). */
-bn_status stage_up(bn_cuda_state *st, void *dst, const void *src, size_t n, size_t size, cudaEvent_t ev[2])
+/* Staging chunks are whole mass blocks (input_summary.h): the same total
+ * mass bits as bn_particles_total_mass. */
+static_assert((kPinned / sizeof(double)) % BN_MASS_BLOCK == 0, "staging chunks of whole mass blocks");
+enum { STAGE_MASS = 3 }; /* kind of stage_up: 0-2 an axis, or the masses */
+
+/* n coordinates of axis `kind` (doubles) or masses (made floats) from
+ * host src to device dst through the two staging buffers, inspected into
+ * sum while copied: the parallel copy into one buffer overlaps the
+ * other's transfer (a buffer is reused after its transfer: the events). */
+bn_status stage_up(bn_cuda_state *st, void *dst, const double *src, size_t n, int kind, bn_input_summary *sum,
+                   cudaEvent_t ev[2])
 {
-    const size_t chunk = kPinned / size;
+    const size_t chunk = kPinned / sizeof(double), size = kind == STAGE_MASS ? sizeof(float) : sizeof(double);
     for (size_t off = 0, c = 0; off < n; off += chunk, c++) {
         const size_t len = n - off < chunk ? n - off : chunk;
         BN_CUDA_CHECK(cudaEventSynchronize(ev[c & 1]));
-        char *pin = (char *)st->pinned[c & 1];
-        const char *from = (const char *)src + off * size;
-#pragma omp parallel for schedule(static)
-        for (long b = 0; b < (long)(len * size / 4096 + 1); b++) {
-            const size_t at = (size_t)b * 4096, bytes = len * size - at < 4096 ? len * size - at : 4096;
-            if (at < len * size) memcpy(pin + at, from + at, bytes);
-        }
+        void *pin = st->pinned[c & 1];
+        if (kind == STAGE_MASS) bn_stage_masses((float *)pin, src + off, len, off, sum);
+        else bn_stage_coords((double *)pin, src + off, len, off, kind, sum);
         BN_CUDA_CHECK(cudaMemcpyAsync((char *)dst + off * size, pin, len * size, cudaMemcpyHostToDevice, st->s));
         BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
     }
     return BN_OK;
 }
 
-/* n doubles from device src to host dst, pipelined: the next chunk's
- * transfer under this chunk's copy out of its buffer. */
-bn_status stage_down(bn_cuda_state *st, double *dst, const double *src, size_t n, cudaEvent_t ev[2])
+/* n floats from device src to host doubles dst, pipelined (the next
+ * chunk's transfer under this chunk's copy out of its buffer), the first
+ * non-finite value lowering *first_bad. Floats cross, not doubles: half
+ * the bytes over the bus. */
+bn_status stage_down(bn_cuda_state *st, double *dst, const float *src, size_t n, size_t *first_bad,
+                     cudaEvent_t ev[2])
 {
-    const size_t chunk = kPinned / sizeof(double), chunks = (n + chunk - 1) / chunk;
+    const size_t chunk = kPinned / sizeof(float), chunks = (n + chunk - 1) / chunk;
     for (size_t c = 0; c <= chunks; c++) {
         if (c < chunks) {
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_TRY(bn_cuda_read_queued(st->pinned[c & 1], src + off, len * sizeof(double), "forces (staged)", st->s));
+            BN_TRY(bn_cuda_read_queued(st->pinned[c & 1], src + off, len * sizeof(float), "forces (staged)", st->s));
             BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
         }
         if (c == 0) continue;
         const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
         BN_CUDA_CHECK(cudaEventSynchronize(ev[p & 1]));
-        const double *pin = (const double *)st->pinned[p & 1];
-#pragma omp parallel for schedule(static)
-        for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
+        bn_unstage_floats(dst + off, (const float *)st->pinned[p & 1], len, off, first_bad);
     }
     return BN_OK;
 }
 
-__global__ void to_float(const double *in, float *out, int n)
+/* dst[orig[i]] = component c of acc[i] as a float (download_forces). */
+__global__ void unsort_acc_f32(const float4 *acc, const int *orig, int n, int c, float *dst)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = (float)in[i];
+    if (i >= n) return;
+    const float4 a = acc[i];
+    dst[orig[i]] = c == 0 ? a.x : c == 1 ? a.y : c == 2 ? a.z : a.w;
 }
 
-bn_status upload_positions(bn_cuda_state *st, const bn_particles *in, cudaEvent_t ev[2])
+bn_status upload_positions(bn_cuda_state *st, const bn_particles *in, bn_input_summary *sum, cudaEvent_t ev[2])
 {
     const int n = st->n;
     for (int k = 0; k < 3; k++) {
         BN_TRY(bn_cuda_dev_alloc(&st->pos[k], (size_t)n, "positions", st->s));
-        BN_TRY(stage_up(st, st->pos[k], in->pos[k], (size_t)n, sizeof(double), ev));
+        BN_TRY(stage_up(st, st->pos[k], in->pos[k], (size_t)n, k, sum, ev));
     }
     BN_TRY(bn_cuda_dev_alloc(&st->mass, (size_t)n, "masses", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->orig, (size_t)n, "particle order", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->acc, (size_t)n, "accelerations", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->body, (size_t)n, "tree bodies", st->s));
-    /* the masses go up as doubles (through the accelerations' buffer, free
-     * until the forces) and become floats on the device */
-    BN_TRY(stage_up(st, st->acc, in->mass, (size_t)n, sizeof(double), ev));
-    to_float<<<(n + 255) / 256, 256, 0, st->s>>>((const double *)(void *)st->acc, st->mass, n);
-    BN_CUDA_LAUNCH_CHECK();
+    BN_TRY(stage_up(st, st->mass, in->mass, (size_t)n, STAGE_MASS, sum, ev));
     BN_CUDA_CHECK(cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s));
     iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
+
+/* The two events of a staged transfer (free staging buffers). */
+bn_status make_events(cudaEvent_t ev[2])
+{
+    ev[0] = ev[1] = NULL;
+    for (int k = 0; k < 2; k++)
+        if (cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming) != cudaSuccess) {
+            ev[k] = NULL;
+            return bn_fail(BN_ERR_DEVICE, "cudaEventCreate for the staging buffers");
+        }
+    return BN_OK;
+}
+
+/* After a staged transfer, failed or not: the stream drained, so the
+ * staging buffers are free again, and the events released. */
+void end_staging(bn_cuda_state *st, cudaEvent_t ev[2])
+{
+    cudaStreamSynchronize(st->s);
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) cudaEventDestroy(ev[k]);
+}
+
+/* The float units from the summary: the same cube and total mass as
+ * set_unit_scales would compute from the host arrays. */
+void set_summary_scales(bn_cuda_state *st, const bn_input_summary *sum)
+{
+    double lo[3], side = 0;
+    if (sum->first_bad == sum->n) side = bn_key_cube(sum->lo, sum->hi, lo);
+    set_scales(st, isfinite(side) ? side : 0, sum->mass);
+}
 } // namespace
 
-bn_status bn_cuda_particles_upload_positions(void *p, const bn_particles *in)
+bn_status bn_cuda_particles_upload_positions(void *p, const bn_particles *in, bn_input_summary *sum)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     bn_cuda_particles_free(st);
@@ -287,44 +327,41 @@ bn_status bn_cuda_particles_upload_positions(void *p, const bn_particles *in)
         return bn_fail(BN_ERR_ARGUMENT, "GPU backend: %zu particles is more than the %d it indexes", in->n,
                        INT_MAX / 2);
     BN_TRY(ensure_pinned(st));
+    BN_TRY(bn_summary_init(sum, in->n));
     st->n = (int)in->n;
     st->positions_only = 1;
-    set_unit_scales(st, in);
-    cudaEvent_t ev[2];
-    BN_CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
-    BN_CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
-    bn_status r = upload_positions(st, in, ev);
-    cudaStreamSynchronize(st->s); /* the staging buffers are free again */
-    cudaEventDestroy(ev[0]);
-    cudaEventDestroy(ev[1]);
+    cudaEvent_t ev[2] = {NULL, NULL};
+    bn_status r = make_events(ev);
+    if (r == BN_OK) r = upload_positions(st, in, sum, ev);
+    end_staging(st, ev);
     if (r != BN_OK) {
+        bn_summary_free(sum);
         bn_cuda_particles_free(st);
         return r;
     }
+    bn_summary_finish(sum);
+    set_summary_scales(st, sum);
     return BN_OK;
 }
 
-bn_status bn_cuda_particles_download_forces(void *p, bn_particles *out)
+bn_status bn_cuda_particles_download_forces(void *p, bn_particles *out, size_t *first_bad)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     if (!st->have_forces || out->n != (size_t)st->n)
         return bn_fail(BN_ERR_INTERNAL, "download_forces: no forces for %zu particles", out->n);
     BN_TRY(bn_particles_ensure_forces(out));
+    *first_bad = out->n;
     const int n = st->n, blocks = (n + kThreads - 1) / kThreads;
-    double *tmp = NULL;
+    float *tmp = NULL;
     BN_TRY(bn_cuda_dev_alloc(&tmp, 4 * (size_t)n, "download scratch", st->s));
-    for (int c = 0; c < 4; c++) unsort_acc<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp + (size_t)c * n);
+    for (int c = 0; c < 4; c++)
+        unsort_acc_f32<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp + (size_t)c * n);
     bn_status r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "the forces' unsort kernel");
-    cudaEvent_t ev[2];
-    if (r == BN_OK && (cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming) != cudaSuccess ||
-                       cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming) != cudaSuccess))
-        r = bn_fail(BN_ERR_DEVICE, "cudaEventCreate");
-    for (int c = 0; r == BN_OK && c < 4; c++) r = stage_down(st, c < 3 ? out->acc[c] : out->pot, tmp + (size_t)c * n, (size_t)n, ev);
-    cudaStreamSynchronize(st->s);
-    if (r == BN_OK) {
-        cudaEventDestroy(ev[0]);
-        cudaEventDestroy(ev[1]);
-    }
+    cudaEvent_t ev[2] = {NULL, NULL};
+    if (r == BN_OK) r = make_events(ev);
+    for (int c = 0; r == BN_OK && c < 4; c++)
+        r = stage_down(st, c < 3 ? out->acc[c] : out->pot, tmp + (size_t)c * n, (size_t)n, first_bad, ev);
+    end_staging(st, ev);
     bn_cuda_free(tmp, st->s);
     return r;
 }

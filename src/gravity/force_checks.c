@@ -6,17 +6,12 @@
 /* Coordinates whose differences overflow: beyond BN_MAX_SPAN apart, the
  * squared distances of the force (and the tree's boxes) are infinite.
  * *span gets the widest extent. */
-static bn_status check_span(const bn_particles *p, double *span)
+static bn_status check_span(const bn_input_summary *s, double *span)
 {
     static const char *axis = "xyz";
     *span = 0;
     for (int k = 0; k < 3; k++) {
-        double lo = p->pos[k][0], hi = lo;
-#pragma omp parallel for reduction(min : lo) reduction(max : hi) schedule(static)
-        for (long i = 1; i < (long)p->n; i++) {
-            lo = fmin(lo, p->pos[k][i]);
-            hi = fmax(hi, p->pos[k][i]);
-        }
+        const double lo = s->lo[k], hi = s->hi[k];
         if (!(hi - lo < BN_MAX_SPAN))
             return bn_fail(BN_ERR_ARGUMENT, "the particles span %g in %c (from %g to %g): beyond %g squared "
                            "distances overflow", hi - lo, axis[k], lo, hi, BN_MAX_SPAN);
@@ -47,11 +42,15 @@ static bn_status check_tree_range(const bn_gravity_params *g, double M, double s
     return BN_OK;
 }
 
-bn_status bn_force_inputs_check(const bn_gravity_params *g, const bn_particles *p)
+bn_status bn_force_inputs_judge(const bn_gravity_params *g, const bn_particles *p, const bn_input_summary *sum)
 {
+    const char *what = "force computation";
+    if (sum->first_bad < p->n) return bn_particles_fault(p, sum->first_bad, what);
+    const double M = sum->mass, eps = g->softening;
+    if (!(M > 0.0 && isfinite(M)))
+        return bn_fail(BN_ERR_ARGUMENT, "%s: total mass is %g (must be finite and > 0)", what, M);
     double span = 0;
-    BN_TRY(check_span(p, &span));
-    const double M = bn_particles_total_mass(p), eps = g->softening;
+    BN_TRY(check_span(sum, &span));
     if (!isfinite(g->G * M))
         return bn_fail(BN_ERR_ARGUMENT, "G = %g times the total mass %g overflows: the forces cannot be finite", g->G,
                        M);
@@ -64,9 +63,17 @@ bn_status bn_force_inputs_check(const bn_gravity_params *g, const bn_particles *
     return check_tree_range(g, M, span);
 }
 
-bn_status bn_force_outputs_check(const bn_gravity_params *g, const bn_particles *p)
+bn_status bn_force_inputs_check(const bn_gravity_params *g, const bn_particles *p)
 {
-    if (bn_particles_check_forces(p, "forces") == BN_OK) return BN_OK;
+    bn_input_summary sum;
+    BN_TRY(bn_summarize_particles(p, &sum));
+    return bn_force_inputs_judge(g, p, &sum);
+}
+
+bn_status bn_force_outputs_check(const bn_gravity_params *g, const bn_particles *p, size_t first_bad)
+{
+    if (first_bad >= p->n) return BN_OK;
+    bn_particles_forces_fault(p, first_bad, "forces");
     if (g->softening > 0)
         return bn_fail_context(BN_ERR_ARGUMENT, "the forces are not finite (G = %g, softening %g, total mass %g, %s)",
                                g->G, g->softening, bn_particles_total_mass(p), bn_method_name(g->method));

@@ -89,22 +89,31 @@ static void call_trace(const char *stage, double *t)
     *t = now;
 }
 
+/* Forces, then down to p with their check (first_bad from the copy). */
+static bn_status download_checked(bn_gravity *g, bn_particles *p, double *t)
+{
+    size_t first_bad = p->n;
+    BN_TRY(g->ops->download_forces(g->state, p, &first_bad));
+    call_trace("forces and download", t);
+    return bn_force_outputs_check(&g->params, p, first_bad);
+}
+
 bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
+    if (!p) return bn_fail(BN_ERR_ARGUMENT, "force computation: particle set is NULL");
+    if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "force computation: no particles");
     double t = bn_wall_seconds();
-    BN_TRY(bn_particles_validate(p, "force computation"));
-    call_trace("validate", &t);
-    BN_TRY(bn_force_inputs_check(&g->params, p));
-    call_trace("inputs check", &t);
-    /* only what the call needs crosses: positions and masses up, forces down */
-    BN_TRY(g->ops->upload_positions(g->state, p));
-    call_trace("upload positions", &t);
+    /* only what the call needs crosses, positions and masses up (judged
+     * from the summary of the same pass), forces down */
+    bn_input_summary sum;
+    BN_TRY(g->ops->upload_positions(g->state, p, &sum));
+    call_trace("upload and inspect", &t);
+    BN_TRY(bn_force_inputs_judge(&g->params, p, &sum));
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
         BN_TRY(targeted_forces(g, p->n));
-        BN_TRY(g->ops->download_forces(g->state, p));
-        return bn_force_outputs_check(&g->params, p);
+        return download_checked(g, p, &t);
     }
     /* The acceleration criterion needs old accelerations: the first pass
      * uses the bonsai criterion, the second the accel criterion. */
@@ -113,9 +122,5 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
     memset(&g->stats, 0, sizeof g->stats);
     BN_TRY(g->ops->forces(g->state, &g->stats));
     call_trace("forces (queued)", &t);
-    BN_TRY(g->ops->download_forces(g->state, p));
-    call_trace("forces and download", &t);
-    const bn_status s = bn_force_outputs_check(&g->params, p);
-    call_trace("outputs check", &t);
-    return s;
+    return download_checked(g, p, &t);
 }
