@@ -6,6 +6,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/input_summary.h"
+#include "core/stream_store.h"
 
 /* The set staged in chunks of `blocks` mass blocks, copied to host
  * buffers as the device's would be; the copies checked against the source. */
@@ -111,12 +112,39 @@ static void test_unstage_floats(void **state)
     free(d);
 }
 
+/* The streaming copies give the plain loops' bits at every alignment
+ * and length (the vector body, the head and the tail). */
+static void test_stream_store(void **state)
+{
+    (void)state;
+    enum { N = 301 };
+    double src[N + 2], dst[N + 2], want;
+    float f[N + 2];
+    for (int i = 0; i < N + 2; i++) {
+        src[i] = 1.0 / (i + 0.37) - 0.5 * i;
+        f[i] = (float)(src[i] * 3.1);
+    }
+    for (int head = 0; head < 2; head++)
+        for (size_t n = 0; n <= N; n += n < 6 ? 1 : 59) {
+            memset(dst, 0, sizeof dst);
+            bn_stream_doubles(dst + head, src + head, n);
+            for (size_t i = 0; i < N + 2; i++)
+                assert_true(dst[i] == (i >= (size_t)head && i < head + n ? src[i] : 0.0));
+            bn_stream_scaled_floats(dst + head, f + head, n, -0.7071);
+            for (size_t i = head; i < head + n; i++) {
+                want = -0.7071 * (double)f[i];
+                assert_memory_equal(&dst[i], &want, sizeof want);
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_clean_set),
         cmocka_unit_test(test_first_bad_particle),
         cmocka_unit_test(test_unstage_floats),
+        cmocka_unit_test(test_stream_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

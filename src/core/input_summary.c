@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/stream_store.h"
 
 /* Work of one thread at a time: large enough that a parallel loop's
  * overhead vanishes, small enough to stay in L1 while inspected. */
@@ -53,7 +54,7 @@ void bn_stage_coords(double *dst, const double *src, size_t len, size_t off, int
 #pragma omp parallel for reduction(min : lo, bad) reduction(max : hi) schedule(static)
     for (long r = 0; r < runs; r++) {
         const size_t a = (size_t)r * STAGE_RUN, e = a + STAGE_RUN < len ? a + STAGE_RUN : len;
-        if (dst) memcpy(dst + a, src + a, (e - a) * sizeof *src);
+        if (dst) bn_stream_doubles(dst + a, src + a, e - a);
         double l = lo, h = hi;
         int finite = 1;
         for (size_t i = a; i < e; i++) {
@@ -112,10 +113,9 @@ void bn_unstage_floats(double *dst, const float *src, size_t len, size_t off, si
 #pragma omp parallel for reduction(min : bad) schedule(static)
     for (long r = 0; r < runs; r++) {
         const size_t a = (size_t)r * STAGE_RUN, e = a + STAGE_RUN < len ? a + STAGE_RUN : len;
-        for (size_t i = a; i < e; i++) {
-            dst[i] = src[i];
+        bn_stream_scaled_floats(dst + a, src + a, e - a, 1.0);
+        for (size_t i = a; i < e; i++)
             if (!isfinite(src[i]) && off + i < bad) bad = off + i;
-        }
     }
     *first_bad = bad;
 }

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/cuda_check.h"
+#include "core/stream_store.h"
 #include "core/timer.h"
 #include "gravity/box_kernel.h"
 #include "gravity/field_interact.h"
@@ -351,7 +352,11 @@ struct eval_args {
     /* mesh targets: the finished values straight into cell order */
     int mesh_out;                /* 1: write out[] instead of raw          */
     int group0;                  /* the launch's first group               */
-    double *out[6];              /* gpot, gacx..z or psix..z, velx..z      */
+    float *out[6];               /* gpot, gacx..z or psix..z, velx..z, as
+                                    raw floats: times out_scale on the host,
+                                    while copied out of the staging buffers
+                                    (half the bytes over the bus)         */
+    double out_scale[6];
     double G;                    /* gravity's constant                     */
     int velocity;                /* vorticity: also u = curl psi           */
     int nb[3], bricks;           /* cells per block, bricks per block      */
@@ -361,29 +366,32 @@ struct eval_args {
 };
 
 /* The raw sums of one target as the mesh's variables (field.c's
- * finish_values): gravity G phi, G g; vorticity psi = -phi / (4 pi) and
- * u = curl psi from the gradients. */
+ * finish_values) before their units: gravity phi, g (times G and the
+ * units: out_scale); vorticity psi (out_scale -1 / (4 pi) and the unit)
+ * and u = curl psi from the gradients. Checked here as the host will
+ * scale them (the same product, so the same finiteness). */
 template <int K>
 __device__ void write_mesh(const eval_args &a, size_t cell, const float *phi, const float *g)
 {
+    float raw[6];
+    int nv = 4;
     if (K == 1) {
-        const double v[4] = {a.G * (double)phi[0] * a.pot_unit, a.G * (double)g[0] * a.acc_unit,
-                             a.G * (double)g[1] * a.acc_unit, a.G * (double)g[2] * a.acc_unit};
-        for (int k = 0; k < 4; k++) a.out[k][cell] = v[k];
-        if (!(isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]) && isfinite(v[3]))) atomicMin(a.bad, (unsigned long long)cell);
-        return;
+        raw[0] = phi[0];
+        for (int k = 0; k < 3; k++) raw[1 + k] = g[k];
+    } else {
+        for (int k = 0; k < 3; k++) raw[k] = phi[k];
+        /* g[3 k + j] = d psi_k / d x_j (times 4 pi) */
+        raw[3] = (float)((double)g[3 * 2 + 1] - (double)g[3 * 1 + 2]);
+        raw[4] = (float)((double)g[3 * 0 + 2] - (double)g[3 * 2 + 0]);
+        raw[5] = (float)((double)g[3 * 1 + 0] - (double)g[3 * 0 + 1]);
+        nv = a.velocity ? 6 : 3;
     }
-    if (!(isfinite(phi[0]) && isfinite(phi[1]) && isfinite(phi[2]) && isfinite(g[0]) && isfinite(g[4]) && isfinite(g[8]) &&
-          isfinite(g[1]) && isfinite(g[2]) && isfinite(g[3]) && isfinite(g[5]) && isfinite(g[6]) && isfinite(g[7])))
-        atomicMin(a.bad, (unsigned long long)cell);
-    const double f = 1.0 / (4.0 * 3.14159265358979323846);
-    for (int k = 0; k < 3; k++) a.out[k][cell] = -f * (double)phi[k] * a.pot_unit;
-    if (!a.velocity) return;
-    const int gy = K > 1 ? 1 : 0; /* g[3 k + j] = d psi_k / d x_j (times 4 pi) */
-    (void)gy;
-    a.out[3][cell] = f * a.acc_unit * ((double)g[3 * 2 + 1] - (double)g[3 * 1 + 2]);
-    a.out[4][cell] = f * a.acc_unit * ((double)g[3 * 0 + 2] - (double)g[3 * 2 + 0]);
-    a.out[5][cell] = f * a.acc_unit * ((double)g[3 * 1 + 0] - (double)g[3 * 0 + 1]);
+    int finite = 1;
+    for (int k = 0; k < nv; k++) {
+        a.out[k][cell] = raw[k];
+        finite &= isfinite(a.out_scale[k] * (double)raw[k]);
+    }
+    if (!finite) atomicMin(a.bad, (unsigned long long)cell);
 }
 
 /* The exact cube minus the point kernel for a pair the table does not
@@ -859,6 +867,8 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 
 /* ---- the mesh path: sources, targets and results on the device ------------------- */
 
+const size_t kStreamRun = 4096; /* values per thread at a time (staging copies) */
+
 /* n doubles from the host to the device (or back) through the two
  * pinned staging buffers, pipelined: the host's copy of one chunk (in
  * parallel) overlaps the transfer of the next. */
@@ -870,8 +880,12 @@ bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const dou
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
             double *pin = (double *)fg->pinned[c & 1];
             BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its transfer two chunks ago is done */
+            const long runs = (long)((len + kStreamRun - 1) / kStreamRun);
 #pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)len; i++) pin[i] = src[off + (size_t)i];
+            for (long r = 0; r < runs; r++) {
+                const size_t a = (size_t)r * kStreamRun, e = a + kStreamRun < len ? a + kStreamRun : len;
+                bn_stream_doubles(pin + a, src + off + a, e - a);
+            }
             BN_CUDA_CHECK(cudaMemcpyAsync(dst + off, pin, len * sizeof(double), cudaMemcpyHostToDevice, s));
             BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
         }
@@ -897,6 +911,43 @@ bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const dou
 bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
 {
     return stage_copy_on(fg, fg->s, dst, src, n, to_device);
+}
+
+/* n raw floats from the device to host doubles times scale, pipelined
+ * as stage_copy_on's download (the product the device checked). */
+bn_status stage_down_scaled(bn_field_gpu *fg, cudaStream_t s, double *dst, const float *src, size_t n, double scale)
+{
+    const size_t chunk = FIELD_PINNED / sizeof(float), chunks = (n + chunk - 1) / chunk;
+    for (size_t c = 0; c <= chunks; c++) {
+        if (c < chunks) {
+            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
+            BN_TRY(bn_cuda_read_queued(fg->pinned[c & 1], src + off, len * sizeof(float), "field values (staged)", s));
+            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
+        }
+        if (c == 0) continue;
+        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
+        const float *pin = (const float *)fg->pinned[p & 1];
+        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[p & 1]));
+        const long runs = (long)((len + kStreamRun - 1) / kStreamRun);
+#pragma omp parallel for schedule(static)
+        for (long r = 0; r < runs; r++) {
+            const size_t a = (size_t)r * kStreamRun, e = a + kStreamRun < len ? a + kStreamRun : len;
+            bn_stream_scaled_floats(dst + off + a, pin + a, e - a, scale);
+        }
+    }
+    return BN_OK;
+}
+
+/* The units of the raw outputs (write_mesh): gravity G times the
+ * potential's and the acceleration's unit; vorticity -1 / (4 pi) and
+ * +1 / (4 pi) times them (psi = -phi / 4 pi, u = curl psi). */
+void mesh_out_scales(eval_args *a, int K)
+{
+    const double f = 1.0 / (4.0 * 3.14159265358979323846);
+    for (int v = 0; v < 6; v++) {
+        const int pot = K == 1 ? v == 0 : v < 3;
+        a->out_scale[v] = K == 1 ? a->G * (pot ? a->pot_unit : a->acc_unit) : pot ? -f * a->pot_unit : f * a->acc_unit;
+    }
 }
 
 struct mesh_dev {
@@ -1217,7 +1268,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     unsigned long long counts[3] = {0, 0, 0};
     if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
     trace_mark(&tr, s, "lists");
-    double *d_out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    float *d_out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     for (int v = 0; r == BN_OK && v < nv; v++) r = dev_alloc(&d_out[v], cells, "field values", s);
     if (r == BN_OK) {
         a.nd = x.nd;
@@ -1234,6 +1285,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         a.G = prm->G;
         a.velocity = prm->velocity;
         for (int v = 0; v < 6; v++) a.out[v] = d_out[v];
+        mesh_out_scales(&a, K);
     }
     /* the evaluation in slices of whole blocks (cells contiguous), each
      * slice's values downloaded on the second stream while the next ones
@@ -1255,7 +1307,8 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     for (int k = 0; r == BN_OK && k < slices; k++) {
         const size_t c0 = m->n_blocks * (size_t)k / (size_t)slices * bc, c1 = m->n_blocks * (size_t)(k + 1) / (size_t)slices * bc;
         if (cudaStreamWaitEvent(fg->s2, done[k], 0) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "waiting for a slice");
-        for (int v = 0; r == BN_OK && v < nv; v++) r = stage_copy_on(fg, fg->s2, out[v] + c0, d_out[v] + c0, c1 - c0, 0);
+        for (int v = 0; r == BN_OK && v < nv; v++)
+            r = stage_down_scaled(fg, fg->s2, out[v] + c0, d_out[v] + c0, c1 - c0, a.out_scale[v]);
     }
     for (int k = 0; k < slices; k++) cudaEventDestroy(done[k]);
     if (r == BN_OK && cudaStreamSynchronize(fg->s2) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the download failed");
