@@ -54,7 +54,7 @@ void bn_stage_coords(double *dst, const double *src, size_t len, size_t off, int
 #pragma omp parallel for reduction(min : lo, bad) reduction(max : hi) schedule(static)
     for (long r = 0; r < runs; r++) {
         const size_t a = (size_t)r * STAGE_RUN, e = a + STAGE_RUN < len ? a + STAGE_RUN : len;
-        if (dst) bn_stream_doubles(dst + a, src + a, e - a);
+        if (dst) memcpy(dst + a, src + a, (e - a) * sizeof *src);
         double l = lo, h = hi;
         int finite = 1;
         for (size_t i = a; i < e; i++) {

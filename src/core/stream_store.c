@@ -6,17 +6,6 @@
 #define BN_HAVE_STREAM 1
 #endif
 
-void bn_stream_doubles(double *dst, const double *src, size_t n)
-{
-    size_t i = 0;
-#ifdef BN_HAVE_STREAM
-    for (; i < n && ((uintptr_t)(dst + i) & 15); i++) dst[i] = src[i];
-    for (; i + 2 <= n; i += 2) _mm_stream_pd(dst + i, _mm_loadu_pd(src + i));
-    _mm_sfence(); /* the streamed lines ordered before what follows */
-#endif
-    for (; i < n; i++) dst[i] = src[i];
-}
-
 void bn_stream_scaled_floats(double *dst, const float *src, size_t n, double scale)
 {
     size_t i = 0;
@@ -27,7 +16,7 @@ void bn_stream_scaled_floats(double *dst, const float *src, size_t n, double sca
         const __m128d v = _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(src + i))));
         _mm_stream_pd(dst + i, _mm_mul_pd(v, s));
     }
-    _mm_sfence();
+    _mm_sfence(); /* the streamed lines ordered before what follows */
 #endif
     for (; i < n; i++) dst[i] = scale * (double)src[i];
 }

@@ -880,12 +880,8 @@ bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const dou
             const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
             double *pin = (double *)fg->pinned[c & 1];
             BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its transfer two chunks ago is done */
-            const long runs = (long)((len + kStreamRun - 1) / kStreamRun);
 #pragma omp parallel for schedule(static)
-            for (long r = 0; r < runs; r++) {
-                const size_t a = (size_t)r * kStreamRun, e = a + kStreamRun < len ? a + kStreamRun : len;
-                bn_stream_doubles(pin + a, src + off + a, e - a);
-            }
+            for (long i = 0; i < (long)len; i++) pin[i] = src[off + (size_t)i];
             BN_CUDA_CHECK(cudaMemcpyAsync(dst + off, pin, len * sizeof(double), cudaMemcpyHostToDevice, s));
             BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
         }
