@@ -748,6 +748,61 @@ BN_API int bn_field_point_values(const bn_field_params *p);
 BN_API bn_status bn_field_direct(const bn_field_params *p, const bn_mesh *m, const bn_particles *extra, size_t n,
                                  const double *pos, double *out);
 
+/* ------------------------------------------------------------------ */
+/* Many processes (MPI)                                                 */
+/* ------------------------------------------------------------------ */
+/*
+ * The processes (ranks) of one run. Built with MPI and started by a
+ * launcher (mpirun), bn_comm_world() spans MPI_COMM_WORLD and initialises
+ * MPI if the caller has not; otherwise it is this process alone, and
+ * every collective below is a copy. No rank may assume it holds every
+ * particle.
+ */
+typedef struct bn_comm bn_comm;
+BN_API bn_status bn_comm_world(bn_comm **out);
+/* Finalises MPI when bn_comm_world initialised it and this was the last
+ * communicator (collective). */
+BN_API void bn_comm_free(bn_comm *c);
+BN_API int bn_comm_rank(const bn_comm *c);
+BN_API int bn_comm_size(const bn_comm *c);
+/* 1 when this build has MPI. */
+BN_API int bn_comm_have_mpi(void);
+/* Collective: every rank passes its own status; all get BN_OK when every
+ * rank succeeded, else the failure of the lowest failing rank with its
+ * message ("rank R: ..."), so that a rank at fault stops all of them
+ * with its reason, never a hang. */
+BN_API bn_status bn_comm_agree(const bn_comm *c, bn_status local);
+
+/*
+ * Domains along the space-filling curve: rank r owns the keys in
+ * [split[r], split[r+1]) of a cube common to all ranks (lo, side), cut so
+ * that each holds an equal share of the particles' weights (their
+ * measured cost; NULL: 1 each).
+ */
+typedef struct bn_domain {
+    int nranks;
+    uint64_t *split;   /* nranks + 1 key bounds (split[0] = 0, split[nranks] = 2^63) */
+    double lo[3], side; /* the key cube, the same on every rank */
+    bn_curve curve;
+} bn_domain;
+
+typedef struct bn_domain_stats {
+    double weight_local;      /* this rank's weight after the exchange      */
+    double weight_max, weight_mean; /* over the ranks                       */
+    double imbalance;         /* weight_max / weight_mean (1 = perfect)     */
+    size_t sent, received;    /* particles to and from other ranks          */
+    double t_total;           /* wall seconds                               */
+} bn_domain_stats;
+
+/* Collective: cut the domains from every rank's particles p (weights w,
+ * one per local particle, or NULL) and move each particle to its rank.
+ * On return p holds this rank's particles in key order (acc/pot travel
+ * when present); d (released with bn_domain_release) and st (may be NULL)
+ * are filled. Fails on every rank when one fails. */
+BN_API bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w, bn_curve curve, bn_domain *d,
+                                     bn_domain_stats *st);
+BN_API void bn_domain_release(bn_domain *d);
+
 #ifdef __cplusplus
 }
 #endif

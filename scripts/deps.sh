@@ -4,7 +4,8 @@
 set -euo pipefail
 # `deps.sh test` adds what only the tests use: yt (Debian's python3-yt,
 # for the check that yt opens our snapshots) and h5dump.
-pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev libfftw3-dev)
+pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev libfftw3-dev
+      libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "test" ]; then
   pkgs+=(hdf5-tools python3-yt python3-h5py)
 fi

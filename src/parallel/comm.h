@@ -1,0 +1,31 @@
+/* Internal: the collectives the distributed stages need, over a bn_comm
+ * (MPI_COMM_WORLD, or this process alone). Every collective is called by
+ * every rank of the communicator in the same order. A collective that
+ * allocates agrees on the allocation first (bn_comm_agree), so that a
+ * rank out of memory stops every rank with its message instead of
+ * leaving the others waiting. Sums are taken in rank order (the same bits
+ * for the same ranks, whatever MPI's reduction tree). */
+#ifndef BN_PARALLEL_COMM_H
+#define BN_PARALLEL_COMM_H
+#include <stddef.h>
+#include <stdint.h>
+#include "banyan.h"
+
+typedef enum { BN_REDUCE_MIN, BN_REDUCE_MAX, BN_REDUCE_SUM } bn_reduce;
+
+/* v[0..n) combined over the ranks, in place, the same on every rank. */
+bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op);
+/* The same for counts (sums; exact). */
+bn_status bn_comm_allreduce_size(const bn_comm *c, size_t *v, int n, bn_reduce op);
+/* Every rank's `bytes` bytes, concatenated in rank order, to every rank:
+ * *out (malloc'd, free it) of *total bytes; counts[r] (may be NULL;
+ * size nranks) the bytes of rank r. */
+bn_status bn_comm_allgather(const bn_comm *c, const void *send, size_t bytes, void **out, size_t *total,
+                            size_t *counts);
+/* Records of rec_size bytes: rank r's send[] holds, in rank order,
+ * send_counts[d] records for each destination d; *out (malloc'd) gets
+ * the records sent to this rank, in rank order of their senders,
+ * recv_counts[s] from each sender s, *total in all. */
+bn_status bn_comm_alltoallv(const bn_comm *c, const void *send, const size_t *send_counts, size_t rec_size,
+                            void **out, size_t *recv_counts, size_t *total);
+#endif

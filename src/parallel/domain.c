@@ -1,0 +1,312 @@
+/* Domains along the space-filling curve (banyan.h: bn_domain). Every rank
+ * keys its particles in a cube common to all, sorts them, and offers
+ * samples at equal steps of its weight; all ranks gather the samples and
+ * cut the curve where the cumulative weight passes r W / P (the same cut
+ * on every rank: the same samples in the same order); then each particle
+ * goes to the rank whose key range holds it (one all-to-all), and every
+ * rank sorts what it received by key. A rank with no particles takes
+ * part as any other. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/timer.h"
+#include "parallel/comm.h"
+#include "tree/keys.h"
+#include "tree/tree_cpu.h"
+
+/* Samples per rank: enough that the cut is within a few 1/S of the ideal
+ * share, few enough that the gather stays small at a thousand ranks. */
+#define DOMAIN_SAMPLES_MAX 4096
+#define DOMAIN_KEY_END (UINT64_C(1) << 63)
+
+typedef struct {
+    uint64_t key;
+    double w;
+} domain_sample;
+
+/* A particle on its way to its rank: every field of bn_particles. */
+typedef struct {
+    double pos[3], vel[3], mass, acc[3], pot, w;
+    uint64_t id, key;
+} domain_record;
+
+static int samples_per_rank(int P)
+{
+    int s = 65536 / (P > 0 ? P : 1);
+    return s < 64 ? 64 : s > DOMAIN_SAMPLES_MAX ? DOMAIN_SAMPLES_MAX : s;
+}
+
+/* The key cube of every rank's particles (the same lo and side on all). */
+static bn_status global_cube(const bn_comm *c, const bn_particles *p, double lo[3], double *side)
+{
+    double mn[3], mx[3];
+    bn_status s = BN_OK;
+    for (int k = 0; k < 3; k++) {
+        mn[k] = INFINITY;
+        mx[k] = -INFINITY;
+        for (size_t i = 0; i < p->n && s == BN_OK; i++) {
+            const double x = p->pos[k][i];
+            if (!isfinite(x))
+                s = bn_fail(BN_ERR_ARGUMENT, "domains: particle %zu (id %llu) has a non-finite %c coordinate (%g)", i,
+                            (unsigned long long)p->id[i], "xyz"[k], x);
+            mn[k] = fmin(mn[k], x);
+            mx[k] = -fmin(-mx[k], -x);
+        }
+    }
+    BN_TRY(bn_comm_agree(c, s));
+    double neg[3] = {-mx[0], -mx[1], -mx[2]};
+    BN_TRY(bn_comm_allreduce(c, mn, 3, BN_REDUCE_MIN));
+    BN_TRY(bn_comm_allreduce(c, neg, 3, BN_REDUCE_MIN));
+    for (int k = 0; k < 3; k++) mx[k] = -neg[k];
+    if (!(mn[0] <= mx[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
+    *side = bn_key_cube(mn, mx, lo);
+    if (!isfinite(*side))
+        return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", mn[0], mx[0]);
+    return BN_OK;
+}
+
+/* Keys of the local particles, sorted, with the permutation. */
+static bn_status sorted_keys(const bn_particles *p, const bn_domain *d, uint64_t **keys, uint32_t **order)
+{
+    const size_t n = p->n;
+    if (n > UINT32_MAX) return bn_fail(BN_ERR_ARGUMENT, "domains: %zu particles on one rank (at most %u)", n, UINT32_MAX);
+    uint64_t *k = bn_alloc((2 * n + 1) * sizeof *k, "domain keys");
+    uint32_t *o = bn_alloc((2 * n + 1) * sizeof *o, "domain keys");
+    if (!k || !o) {
+        free(k);
+        free(o);
+        return BN_ERR_NOMEM;
+    }
+    bn_tree_keys((const double *const *)p->pos, n, d->lo, d->side, d->curve, k);
+    for (size_t i = 0; i < n; i++) o[i] = (uint32_t)i;
+    const bn_status s = bn_tree_sort(n, k, o, k + n, o + n);
+    *keys = k;
+    *order = o;
+    return s;
+}
+
+/* This rank's samples: every particle when it has few, else one at each
+ * step W / S of the cumulative weight in key order, each carrying W / S. */
+static domain_sample *local_samples(const uint64_t *key, const uint32_t *order, const double *w, size_t n, int S,
+                                    size_t *ns)
+{
+    domain_sample *out = bn_alloc(((size_t)S < n ? (size_t)S : n) * sizeof *out + 1, "domain samples");
+    *ns = 0;
+    if (!out) return NULL;
+    if (n <= (size_t)S) {
+        for (size_t i = 0; i < n; i++) out[i] = (domain_sample){key[i], w ? w[order[i]] : 1.0};
+        *ns = n;
+        return out;
+    }
+    double W = 0.0;
+    for (size_t i = 0; i < n; i++) W += w ? w[order[i]] : 1.0;
+    const double step = W / S;
+    double cum = 0.0;
+    size_t j = 0;
+    for (size_t i = 0; i < n && j < (size_t)S; i++) {
+        cum += w ? w[order[i]] : 1.0;
+        while (j < (size_t)S && cum >= (j + 0.5) * step) out[j++] = (domain_sample){key[i], step};
+    }
+    *ns = j;
+    return out;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const domain_sample *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The cut: split[r] is the first sample key whose middle lies at or
+ * beyond the cumulative weight r W / P (the cut nearest the ideal share).
+ * Samples of one key are one unit: a key never straddles two ranks. */
+static void cut_curve(domain_sample *s, size_t ns, bn_domain *d)
+{
+    const int P = d->nranks;
+    /* qsort is not stable, but samples of one key are taken together */
+    qsort(s, ns, sizeof *s, by_key);
+    double W = 0.0;
+    for (size_t i = 0; i < ns; i++) W += s[i].w;
+    d->split[0] = 0;
+    int r = 1;
+    double cum = 0.0;
+    for (size_t i = 0; i < ns && r < P;) {
+        size_t e = i;
+        double gw = 0.0;
+        for (; e < ns && s[e].key == s[i].key; e++) gw += s[e].w;
+        while (r < P && cum + 0.5 * gw >= W * r / P) d->split[r++] = s[i].key;
+        cum += gw;
+        i = e;
+    }
+    while (r <= P) d->split[r++] = DOMAIN_KEY_END;
+}
+
+/* The rank whose range holds key (split ascending, split[0] = 0). */
+static int owner(const bn_domain *d, uint64_t key)
+{
+    int a = 0, b = d->nranks - 1; /* split[a] <= key; find the last such */
+    while (a < b) {
+        const int m = (a + b + 1) / 2;
+        if (d->split[m] <= key) a = m;
+        else b = m - 1;
+    }
+    return a;
+}
+
+/* The local particles as records in key order, with counts per rank. */
+static domain_record *pack(const bn_particles *p, const double *w, const uint64_t *key, const uint32_t *order,
+                           const bn_domain *d, size_t *counts)
+{
+    domain_record *r = bn_alloc(p->n * sizeof *r + 1, "particles to send");
+    if (!r) return NULL;
+    memset(counts, 0, (size_t)d->nranks * sizeof *counts);
+    for (size_t j = 0; j < p->n; j++) {
+        const size_t i = order[j];
+        domain_record *x = r + j;
+        memset(x, 0, sizeof *x);
+        for (int k = 0; k < 3; k++) {
+            x->pos[k] = p->pos[k][i];
+            x->vel[k] = p->vel[k][i];
+            x->acc[k] = p->acc[k] ? p->acc[k][i] : 0.0;
+        }
+        x->mass = p->mass[i];
+        x->pot = p->pot ? p->pot[i] : 0.0;
+        x->w = w ? w[i] : 1.0;
+        x->id = p->id[i];
+        x->key = key[j];
+        counts[owner(d, key[j])]++;
+    }
+    return r;
+}
+
+/* The received records into p, sorted by key (stable: senders in rank
+ * order, each in key order). *weight gets their weight, summed in order. */
+static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int forces, double *weight)
+{
+    uint64_t *k = bn_alloc((2 * n + 1) * sizeof *k, "received keys");
+    uint32_t *o = bn_alloc((2 * n + 1) * sizeof *o, "received keys");
+    bn_status s = k && o ? BN_OK : BN_ERR_NOMEM;
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        k[i] = r[i].key;
+        o[i] = (uint32_t)i;
+    }
+    if (s == BN_OK) s = bn_tree_sort(n, k, o, k + n, o + n);
+    if (s == BN_OK) s = bn_particles_resize(p, n);
+    if (s == BN_OK && forces) s = bn_particles_ensure_forces(p);
+    double W = 0.0;
+    for (size_t j = 0; s == BN_OK && j < n; j++) {
+        const domain_record *x = r + o[j];
+        for (int k3 = 0; k3 < 3; k3++) {
+            p->pos[k3][j] = x->pos[k3];
+            p->vel[k3][j] = x->vel[k3];
+            if (forces) p->acc[k3][j] = x->acc[k3];
+        }
+        p->mass[j] = x->mass;
+        if (forces) p->pot[j] = x->pot;
+        p->id[j] = x->id;
+        W += x->w;
+    }
+    *weight = W;
+    free(k);
+    free(o);
+    return s;
+}
+
+/* The cut from the samples of every rank. */
+static bn_status cut_from_samples(const bn_comm *c, const uint64_t *key, const uint32_t *order, const double *w,
+                                  size_t n, bn_domain *d)
+{
+    size_t ns = 0, total = 0;
+    domain_sample *mine = local_samples(key, order, w, n, samples_per_rank(d->nranks), &ns);
+    BN_TRY(bn_comm_agree(c, mine ? BN_OK : BN_ERR_NOMEM));
+    void *all = NULL;
+    const bn_status s = bn_comm_allgather(c, mine, ns * sizeof *mine, &all, &total, NULL);
+    free(mine);
+    if (s != BN_OK) return s;
+    cut_curve(all, total / sizeof(domain_sample), d);
+    free(all);
+    return BN_OK;
+}
+
+static bn_status exchange(const bn_comm *c, bn_particles *p, const double *w, const uint64_t *key,
+                          const uint32_t *order, const bn_domain *d, bn_domain_stats *st)
+{
+    const int P = d->nranks;
+    size_t *cnt = bn_alloc(2 * (size_t)P * sizeof *cnt, "exchange counts");
+    domain_record *out = cnt ? pack(p, w, key, order, d, cnt) : NULL;
+    bn_status s = bn_comm_agree(c, out ? BN_OK : BN_ERR_NOMEM);
+    /* forces travel only when every rank has them */
+    double forces = p->acc[0] && p->pot ? 1.0 : 0.0;
+    if (s == BN_OK) s = bn_comm_allreduce(c, &forces, 1, BN_REDUCE_MIN);
+    void *in = NULL;
+    size_t n_in = 0;
+    if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
+    free(out);
+    double W = 0.0;
+    if (s == BN_OK) s = bn_comm_agree(c, unpack(p, in, n_in, forces > 0, &W));
+    free(in);
+    if (s == BN_OK) {
+        const int me = bn_comm_rank(c);
+        st->sent = st->received = 0;
+        for (int r = 0; r < P; r++) {
+            if (r == me) continue;
+            st->sent += cnt[r];
+            st->received += cnt[P + r];
+        }
+        double v[2] = {W, W};
+        st->weight_local = W;
+        s = bn_comm_allreduce(c, v, 1, BN_REDUCE_MAX);
+        if (s == BN_OK) s = bn_comm_allreduce(c, v + 1, 1, BN_REDUCE_SUM);
+        st->weight_max = v[0];
+        st->weight_mean = v[1] / P;
+        st->imbalance = st->weight_mean > 0 ? st->weight_max / st->weight_mean : 1.0;
+    }
+    free(cnt);
+    return s;
+}
+
+static bn_status check_weights(const bn_particles *p, const double *w)
+{
+    for (size_t i = 0; w && i < p->n; i++)
+        if (!(w[i] >= 0 && isfinite(w[i])))
+            return bn_fail(BN_ERR_ARGUMENT, "domains: particle %zu (id %llu) has weight %g (must be finite and >= 0)", i,
+                           (unsigned long long)p->id[i], w[i]);
+    return BN_OK;
+}
+
+bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w, bn_curve curve, bn_domain *d,
+                              bn_domain_stats *st)
+{
+    if (!c || !p || !d) return bn_fail(BN_ERR_ARGUMENT, "bn_domain_decompose: NULL argument");
+    const double t0 = bn_wall_seconds();
+    bn_domain_stats local_st;
+    if (!st) st = &local_st;
+    memset(st, 0, sizeof *st);
+    memset(d, 0, sizeof *d);
+    d->nranks = bn_comm_size(c);
+    d->curve = curve;
+    d->split = bn_alloc(((size_t)d->nranks + 1) * sizeof *d->split, "domain bounds");
+    /* each step ends agreed (the same s on every rank), so that every
+     * rank takes the same collectives */
+    bn_status s = bn_comm_agree(c, d->split ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) s = bn_comm_agree(c, check_weights(p, w));
+    if (s == BN_OK) s = global_cube(c, p, d->lo, &d->side);
+    uint64_t *key = NULL;
+    uint32_t *order = NULL;
+    if (s == BN_OK) s = bn_comm_agree(c, sorted_keys(p, d, &key, &order));
+    if (s == BN_OK) s = cut_from_samples(c, key, order, w, p->n, d);
+    if (s == BN_OK) s = exchange(c, p, w, key, order, d, st);
+    free(key);
+    free(order);
+    if (s != BN_OK) bn_domain_release(d);
+    st->t_total = bn_wall_seconds() - t0;
+    return s;
+}
+
+void bn_domain_release(bn_domain *d)
+{
+    if (!d) return;
+    free(d->split);
+    d->split = NULL;
+}

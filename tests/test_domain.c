@@ -1,0 +1,197 @@
+/* Domains along the curve (bn_domain_decompose), run by CTest alone and
+ * under mpirun with 2, 3 and 4 ranks. Every rank builds the same global
+ * set and keeps its share of it; after the decomposition every particle
+ * must sit on exactly one rank with every field intact, inside its rank's
+ * key range and in key order, the shares equal to within the sampling's
+ * bound, and a bad particle on one rank must stop every rank with that
+ * rank's message. Checks are agreed over the ranks before they are
+ * asserted, so that a failure on one rank cannot leave the others waiting
+ * in a collective. */
+#include <string.h>
+#include "testutil.h"
+#include "parallel/comm.h"
+#include "tree/tree_cpu.h"
+
+static bn_comm *comm;
+
+/* 1 on every rank when ok on every rank. */
+static int everywhere(int ok)
+{
+    double v = ok ? 1.0 : 0.0;
+    TU_OK(bn_comm_allreduce(comm, &v, 1, BN_REDUCE_MIN));
+    return v > 0.5;
+}
+
+/* This rank's share of the global set: every P-th particle from an
+ * offset (all of them on rank 0 when `on_root`). */
+static bn_particles *share(const bn_particles *all, int on_root)
+{
+    const int P = bn_comm_size(comm), me = bn_comm_rank(comm);
+    bn_particles *p = NULL;
+    TU_OK(bn_particles_create(&p, 0));
+    size_t n = 0;
+    for (size_t i = 0; i < all->n; i++) n += on_root ? me == 0 : (int)((i * 7 + 3) % (size_t)P) == me;
+    TU_OK(bn_particles_resize(p, n));
+    for (size_t i = 0, j = 0; i < all->n; i++) {
+        if (on_root ? me != 0 : (int)((i * 7 + 3) % (size_t)P) != me) continue;
+        for (int k = 0; k < 3; k++) {
+            p->pos[k][j] = all->pos[k][i];
+            p->vel[k][j] = all->vel[k][i];
+        }
+        p->mass[j] = all->mass[i];
+        p->id[j++] = all->id[i];
+    }
+    return p;
+}
+
+/* Every global particle on exactly one rank, with its fields' bits. */
+static int intact(const bn_particles *all, const bn_particles *p)
+{
+    size_t n = p->n;
+    TU_OK(bn_comm_allreduce_size(comm, &n, 1, BN_REDUCE_SUM));
+    int ok = n == all->n;
+    void *ids = NULL;
+    size_t bytes = 0;
+    TU_OK(bn_comm_allgather(comm, p->id, p->n * sizeof *p->id, &ids, &bytes, NULL));
+    char *seen = calloc(all->n + 1, 1);
+    for (size_t i = 0; i < bytes / sizeof(uint64_t); i++) {
+        const uint64_t id = ((uint64_t *)ids)[i]; /* ids are 1..n (tu_random_particles) */
+        ok &= id >= 1 && id <= all->n && !seen[id];
+        if (id >= 1 && id <= all->n) seen[id] = 1;
+    }
+    for (size_t j = 0; j < p->n; j++) {
+        const size_t i = (size_t)p->id[j] - 1;
+        for (int k = 0; k < 3; k++) ok &= p->pos[k][j] == all->pos[k][i] && p->vel[k][j] == all->vel[k][i];
+        ok &= p->mass[j] == all->mass[i];
+    }
+    free(ids);
+    free(seen);
+    return ok;
+}
+
+/* This rank's particles inside its key range, in key order. */
+static int in_range(const bn_particles *p, const bn_domain *d)
+{
+    const int me = bn_comm_rank(comm);
+    uint64_t *key = malloc((p->n + 1) * sizeof *key);
+    bn_tree_keys((const double *const *)p->pos, p->n, d->lo, d->side, d->curve, key);
+    int ok = d->nranks == bn_comm_size(comm) && d->split[0] == 0 && d->split[d->nranks] == UINT64_C(1) << 63;
+    for (int r = 0; r < d->nranks; r++) ok &= d->split[r] <= d->split[r + 1];
+    for (size_t j = 0; j < p->n; j++) {
+        ok &= key[j] >= d->split[me] && key[j] < d->split[me + 1];
+        if (j) ok &= key[j - 1] <= key[j];
+    }
+    free(key);
+    return ok;
+}
+
+static void decompose_and_check(const bn_particles *all, int on_root, const double *(*weights)(const bn_particles *),
+                                double bound)
+{
+    bn_particles *p = share(all, on_root);
+    const double *w = weights ? weights(p) : NULL;
+    bn_domain d;
+    bn_domain_stats st;
+    TU_OK(bn_domain_decompose(comm, p, w, BN_CURVE_HILBERT, &d, &st));
+    if (bn_comm_rank(comm) == 0)
+        print_message("%d ranks, %zu particles%s%s: imbalance %.4f, sent %zu, received %zu (rank 0)\n",
+                      bn_comm_size(comm), all->n, on_root ? ", all from rank 0" : "", weights ? ", weighted" : "",
+                      st.imbalance, st.sent, st.received);
+    assert_true(everywhere(intact(all, p)));
+    assert_true(everywhere(in_range(p, &d)));
+    assert_true(st.imbalance >= 1.0 && st.imbalance <= bound);
+    /* the same input again: the same domains and the same particles */
+    bn_particles *q = share(all, on_root);
+    bn_domain e;
+    TU_OK(bn_domain_decompose(comm, q, weights ? weights(q) : NULL, BN_CURVE_HILBERT, &e, NULL));
+    int same = q->n == p->n && !memcmp(d.split, e.split, ((size_t)d.nranks + 1) * sizeof *d.split);
+    for (size_t j = 0; same && j < p->n; j++) same = q->id[j] == p->id[j];
+    assert_true(everywhere(same));
+    bn_domain_release(&d);
+    bn_domain_release(&e);
+    free((void *)w);
+    bn_particles_free(p);
+    bn_particles_free(q);
+}
+
+static void test_plummer_shares(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(30000, 11, 2);
+    decompose_and_check(all, 0, NULL, 1.01);
+    bn_particles_free(all);
+}
+
+/* Two clusters 1e4 apart, all read by rank 0 (the others start empty). */
+static void test_all_from_one_rank(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(20000, 12, 1);
+    for (size_t i = 0; i < all->n; i += 2) all->pos[0][i] += 1e4;
+    decompose_and_check(all, 1, NULL, 1.01);
+    bn_particles_free(all);
+}
+
+/* The cost of particles with x > 0 counted ten times. */
+static const double *tenfold_right(const bn_particles *p)
+{
+    double *w = malloc((p->n + 1) * sizeof *w);
+    for (size_t i = 0; i < p->n; i++) w[i] = p->pos[0][i] > 0 ? 10.0 : 1.0;
+    return w;
+}
+
+static void test_weighted_shares(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(30000, 13, 0);
+    decompose_and_check(all, 0, tenfold_right, 1.02);
+    bn_particles_free(all);
+}
+
+/* Fewer particles than ranks' worth: some ranks end empty. */
+static void test_tiny_set(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(5, 14, 0);
+    bn_particles *p = share(all, 0);
+    bn_domain d;
+    TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_MORTON, &d, NULL));
+    assert_true(everywhere(intact(all, p)));
+    assert_true(everywhere(in_range(p, &d)));
+    bn_domain_release(&d);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
+/* A NaN on the last rank: every rank fails with its message. */
+static void test_bad_particle_stops_all(void **state)
+{
+    (void)state;
+    const int P = bn_comm_size(comm), me = bn_comm_rank(comm);
+    bn_particles *all = tu_random_particles(1000, 15, 0);
+    bn_particles *p = share(all, 0);
+    if (me == P - 1 && p->n > 3) p->pos[1][3] = NAN;
+    bn_domain d;
+    const bn_status s = bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "rank %d of %d", P - 1, P);
+    int ok = s == BN_ERR_ARGUMENT && strstr(bn_last_error(), "y coordinate") && d.split == NULL;
+    if (P > 1) ok &= strstr(bn_last_error(), want) != NULL;
+    if (!ok) print_message("rank %d: %s\n", me, bn_last_error());
+    assert_true(everywhere(ok));
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
+int main(void)
+{
+    if (bn_comm_world(&comm) != BN_OK) return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plummer_shares),  cmocka_unit_test(test_all_from_one_rank),
+        cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
+        cmocka_unit_test(test_bad_particle_stops_all),
+    };
+    const int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    bn_comm_free(comm);
+    return failed;
+}
