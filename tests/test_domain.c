@@ -102,14 +102,16 @@ static void decompose_and_check(const bn_particles *all, int on_root, const doub
     assert_true(st.imbalance >= 1.0 && st.imbalance <= bound);
     /* the same input again: the same domains and the same particles */
     bn_particles *q = share(all, on_root);
+    const double *wq = weights ? weights(q) : NULL;
     bn_domain e;
-    TU_OK(bn_domain_decompose(comm, q, weights ? weights(q) : NULL, BN_CURVE_HILBERT, &e, NULL));
+    TU_OK(bn_domain_decompose(comm, q, wq, BN_CURVE_HILBERT, &e, NULL));
     int same = q->n == p->n && !memcmp(d.split, e.split, ((size_t)d.nranks + 1) * sizeof *d.split);
     for (size_t j = 0; same && j < p->n; j++) same = q->id[j] == p->id[j];
     assert_true(everywhere(same));
     bn_domain_release(&d);
     bn_domain_release(&e);
     free((void *)w);
+    free((void *)wq);
     bn_particles_free(p);
     bn_particles_free(q);
 }

@@ -31,4 +31,22 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
 bn_status bn_tree_forces_active_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
                                     const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
                                     double *acc[3], double *pot, bn_force_stats *stats);
+/* Other ranks' part of an evaluation (parallel/forces_dist.c): add()
+ * is called once per evaluation on every rank, after the local walk, with
+ * the local status (it must agree on it with the other ranks before any
+ * other collective), the local tree (NULL when this rank has no
+ * particles or failed) and the walk's output in key order without G, to
+ * which it adds the remote trees' fields. */
+typedef struct bn_tree bn_tree;
+typedef struct bn_tree_remote {
+    bn_status (*add)(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
+                     const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
+    void *ctx;
+} bn_tree_remote;
+
+/* bn_tree_forces_active_cpu with a remote part (NULL: none). With one, a
+ * rank may hold no particles (it then only serves its tree's absence). */
+bn_status bn_tree_forces_with_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
+                                  const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
+                                  const bn_tree_remote *remote, double *acc[3], double *pot, bn_force_stats *stats);
 #endif

@@ -24,18 +24,6 @@
 /* Sources per tile: 10 arrays of doubles for cells = 20 KiB, fits L1. */
 #define TILE 256
 
-/* What the traversal reads of a cell, packed in one 64-byte line (the
- * GPU packs the same into float4s): visiting a cell then costs one cache
- * line instead of one per tree array. Built once per walk. */
-typedef struct walk_cell {
-    double com[3];
-    double r2;              /* opening radius squared                 */
-    double gml2;            /* G M l^2 for the accel criterion        */
-    double mass;
-    int32_t first_child, n_children;
-    int32_t first_body, n_bodies;
-} walk_cell;
-
 typedef struct walk_scratch {
     int32_t *cur, *next;           /* cell lists of the breadth-first walk */
     double *pp[4];                 /* x, y, z, m of particle sources       */
@@ -113,72 +101,79 @@ static void flush_far(const walk_group *g, double eps2, walk_scratch *s)
 }
 
 /* Column j of a cell tile: com, mass, quadrupole of cell c. */
-static void store_cell(double *const col[10], int j, const bn_tree *t, const walk_cell *cell, int c)
+static void store_cell(double *const col[10], int j, const bn_walk_source *src, int c)
 {
+    const bn_walk_cell *cell = src->cells + c;
     for (int k = 0; k < 3; k++) col[k][j] = cell->com[k];
     col[3][j] = cell->mass;
-    for (int k = 0; k < 6; k++) col[4 + k][j] = t->quad[6 * c + k];
+    for (int k = 0; k < 6; k++) col[4 + k][j] = src->quad[6 * c + k];
 }
 
-static void push_far(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
-                     walk_scratch *s)
+static void push_far(const bn_walk_source *src, int c, const walk_group *g, double eps2, walk_scratch *s)
 {
-    store_cell(s->fc, s->nfc, t, cell, c);
+    store_cell(s->fc, s->nfc, src, c);
     if (++s->nfc == TILE) flush_far(g, eps2, s);
 }
 
-static int is_far(const walk_cell *cell, const walk_group *g)
+static int is_far(const bn_walk_cell *cell, const walk_group *g)
 {
     const double dx = cell->com[0] - g->centre[0], dy = cell->com[1] - g->centre[1], dz = cell->com[2] - g->centre[2];
     return dx * dx + dy * dy + dz * dz > g->far_r2;
 }
 
-static void push_cell(const bn_tree *t, const walk_cell *cell, int c, const walk_group *g, double eps2,
+static void push_cell(const bn_tree *t, const bn_walk_source *src, int c, const walk_group *g, double eps2,
                       walk_scratch *s)
 {
-    store_cell(s->pc, s->npc, t, cell, c);
+    store_cell(s->pc, s->npc, src, c);
     if (++s->npc == TILE) flush_pc(t, g, eps2, s);
 }
 
-static void push_bodies(const bn_tree *t, const walk_cell *cell, const walk_group *g, double eps2, walk_scratch *s)
+static void push_bodies(const bn_tree *t, const bn_walk_source *src, const bn_walk_cell *cell, const walk_group *g,
+                        double eps2, walk_scratch *s)
 {
     int b = cell->first_body;
     const int e = b + cell->n_bodies;
     while (b < e) {
         const int take = e - b < TILE - s->npp ? e - b : TILE - s->npp;
         for (int k = 0; k < 3; k++)
-            for (int i = 0; i < take; i++) s->pp[k][s->npp + i] = t->pos[k][b + i];
-        for (int i = 0; i < take; i++) s->pp[3][s->npp + i] = t->mass[b + i];
+            for (int i = 0; i < take; i++) s->pp[k][s->npp + i] = src->pos[k][b + i];
+        for (int i = 0; i < take; i++) s->pp[3][s->npp + i] = src->mass[b + i];
         s->npp += take;
         b += take;
         if (s->npp == TILE) flush_pp(t, g, eps2, s);
     }
 }
 
-/* Does the group open cell c? (interact.h: the same test the GPU makes) */
-static int opens(const walk_cell *cell, const walk_group *g, bn_mac mac)
+int bn_walk_opens(const bn_walk_cell *cell, const double lo[3], const double hi[3], bn_mac mac, double alpha_amin)
 {
     const double *cm = cell->com;
-    const double d2 = bn_box_dist2_d(cm[0], cm[1], cm[2], g->lo[0], g->lo[1], g->lo[2], g->hi[0], g->hi[1], g->hi[2]);
+    const double d2 = bn_box_dist2_d(cm[0], cm[1], cm[2], lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
     if (mac != BN_MAC_ACCEL) return bn_mac_geometric_open_d(d2, cell->r2);
-    return bn_mac_accel_open_d(d2, cell->r2, cell->gml2, g->alpha_amin);
+    return bn_mac_accel_open_d(d2, cell->r2, cell->gml2, alpha_amin);
 }
 
-static void walk_group_cells(const bn_tree *t, const walk_cell *cells, const walk_group *g, bn_mac mac,
+/* Does the group open cell c? (interact.h: the same test the GPU makes) */
+static int opens(const bn_walk_cell *cell, const walk_group *g, bn_mac mac)
+{
+    return bn_walk_opens(cell, g->lo, g->hi, mac, g->alpha_amin);
+}
+
+static void walk_group_cells(const bn_tree *t, const bn_walk_source *src, const walk_group *g, bn_mac mac,
                              double eps2, walk_scratch *s)
 {
+    const bn_walk_cell *cells = src->cells;
     int ncur = 1, nnext;
     s->cur[0] = 0;
     while (ncur > 0) {
         nnext = 0;
         for (int i = 0; i < ncur; i++) {
             const int c = s->cur[i];
-            const walk_cell *cell = cells + c;
+            const bn_walk_cell *cell = cells + c;
             if (!opens(cell, g, mac)) {
-                if (is_far(cell, g)) push_far(t, cell, c, g, eps2, s);
-                else push_cell(t, cell, c, g, eps2, s);
+                if (is_far(cell, g)) push_far(src, c, g, eps2, s);
+                else push_cell(t, src, c, g, eps2, s);
             }
-            else if (cell->n_children == 0) push_bodies(t, cell, g, eps2, s);
+            else if (cell->n_children == 0) push_bodies(t, src, cell, g, eps2, s);
             else
                 for (int j = 0; j < cell->n_children; j++) s->next[nnext++] = cell->first_child + j;
         }
@@ -231,9 +226,11 @@ static void add_far_field(const bn_tree *t, const walk_group *g, walk_scratch *s
     }
 }
 
-/* Walk one group and write its targets' results (self term removed). */
-static void walk_one(const bn_tree *t, const walk_cell *cells, int gi, const bn_gravity_params *gp, bn_mac mac,
-                     const double *acc_old, double *out, walk_scratch *s)
+/* Walk one group of t over the source src. self: src is t's own tree:
+ * write the targets' results with the self term removed; otherwise add
+ * them (a remote tree's field). */
+static void walk_one(const bn_tree *t, const bn_walk_source *src, int self, int gi, const bn_gravity_params *gp,
+                     bn_mac mac, const double *acc_old, double *out, walk_scratch *s)
 {
     walk_group g;
     setup_group(t, gi, gp, mac, acc_old, &g);
@@ -241,22 +238,26 @@ static void walk_one(const bn_tree *t, const walk_cell *cells, int gi, const bn_
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < g.count; i++) s->acc[k][i] = 0;
     for (int k = 0; k < BN_LOCAL_TERMS; k++) s->local[k] = 0;
-    walk_group_cells(t, cells, &g, mac, eps2, s);
+    walk_group_cells(t, src, &g, mac, eps2, s);
     add_far_field(t, &g, s);
-    const double self = eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
+    const double self_phi = self && eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
     for (int i = 0; i < g.count; i++) {
         double *o = out + 4 * (size_t)(g.first + i);
-        for (int k = 0; k < 3; k++) o[k] = s->acc[k][i];
-        o[3] = s->acc[3][i] + t->mass[g.first + i] * self;
+        if (self) {
+            for (int k = 0; k < 3; k++) o[k] = s->acc[k][i];
+            o[3] = s->acc[3][i] + t->mass[g.first + i] * self_phi;
+        } else {
+            for (int k = 0; k < 4; k++) o[k] += s->acc[k][i];
+        }
     }
-    s->count_pp -= g.count; /* the self pairs */
+    if (self) s->count_pp -= g.count; /* the self pairs */
 }
 
-static void pack_cells(const bn_tree *t, double G, walk_cell *cells)
+void bn_walk_pack_cells(const bn_tree *t, double G, bn_walk_cell *cells)
 {
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < t->n_nodes; c++) {
-        walk_cell *w = cells + c;
+        bn_walk_cell *w = cells + c;
         for (int k = 0; k < 3; k++) w->com[k] = t->com[3 * c + k];
         w->r2 = t->open_radius[c] * t->open_radius[c];
         const double l = bn_mac_cell_side(BN_MAC_ACCEL, t->size[c], t->body_lo + 3 * c, t->body_hi + 3 * c);
@@ -281,36 +282,58 @@ static int group_active(const bn_tree *t, int gi, const uint8_t *bin, int bin_mi
     return 0;
 }
 
-bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
+/* Every (active) group of t over src: see walk_cpu.h. */
+static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int self, const bn_gravity_params *g,
+                             bn_mac mac, const double *acc_old, const uint8_t *bin, int bin_min, double *out,
+                             bn_force_stats *stats)
 {
     if (mac == BN_MAC_ACCEL && !acc_old)
         return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
     int max_group = 1;
     for (int i = 0; i < t->n_groups; i++) max_group = t->group_count[i] > max_group ? t->group_count[i] : max_group;
-    walk_cell *cells = aligned_alloc(64, ((size_t)t->n_nodes * sizeof(walk_cell) + 63) / 64 * 64);
-    if (!cells) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate %d cells", t->n_nodes);
-    pack_cells(t, g->G, cells);
     int failed = 0;
     double cpp = 0, cpc = 0, cfar = 0;
 #pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
     {
         walk_scratch s = {0};
-        if (!scratch_alloc(&s, t->n_nodes, max_group)) failed = 1;
+        if (!scratch_alloc(&s, src->n_cells, max_group)) failed = 1;
 #pragma omp for schedule(dynamic, 4)
         for (int gi = 0; gi < t->n_groups; gi++)
-            if (!failed && group_active(t, gi, bin, bin_min)) walk_one(t, cells, gi, g, mac, acc_old, out, &s);
+            if (!failed && group_active(t, gi, bin, bin_min)) walk_one(t, src, self, gi, g, mac, acc_old, out, &s);
         cpp += s.count_pp;
         cpc += s.count_pc;
         cfar += s.count_far;
         scratch_free(&s);
     }
-    free(cells);
     if (failed) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the interaction lists");
     if (stats) {
-        stats->n_pp = cpp;
-        stats->n_pc = cpc;
-        stats->n_far = cfar;
+        stats->n_pp = self ? cpp : stats->n_pp + cpp;
+        stats->n_pc = self ? cpc : stats->n_pc + cpc;
+        stats->n_far = self ? cfar : stats->n_far + cfar;
     }
     return BN_OK;
+}
+
+bn_walk_cell *bn_walk_cells_alloc(int n)
+{
+    return aligned_alloc(64, ((size_t)(n > 0 ? n : 1) * sizeof(bn_walk_cell) + 63) / 64 * 64);
+}
+
+bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
+                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
+{
+    bn_walk_cell *cells = bn_walk_cells_alloc(t->n_nodes);
+    if (!cells) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate %d cells", t->n_nodes);
+    bn_walk_pack_cells(t, g->G, cells);
+    const bn_walk_source src = {t->n_nodes, cells, t->quad, {t->pos[0], t->pos[1], t->pos[2]}, t->mass};
+    const bn_status s = walk_groups(t, &src, 1, g, mac, acc_old, bin, bin_min, out, stats);
+    free(cells);
+    return s;
+}
+
+bn_status bn_tree_walk_remote_cpu(const bn_tree *t, const bn_walk_source *src, const bn_gravity_params *g, bn_mac mac,
+                                  const double *acc_old, const uint8_t *bin, int bin_min, double *out,
+                                  bn_force_stats *stats)
+{
+    return walk_groups(t, src, 0, g, mac, acc_old, bin, bin_min, out, stats);
 }

@@ -8,6 +8,43 @@
 #include "banyan.h"
 #include "tree/tree.h"
 
+/* What the walk reads of a cell, packed in one 64-byte line (the GPU
+ * packs the same into float4s): visiting a cell costs one cache line
+ * instead of one per tree array. A cell that a receiving rank must never
+ * open (the locally essential tree's accepted cells) has r2 < 0 and
+ * gml2 = 0. */
+typedef struct bn_walk_cell {
+    double com[3];
+    double r2;   /* opening radius squared            */
+    double gml2; /* G M l^2 for the accel criterion   */
+    double mass;
+    int32_t first_child, n_children;
+    int32_t first_body, n_bodies;
+} bn_walk_cell;
+
+/* The sources a walk visits: a tree's cells (children contiguous, cell 0
+ * the root), their quadrupoles (6 per cell, about the com) and the bodies
+ * of its leaves. A rank's own tree, or a tree received from another rank
+ * (parallel/let.c). */
+typedef struct bn_walk_source {
+    int n_cells;
+    const bn_walk_cell *cells;
+    const double *quad;
+    const double *pos[3];
+    const double *mass;
+} bn_walk_source;
+
+/* Does a group with targets in [lo, hi] open the cell? (alpha_amin: the
+ * accel criterion's alpha times the group's smallest |a_old|.) A box
+ * holding several groups opens every cell any of them opens: the test is
+ * monotonic in the box (and in alpha_amin). */
+int bn_walk_opens(const bn_walk_cell *cell, const double lo[3], const double hi[3], bn_mac mac, double alpha_amin);
+
+/* Cells of t as the walk reads them (cells: n_nodes of them, from
+ * bn_walk_cells_alloc, 64-byte aligned; free()). */
+bn_walk_cell *bn_walk_cells_alloc(int n);
+void bn_walk_pack_cells(const bn_tree *t, double G, bn_walk_cell *cells);
+
 /* Forces on every body of t in key order: out[4 i + 0..3] = ax, ay, az,
  * phi WITHOUT G (the caller applies it once), self term removed.
  * bin (block time steps; NULL: every body): the bin of each particle in
@@ -22,6 +59,13 @@
  * thread's work, in a fixed order, whatever the thread count. */
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
                            const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
+
+/* The same walk over another rank's tree src: the field of src's sources
+ * is ADDED to out (no self term), and the interaction counts added to
+ * stats'. */
+bn_status bn_tree_walk_remote_cpu(const bn_tree *t, const bn_walk_source *src, const bn_gravity_params *g, bn_mac mac,
+                                  const double *acc_old, const uint8_t *bin, int bin_min, double *out,
+                                  bn_force_stats *stats);
 
 /* Particle-particle tile: every target i < nt gets the softened force of
  * every source j < ns (bn_pp_d), added to ax/ay/az/phi[i]. A source at the

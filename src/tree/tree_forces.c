@@ -86,28 +86,52 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
     return BN_OK;
 }
 
+/* The local stages: the tree (built or refreshed) and its walk. */
+static bn_status local_forces(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
+                              const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
+                              bn_force_stats *stats)
+{
+    bn_tree *t = &ws->tree;
+    BN_TRY(reserve_out(ws, p->n));
+    if (rebuild || t->n_nodes == 0 || t->n != p->n) BN_TRY(build(t, g, p, mac, stats));
+    else BN_TRY(refresh(t, g, p, mac, stats));
+    const double t4 = bn_wall_seconds();
+    const bn_status s = bn_tree_walk_cpu(t, g, mac, acc_old, bin, bin_min, ws->out, stats);
+    stats->t_walk = bn_wall_seconds() - t4;
+    return s;
+}
+
 bn_status bn_tree_forces_active_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
                                     const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
                                     double *acc[3], double *pot, bn_force_stats *stats)
 {
-    if (!ws || !g || !p || !acc[0] || !acc[1] || !acc[2] || !pot)
+    return bn_tree_forces_with_cpu(ws, g, p, acc_old, bin, bin_min, rebuild, NULL, acc, pot, stats);
+}
+
+bn_status bn_tree_forces_with_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p,
+                                  const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
+                                  const bn_tree_remote *remote, double *acc[3], double *pot, bn_force_stats *stats)
+{
+    if (!ws || !g || !p || (p->n && (!acc[0] || !acc[1] || !acc[2] || !pot)))
         return bn_fail(BN_ERR_ARGUMENT, "tree forces: NULL argument");
-    if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "tree: no particles");
+    if (p->n == 0 && !remote) return bn_fail(BN_ERR_ARGUMENT, "tree: no particles");
     bn_force_stats local;
     if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
     /* the accel criterion needs old accelerations: without them (first
      * evaluation) the tree is opened by the bonsai criterion */
     const bn_mac mac = (g->mac == BN_MAC_ACCEL && !acc_old) ? BN_MAC_BONSAI : g->mac;
     bn_tree *t = &ws->tree;
     const double t0 = bn_wall_seconds();
-    BN_TRY(reserve_out(ws, p->n));
-    if (rebuild || t->n_nodes == 0 || t->n != p->n) BN_TRY(build(t, g, p, mac, stats));
-    else BN_TRY(refresh(t, g, p, mac, stats));
-    const double t4 = bn_wall_seconds();
-    BN_TRY(bn_tree_walk_cpu(t, g, mac, acc_old, bin, bin_min, ws->out, stats));
-    scatter(t, ws->out, g->G, bin, bin_min, acc, pot);
+    bn_status s = p->n ? local_forces(ws, g, p, mac, acc_old, bin, bin_min, rebuild, stats) : BN_OK;
+    if (remote) { /* other ranks' trees: every rank takes part, also after a local failure */
+        const double t6 = bn_wall_seconds();
+        s = remote->add(remote->ctx, s, p->n && s == BN_OK ? t : NULL, mac, acc_old, bin, bin_min, ws->out, stats);
+        stats->t_walk += bn_wall_seconds() - t6;
+    }
+    BN_TRY(s);
+    if (p->n) scatter(t, ws->out, g->G, bin, bin_min, acc, pot);
     const double t5 = bn_wall_seconds();
-    stats->t_walk = t5 - t4;
     stats->t_total = t5 - t0;
     stats->n_nodes = t->n_nodes;
     stats->n_leaves = t->n_leaves;

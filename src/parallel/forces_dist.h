@@ -1,0 +1,24 @@
+/* Internal: tree forces over the ranks of a communicator (CPU backend):
+ * each rank builds and walks its own tree, then sends every other rank
+ * the locally essential part of it (let.h), receives theirs and walks
+ * them for its targets. Collective; the particles are this rank's
+ * (bn_domain_decompose: compact domains make small LETs, but any split
+ * gives the same forces to within the criterion's error). */
+#ifndef BN_PARALLEL_FORCES_DIST_H
+#define BN_PARALLEL_FORCES_DIST_H
+#include "banyan.h"
+#include "gravity/gravity_cpu.h"
+
+/* What the last exchange moved (this rank). */
+typedef struct bn_let_stats {
+    size_t cells_sent, bodies_sent, cells_received, bodies_received;
+    double t_exchange; /* selection, packing and the all-to-all (s) */
+} bn_let_stats;
+
+/* bn_tree_forces_active_cpu over the ranks of c: p this rank's particles
+ * (possibly none), acc/pot their forces. let (may be NULL) gets what moved. */
+bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const bn_gravity_params *g,
+                                  const bn_particles *p, const double *acc_old, const uint8_t *bin, int bin_min,
+                                  int rebuild, double *acc[3], double *pot, bn_force_stats *stats,
+                                  bn_let_stats *let);
+#endif

@@ -1,0 +1,148 @@
+/* Locally essential trees: see let.h. */
+#include "parallel/let.h"
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+
+#define CELL_WORDS (sizeof(bn_walk_cell) / 8)
+_Static_assert(sizeof(bn_walk_cell) % 8 == 0, "cells travel as whole words");
+
+void bn_words_free(bn_words *b)
+{
+    free(b->w);
+    memset(b, 0, sizeof *b);
+}
+
+static bn_status words_reserve(bn_words *b, size_t more)
+{
+    if (b->n + more <= b->cap) return BN_OK;
+    size_t cap = b->cap ? 2 * b->cap : 1024;
+    while (cap < b->n + more) cap *= 2;
+    uint64_t *w = realloc(b->w, cap * sizeof *w);
+    if (!w) return bn_fail(BN_ERR_NOMEM, "locally essential tree: cannot grow a message to %zu words", cap);
+    b->w = w;
+    b->cap = cap;
+    return BN_OK;
+}
+
+/* The selection, breadth first so that children stay contiguous: cell i
+ * of the message is src cell pick[i]; body runs are the opened leaves'. */
+typedef struct {
+    int32_t *pick;
+    bn_walk_cell *out;
+    int n;
+    size_t bodies;
+} let_select;
+
+static bn_status select_cells(const bn_walk_source *src, const double lo[3], const double hi[3], bn_mac mac,
+                              double alpha_amin, let_select *sel)
+{
+    sel->pick = malloc((size_t)src->n_cells * sizeof *sel->pick);
+    sel->out = malloc((size_t)src->n_cells * sizeof *sel->out);
+    if (!sel->pick || !sel->out) return bn_fail(BN_ERR_NOMEM, "locally essential tree: %d cells", src->n_cells);
+    int n = 1;
+    sel->pick[0] = 0;
+    sel->bodies = 0;
+    for (int i = 0; i < n; i++) {
+        const bn_walk_cell *c = src->cells + sel->pick[i];
+        bn_walk_cell *o = sel->out + i;
+        *o = *c;
+        o->first_child = -1;
+        o->n_children = o->first_body = o->n_bodies = 0;
+        if (!bn_walk_opens(c, lo, hi, mac, alpha_amin)) {
+            o->r2 = -1.0; /* closed: its moments act on every group */
+            o->gml2 = 0.0;
+        } else if (c->n_children == 0) {
+            o->first_body = (int32_t)sel->bodies;
+            o->n_bodies = c->n_bodies;
+            sel->bodies += (size_t)c->n_bodies;
+        } else {
+            o->first_child = n;
+            o->n_children = c->n_children;
+            for (int k = 0; k < c->n_children; k++) sel->pick[n++] = c->first_child + k;
+        }
+    }
+    sel->n = n;
+    return BN_OK;
+}
+
+bn_status bn_let_pack(const bn_walk_source *src, const double lo[3], const double hi[3], bn_mac mac,
+                      double alpha_amin, bn_words *msg)
+{
+    if (src->n_cells == 0) return BN_OK;
+    let_select sel = {0};
+    bn_status s = select_cells(src, lo, hi, mac, alpha_amin, &sel);
+    const size_t nc = (size_t)sel.n, nb = sel.bodies;
+    if (s == BN_OK) s = words_reserve(msg, 2 + nc * (CELL_WORDS + 6) + 4 * nb);
+    if (s == BN_OK) {
+        uint64_t *w = msg->w + msg->n;
+        w[0] = nc;
+        w[1] = nb;
+        memcpy(w + 2, sel.out, nc * sizeof(bn_walk_cell));
+        double *q = (double *)(void *)(w + 2 + nc * CELL_WORDS), *b = q + 6 * nc;
+        for (size_t i = 0; i < nc; i++) memcpy(q + 6 * i, src->quad + 6 * (size_t)sel.pick[i], 6 * sizeof *q);
+        for (size_t i = 0; i < nc; i++) {
+            const bn_walk_cell *o = sel.out + i, *c = src->cells + sel.pick[i];
+            for (int k = 0; k < 3; k++)
+                memcpy(b + (size_t)k * nb + (size_t)o->first_body, src->pos[k] + c->first_body,
+                       (size_t)o->n_bodies * sizeof *b);
+            memcpy(b + 3 * nb + (size_t)o->first_body, src->mass + c->first_body, (size_t)o->n_bodies * sizeof *b);
+        }
+        msg->n += 2 + nc * (CELL_WORDS + 6) + 4 * nb;
+    }
+    free(sel.pick);
+    free(sel.out);
+    return s;
+}
+
+/* A received cell's links inside the message: children after it (breadth
+ * first, so no cycles) and within the cells, bodies within the bodies. */
+static int cell_sane(const bn_walk_cell *c, size_t i, size_t nc, size_t nb)
+{
+    if (c->n_children < 0 || c->n_bodies < 0 || c->first_body < 0) return 0;
+    if (c->n_children > 0)
+        return c->n_bodies == 0 && c->first_child > 0 && (size_t)c->first_child > i &&
+               (size_t)c->first_child + (size_t)c->n_children <= nc;
+    return (size_t)c->first_body + (size_t)c->n_bodies <= nb;
+}
+
+bn_status bn_let_unpack(const uint64_t *words, size_t n, bn_let *let, size_t *used)
+{
+    memset(let, 0, sizeof *let);
+    *used = 0;
+    if (n < 2) return bn_fail(BN_ERR_INTERNAL, "locally essential tree: a message of %zu words", n);
+    const uint64_t nc = words[0], nb = words[1];
+    if (nc == 0 || nc > (uint64_t)INT32_MAX || nb > (uint64_t)INT32_MAX ||
+        nc * (CELL_WORDS + 6) + 4 * nb > n - 2)
+        return bn_fail(BN_ERR_INTERNAL, "locally essential tree: %llu cells and %llu bodies in %zu words",
+                       (unsigned long long)nc, (unsigned long long)nb, n);
+    let->cells = bn_walk_cells_alloc((int)nc);
+    let->quad = malloc(6 * nc * sizeof *let->quad + 1);
+    double *b = malloc(4 * nb * sizeof *b + 1);
+    if (!let->cells || !let->quad || !b) {
+        free(b);
+        bn_let_free(let);
+        return bn_fail(BN_ERR_NOMEM, "locally essential tree: %llu cells", (unsigned long long)nc);
+    }
+    memcpy(let->cells, words + 2, nc * sizeof(bn_walk_cell));
+    memcpy(let->quad, words + 2 + nc * CELL_WORDS, 6 * nc * sizeof *let->quad);
+    memcpy(b, words + 2 + nc * (CELL_WORDS + 6), 4 * nb * sizeof *b);
+    for (int k = 0; k < 3; k++) let->pos[k] = b + (size_t)k * nb;
+    let->mass = b + 3 * nb;
+    for (size_t i = 0; i < nc; i++)
+        if (!cell_sane(let->cells + i, i, nc, nb)) {
+            bn_let_free(let);
+            return bn_fail(BN_ERR_INTERNAL, "locally essential tree: cell %zu links outside the message", i);
+        }
+    let->src = (bn_walk_source){(int)nc, let->cells, let->quad, {let->pos[0], let->pos[1], let->pos[2]}, let->mass};
+    *used = 2 + nc * (CELL_WORDS + 6) + 4 * nb;
+    return BN_OK;
+}
+
+void bn_let_free(bn_let *let)
+{
+    free(let->cells);
+    free(let->quad);
+    free(let->pos[0]); /* the bodies' one block */
+    memset(let, 0, sizeof *let);
+}
