@@ -257,6 +257,14 @@ BN_API bn_backend bn_gravity_backend(const bn_gravity *g);
  * order of p is not changed. */
 BN_API bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p);
 BN_API const bn_force_stats *bn_gravity_stats(const bn_gravity *g);
+/* Several ranks (bn_comm_world under mpirun; see "Many processes"):
+ * bn_gravity_compute becomes collective: every rank passes its own
+ * particles (any number, none included) and gets their forces from
+ * every rank's particles. Tree forces exchange locally essential trees;
+ * bn_domain_decompose first keeps them small. CPU backend; no error
+ * target. c must outlive g. NULL or one rank: this process alone. */
+typedef struct bn_comm bn_comm;
+BN_API bn_status bn_gravity_set_comm(bn_gravity *g, const bn_comm *c);
 
 /* Where an error target stands (bn_gravity_params.error_target): the
  * settings chosen and the error last measured on the sample. */
@@ -756,9 +764,8 @@ BN_API bn_status bn_field_direct(const bn_field_params *p, const bn_mesh *m, con
  * launcher (mpirun), bn_comm_world() spans MPI_COMM_WORLD and initialises
  * MPI if the caller has not; otherwise it is this process alone, and
  * every collective below is a copy. No rank may assume it holds every
- * particle.
+ * particle. (bn_comm is declared with bn_gravity_set_comm above.)
  */
-typedef struct bn_comm bn_comm;
 BN_API bn_status bn_comm_world(bn_comm **out);
 /* Finalises MPI when bn_comm_world initialised it and this was the last
  * communicator (collective). */

@@ -24,6 +24,12 @@ void cli_json_string(const char *s);
 
 /* Print "banyan CMD: error: <library message>" to stderr; return 1. */
 int cli_fail(const char *cmd, bn_status s);
+/* The run's ranks (bn_comm_world, made by main). */
+const bn_comm *cli_comm(void);
+/* banyan forces over several ranks (cmd_forces_ranks.c): all read on
+ * every rank; its forces filled on every rank; *grav created. */
+bn_status cli_forces_ranks(const bn_comm *c, const bn_gravity_params *g, bn_particles *all, bn_gravity **grav,
+                           double *t_call, bn_domain_stats *dst);
 /* Print "banyan CMD: error: <formatted>" and a hint to use --help; return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parse a whole string as a number; on failure print which option was bad. */

@@ -43,16 +43,22 @@ int bn_cmd_forces(int argc, char **argv)
     bn_particles *p = NULL;
     bn_snapshot_meta meta;
     bn_gravity *grav = NULL;
+    const bn_comm *comm = cli_comm();
+    const int ranks = bn_comm_size(comm), root = bn_comm_rank(comm) == 0;
+    bn_domain_stats dst = {0};
     /* before the forces are computed: OUT may equal IN (rewritten with its
      * forces, atomically), not name a directory, a FIFO or a device */
-    bn_status s = cli_check_output("the output", out_path);
-    if (s == BN_OK) s = bn_snapshot_read(in_path, &p, &meta);
-    if (s == BN_OK) s = bn_gravity_create(&grav, &g);
+    bn_status s = bn_comm_agree(comm, cli_check_output("the output", out_path));
+    if (s == BN_OK) s = bn_comm_agree(comm, bn_snapshot_read(in_path, &p, &meta));
     /* The call's wall time: direct summation has no stage times (t_total 0). */
     double t_call = 0;
-    if (s == BN_OK) {
+    if (s == BN_OK && ranks > 1) {
+        s = cli_forces_ranks(comm, &g, p, &grav, &t_call, &dst);
+        if (s != BN_OK) s = bn_fail_context(s, "%s", in_path);
+    } else if (s == BN_OK) {
+        s = bn_gravity_create(&grav, &g);
         double t0 = bn_wall_seconds();
-        s = bn_gravity_compute(grav, p);
+        if (s == BN_OK) s = bn_gravity_compute(grav, p);
         t_call = bn_wall_seconds() - t0;
         if (s != BN_OK) s = bn_fail_context(s, "%s", in_path); /* whose particles */
     }
@@ -61,16 +67,19 @@ int bn_cmd_forces(int argc, char **argv)
         meta.gravity.backend = bn_gravity_backend(grav);
         meta.accuracy = *bn_gravity_accuracy(grav);
         meta.units.G = g.G;
-        s = bn_snapshot_write(out_path, p, &meta);
+        s = bn_comm_agree(comm, root ? bn_snapshot_write(out_path, p, &meta) : BN_OK); /* one writer */
     }
-    if (s == BN_OK) {
+    if (s == BN_OK && root) {
         const bn_force_stats *st = bn_gravity_stats(grav);
         fprintf(stderr, "banyan forces: %zu particles, method %s, backend %s, %.3g s\n", p->n,
                 bn_method_name(g.method), st->backend ? st->backend : "?", t_call);
+        if (ranks > 1)
+            fprintf(stderr, "  %d ranks: domains along the curve, largest share %.4f of the mean (rank 0 sent %zu "
+                    "particles, received %zu)\n", ranks, dst.imbalance, dst.sent, dst.received);
         if (g.error_target > 0 && g.method == BN_METHOD_TREE) cli_print_accuracy(stderr, "  ", &meta.gravity,
                                                                                  &meta.accuracy);
     }
-    int rc = s == BN_OK ? 0 : cli_fail(cmd, s);
+    int rc = s == BN_OK ? 0 : root ? cli_fail(cmd, s) : 1;
     bn_gravity_free(grav);
     bn_particles_free(p);
     return rc;

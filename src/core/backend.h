@@ -88,6 +88,11 @@ typedef struct bn_backend_ops {
      * pipelined, inspected while they are copied. */
     bn_status (*upload_positions)(void *state, const bn_particles *p, bn_input_summary *sum);
     bn_status (*download_forces)(void *state, bn_particles *p, size_t *first_bad);
+    /* The ranks whose particles are sources too (parallel/): forces() then
+     * is collective over c and gives this rank's particles the field of
+     * every rank's. NULL or one rank: this process alone. A backend that
+     * cannot (the GPU's, today) fails for several ranks. */
+    bn_status (*set_comm)(void *state, const bn_comm *c);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

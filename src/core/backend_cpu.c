@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "gravity/gravity_cpu.h"
 #include "integrate/integrate_cpu.h"
+#include "parallel/forces_dist.h"
 
 typedef struct cpu_state {
     bn_gravity_params g;
@@ -19,6 +20,7 @@ typedef struct cpu_state {
     uint8_t *bin;     /* block steps: each particle's bin; NULL: all 0   */
     bn_clock clock;   /* integrate/clock.h                               */
     bn_force_stats last_stats;
+    const bn_comm *comm; /* several ranks: their particles are sources too */
 } cpu_state;
 
 /* Below this many particles a parallel region costs more than the loop
@@ -89,7 +91,7 @@ static bn_status cpu_download(void *st, bn_particles *out)
 static bn_status remember_accel(cpu_state *s)
 {
     if (!s->acc_old) {
-        s->acc_old = bn_alloc(s->p->n * sizeof(double), "old accelerations");
+        s->acc_old = bn_alloc((s->p->n + 1) * sizeof(double), "old accelerations"); /* a rank may hold none */
         if (!s->acc_old) return BN_ERR_NOMEM;
     }
     for (size_t i = 0; i < s->p->n; i++) {
@@ -107,15 +109,22 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
     bn_force_stats *last = &s->last_stats;
     memset(last, 0, sizeof *last);
     last->backend = "cpu";
-    if (s->g.method == BN_METHOD_DIRECT) {
+    const int ranks = bn_comm_size(s->comm);
+    if (s->g.method == BN_METHOD_DIRECT && ranks > 1) {
+        BN_TRY(bn_direct_forces_dist_cpu(s->comm, s->p, s->g.G, s->g.softening, s->p->acc, s->p->pot, last));
+    } else if (s->g.method == BN_METHOD_DIRECT) {
         BN_TRY(bn_direct_forces_cpu(s->p, s->g.G, s->g.softening, s->p->acc, s->p->pot));
         last->n_pp = (double)s->p->n * (double)(s->p->n - 1);
     } else {
         const double *old = (s->g.mac == BN_MAC_ACCEL && s->have_forces) ? s->acc_old : NULL;
         const int build = rebuild || !s->have_tree;
         s->have_tree = 0; /* a failed evaluation may leave half a tree */
-        BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
-                                         last));
+        if (ranks > 1)
+            BN_TRY(bn_tree_forces_dist_cpu(s->ws, s->comm, &s->g, s->p, old, bin, bin_min, build, s->p->acc,
+                                           s->p->pot, last, NULL));
+        else
+            BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
+                                             last));
         s->have_tree = 1;
     }
     s->have_forces = 1;
@@ -327,9 +336,15 @@ static bn_status cpu_download_forces(void *st, bn_particles *out, size_t *first_
     return BN_OK;
 }
 
+static bn_status cpu_set_comm(void *st, const bn_comm *c)
+{
+    ((cpu_state *)st)->comm = c;
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm,
 };

@@ -569,11 +569,22 @@ bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, 
     return r;
 }
 
+/* Several ranks: not on the GPU yet (their trees are exchanged by the
+ * CPU backend's locally essential trees, parallel/forces_dist.c). */
+bn_status cuda_set_comm(void *st, const bn_comm *c)
+{
+    (void)st;
+    if (bn_comm_size(c) > 1)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend computes forces in one process only (this run has %d ranks):"
+                       " use the CPU backend (--backend cpu, Gravity:backend: cpu) under mpirun", bn_comm_size(c));
+    return BN_OK;
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
-    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces,
+    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm,
 };
 } // namespace
 

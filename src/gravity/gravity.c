@@ -7,6 +7,7 @@
 #include "core/timer.h"
 #include "gravity/force_checks.h"
 #include "gravity/tune.h"
+#include "parallel/comm.h"
 
 struct bn_gravity {
     bn_gravity_params params;
@@ -17,6 +18,7 @@ struct bn_gravity {
     bn_accuracy acc;
     size_t tuned_n;           /* particles of the last search (0: none) */
     long calls;
+    const bn_comm *comm;      /* several ranks: a collective computation */
 };
 
 bn_status bn_gravity_create(bn_gravity **out, const bn_gravity_params *params)
@@ -93,23 +95,52 @@ static void call_trace(const char *stage, double *t)
 static bn_status download_checked(bn_gravity *g, bn_particles *p, double *t)
 {
     size_t first_bad = p->n;
-    BN_TRY(g->ops->download_forces(g->state, p, &first_bad));
+    bn_status s = g->ops->download_forces(g->state, p, &first_bad);
     call_trace("forces and download", t);
-    return bn_force_outputs_check(&g->params, p, first_bad);
+    if (s == BN_OK) s = bn_force_outputs_check(&g->params, p, first_bad);
+    return bn_comm_agree(g->comm, s);
+}
+
+bn_status bn_gravity_set_comm(bn_gravity *g, const bn_comm *c)
+{
+    if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_set_comm: solver is NULL");
+    if (bn_comm_size(c) > 1 && g->params.method == BN_METHOD_TREE && g->params.error_target > 0)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the error target chooses its settings in one process only (this run has "
+                       "%d ranks): give theta instead", bn_comm_size(c));
+    BN_TRY(g->ops->set_comm(g->state, c));
+    g->comm = c;
+    return BN_OK;
+}
+
+/* Several ranks: each judged its own particles (a bad one stops every
+ * rank with that rank's message); the range and the total mass that the
+ * remaining checks need are every rank's. */
+static bn_status judge_inputs(const bn_gravity *g, const bn_particles *p, bn_input_summary *sum)
+{
+    if (bn_comm_size(g->comm) <= 1) return bn_force_inputs_judge(&g->params, p, sum);
+    const char *what = "force computation";
+    BN_TRY(bn_comm_agree(g->comm, sum->first_bad < p->n ? bn_particles_fault(p, sum->first_bad, what) : BN_OK));
+    double hi[3] = {-sum->hi[0], -sum->hi[1], -sum->hi[2]};
+    BN_TRY(bn_comm_allreduce(g->comm, sum->lo, 3, BN_REDUCE_MIN));
+    BN_TRY(bn_comm_allreduce(g->comm, hi, 3, BN_REDUCE_MIN));
+    BN_TRY(bn_comm_allreduce(g->comm, &sum->mass, 1, BN_REDUCE_SUM));
+    for (int k = 0; k < 3; k++) sum->hi[k] = -hi[k];
+    return bn_force_inputs_judge(&g->params, p, sum); /* the same on every rank */
 }
 
 bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "force computation: particle set is NULL");
-    if (p->n == 0) return bn_fail(BN_ERR_ARGUMENT, "force computation: no particles");
+    const int ranks = bn_comm_size(g->comm);
+    if (p->n == 0 && ranks <= 1) return bn_fail(BN_ERR_ARGUMENT, "force computation: no particles");
     double t = bn_wall_seconds();
     /* only what the call needs crosses, positions and masses up (judged
      * from the summary of the same pass), forces down */
     bn_input_summary sum;
-    BN_TRY(g->ops->upload_positions(g->state, p, &sum));
+    BN_TRY(bn_comm_agree(g->comm, g->ops->upload_positions(g->state, p, &sum)));
     call_trace("upload and inspect", &t);
-    BN_TRY(bn_force_inputs_judge(&g->params, p, &sum));
+    BN_TRY(judge_inputs(g, p, &sum));
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
         BN_TRY(targeted_forces(g, p->n));

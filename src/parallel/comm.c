@@ -87,7 +87,7 @@ int bn_comm_have_mpi(void)
 }
 
 #ifdef BANYAN_HAVE_MPI
-static int multi(const bn_comm *c) { return c->mpi != MPI_COMM_NULL && c->size > 1; }
+static int multi(const bn_comm *c) { return c && c->mpi != MPI_COMM_NULL && c->size > 1; } /* NULL: this process */
 #else
 static int multi(const bn_comm *c) { (void)c; return 0; }
 #endif

@@ -12,38 +12,61 @@
 typedef struct {
     const bn_comm *c;
     const bn_gravity_params *g;
-    size_t n;           /* local particles (acc_old's length) */
     bn_let_stats *let;
 } dist_ctx;
 
-/* Where this rank's targets lie (the union of its group boxes; empty
- * when it has none) and, for the accel criterion, alpha times their
- * smallest old |a|: what a sender judges its cells against. */
-static void target_box(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old, size_t n,
-                       double box[7])
+/* Target boxes: about this many per rank (the gather stays small). */
+#define LET_BOXES 256
+
+/* This rank's target boxes: the bodies' boxes of the shallowest nodes
+ * with at most max(group_size, n / LET_BOXES) bodies (or leaves). Such a
+ * node holds whole groups (a group is the shallowest node with at most
+ * group_size bodies), and the nodes stay compact in space, unlike runs
+ * of groups along the curve (an outer group spans half the system).
+ * With the accel criterion, alpha times the node's smallest |a_old|. */
+static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
+                              double **out, size_t *nbox)
 {
-    for (int k = 0; k < 3; k++) {
-        box[k] = INFINITY;
-        box[3 + k] = -INFINITY;
+    *out = NULL;
+    *nbox = 0;
+    if (!t || t->n_nodes == 0) return BN_OK;
+    const int thr = (int)fmax((double)g->group_size, (double)t->n / LET_BOXES);
+    int32_t *stack = malloc((size_t)t->n_nodes * sizeof *stack);
+    double *box = malloc((size_t)t->n_nodes * BN_LET_BOX * sizeof *box);
+    if (!stack || !box) {
+        free(stack);
+        free(box);
+        return bn_fail(BN_ERR_NOMEM, "locally essential trees: target boxes of %d nodes", t->n_nodes);
     }
-    box[6] = 0;
-    if (!t) return;
-    for (int gi = 0; gi < t->n_groups; gi++)
-        for (int k = 0; k < 3; k++) {
-            box[k] = fmin(box[k], t->group_lo[3 * gi + k]);
-            box[3 + k] = fmax(box[3 + k], t->group_hi[3 * gi + k]);
+    size_t nb = 0;
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const int v = stack[--top];
+        if (t->n_bodies[v] > thr && t->n_children[v] > 0) {
+            for (int k = t->n_children[v] - 1; k >= 0; k--) stack[top++] = t->first_child[v] + k;
+            continue;
         }
-    if (mac == BN_MAC_ACCEL) {
+        double *x = box + BN_LET_BOX * nb++;
+        for (int k = 0; k < 3; k++) {
+            x[k] = t->body_lo[3 * v + k];
+            x[3 + k] = t->body_hi[3 * v + k];
+        }
         double amin = INFINITY;
-        for (size_t i = 0; i < n; i++) amin = fmin(amin, acc_old[i]);
-        box[6] = g->accel_alpha * amin;
+        for (int b = t->first_body[v]; mac == BN_MAC_ACCEL && b < t->first_body[v] + t->n_bodies[v]; b++)
+            amin = fmin(amin, acc_old[t->order[b]]);
+        x[6] = mac == BN_MAC_ACCEL ? g->accel_alpha * amin : 0.0;
     }
+    free(stack);
+    *out = box;
+    *nbox = nb;
+    return BN_OK;
 }
 
 /* Every other rank's LET of this rank's tree t, concatenated in rank
  * order; counts[d] words for rank d. */
-static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const double *boxes, uint64_t **send,
-                          size_t *counts)
+static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const double *boxes,
+                          const size_t *box_bytes, uint64_t **send, size_t *counts)
 {
     const int P = bn_comm_size(x->c), me = bn_comm_rank(x->c);
     bn_words *msg = calloc((size_t)P, sizeof *msg);
@@ -55,9 +78,11 @@ static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const
         int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
         for (int d = 0; d < P; d++) {
-            const double *b = boxes + 7 * d;
-            if (d == me || !(b[0] <= b[3])) continue; /* itself, or a rank without targets */
-            failed |= bn_let_pack(&src, b, b + 3, mac, b[6], msg + d) != BN_OK;
+            size_t at = 0; /* rank d's boxes in the gathered list */
+            for (int r = 0; r < d; r++) at += box_bytes[r] / sizeof *boxes;
+            const int nb = (int)(box_bytes[d] / (BN_LET_BOX * sizeof *boxes));
+            if (d == me || nb == 0) continue; /* itself, or a rank without targets */
+            failed |= bn_let_pack(&src, boxes + at, nb, mac, msg + d) != BN_OK;
         }
         if (failed) s = bn_fail(BN_ERR_NOMEM, "locally essential trees: cannot pack the messages");
     }
@@ -113,16 +138,17 @@ static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac
     const dist_ctx *x = ctx;
     BN_TRY(bn_comm_agree(x->c, local));
     const double t0 = bn_wall_seconds();
-    double box[7];
-    target_box(t, x->g, mac, acc_old, x->n, box);
-    void *boxes = NULL, *in = NULL;
-    size_t bytes = 0, n_in = 0;
-    BN_TRY(bn_comm_allgather(x->c, box, sizeof box, &boxes, &bytes, NULL));
     const int P = bn_comm_size(x->c);
-    size_t *counts = calloc(2 * (size_t)P, sizeof *counts);
+    double *box = NULL;
+    size_t nbox = 0, bytes = 0, n_in = 0;
+    void *boxes = NULL, *in = NULL;
+    size_t *counts = calloc(3 * (size_t)P, sizeof *counts); /* words out, words in, box bytes */
+    bn_status s = counts ? target_boxes(t, x->g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
+    if ((s = bn_comm_agree(x->c, s)) == BN_OK)
+        s = bn_comm_allgather(x->c, box, nbox * BN_LET_BOX * sizeof *box, &boxes, &bytes, counts + 2 * P);
+    free(box);
     uint64_t *send = NULL;
-    bn_status s = counts ? pack_all(x, t, mac, boxes, &send, counts) : BN_ERR_NOMEM;
-    s = bn_comm_agree(x->c, s);
+    if (s == BN_OK) s = bn_comm_agree(x->c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
     if (s == BN_OK) s = bn_comm_alltoallv(x->c, send, counts, sizeof *send, &in, counts + P, &n_in);
     free(send);
     free(boxes);
@@ -139,8 +165,61 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
                                   bn_let_stats *let)
 {
     if (let) memset(let, 0, sizeof *let);
-    dist_ctx x = {c, g, p->n, let};
+    dist_ctx x = {c, g, let};
     const bn_tree_remote remote = {add_remote, &x};
     return bn_tree_forces_with_cpu(ws, g, p, acc_old, bin, bin_min, rebuild, bn_comm_size(c) > 1 ? &remote : NULL,
                                    acc, pot, stats);
+}
+
+/* Every rank's positions and masses (x, y, z, m per particle, ranks in
+ * order) as one particle set; *first gets this rank's first index. */
+static bn_status gather_sources(const bn_comm *c, const bn_particles *p, bn_particles **all, size_t *first)
+{
+    const int P = bn_comm_size(c), me = bn_comm_rank(c);
+    double *mine = bn_alloc((4 * p->n + 1) * sizeof *mine, "sources to gather");
+    size_t *counts = bn_alloc((size_t)P * sizeof *counts, "gather counts");
+    bn_status s = bn_comm_agree(c, mine && counts ? BN_OK : BN_ERR_NOMEM);
+    for (size_t i = 0; s == BN_OK && i < p->n; i++) {
+        for (int k = 0; k < 3; k++) mine[4 * i + k] = p->pos[k][i];
+        mine[4 * i + 3] = p->mass[i];
+    }
+    void *got = NULL;
+    size_t bytes = 0;
+    if (s == BN_OK) s = bn_comm_allgather(c, mine, 4 * p->n * sizeof *mine, &got, &bytes, counts);
+    const size_t n = bytes / (4 * sizeof *mine);
+    *first = 0;
+    for (int r = 0; s == BN_OK && r < me; r++) *first += counts[r] / (4 * sizeof *mine);
+    if (s == BN_OK) s = bn_comm_agree(c, bn_particles_create(all, n));
+    const double *g = got;
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        for (int k = 0; k < 3; k++) (*all)->pos[k][i] = g[4 * i + k];
+        (*all)->mass[i] = g[4 * i + 3];
+        (*all)->id[i] = i;
+    }
+    free(got);
+    free(mine);
+    free(counts);
+    return s;
+}
+
+bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, double G, double eps, double *acc[3],
+                                    double *pot, bn_force_stats *stats)
+{
+    bn_particles *all = NULL;
+    size_t first = 0;
+    bn_status s = gather_sources(c, p, &all, &first);
+    size_t *idx = s == BN_OK ? bn_alloc((p->n + 1) * sizeof *idx, "direct targets") : NULL;
+    double *a = s == BN_OK ? bn_alloc((4 * p->n + 1) * sizeof *a, "direct forces") : NULL;
+    if (s == BN_OK && (!idx || !a)) s = BN_ERR_NOMEM;
+    for (size_t i = 0; s == BN_OK && i < p->n; i++) idx[i] = first + i;
+    if (s == BN_OK && p->n) s = bn_direct_reference(all, G, eps, idx, p->n, a, a + 3 * p->n);
+    for (size_t i = 0; s == BN_OK && i < p->n; i++) {
+        for (int k = 0; k < 3; k++) acc[k][i] = a[3 * i + k];
+        pot[i] = a[3 * p->n + i];
+    }
+    if (s == BN_OK && stats) stats->n_pp = (double)p->n * (double)(all->n - 1);
+    bn_particles_free(all);
+    free(idx);
+    free(a);
+    return bn_comm_agree(c, s);
 }

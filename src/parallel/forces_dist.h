@@ -21,4 +21,10 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
                                   const bn_particles *p, const double *acc_old, const uint8_t *bin, int bin_min,
                                   int rebuild, double *acc[3], double *pot, bn_force_stats *stats,
                                   bn_let_stats *let);
+
+/* Double direct summation over the ranks: every rank's positions and
+ * masses gathered on every rank, this rank's particles the targets (self
+ * pairs excluded). O(N) memory per rank: for checks and small N. */
+bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, double G, double eps, double *acc[3],
+                                    double *pot, bn_force_stats *stats);
 #endif

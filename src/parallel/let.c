@@ -34,8 +34,17 @@ typedef struct {
     size_t bodies;
 } let_select;
 
-static bn_status select_cells(const bn_walk_source *src, const double lo[3], const double hi[3], bn_mac mac,
-                              double alpha_amin, let_select *sel)
+/* Does any of the n boxes open the cell? */
+static int any_opens(const bn_walk_cell *c, const double *boxes, int n, bn_mac mac)
+{
+    for (int b = 0; b < n; b++) {
+        const double *x = boxes + BN_LET_BOX * b;
+        if (x[0] <= x[3] && bn_walk_opens(c, x, x + 3, mac, x[6])) return 1;
+    }
+    return 0;
+}
+
+static bn_status select_cells(const bn_walk_source *src, const double *boxes, int nbox, bn_mac mac, let_select *sel)
 {
     sel->pick = malloc((size_t)src->n_cells * sizeof *sel->pick);
     sel->out = malloc((size_t)src->n_cells * sizeof *sel->out);
@@ -49,7 +58,7 @@ static bn_status select_cells(const bn_walk_source *src, const double lo[3], con
         *o = *c;
         o->first_child = -1;
         o->n_children = o->first_body = o->n_bodies = 0;
-        if (!bn_walk_opens(c, lo, hi, mac, alpha_amin)) {
+        if (!any_opens(c, boxes, nbox, mac)) {
             o->r2 = -1.0; /* closed: its moments act on every group */
             o->gml2 = 0.0;
         } else if (c->n_children == 0) {
@@ -66,12 +75,11 @@ static bn_status select_cells(const bn_walk_source *src, const double lo[3], con
     return BN_OK;
 }
 
-bn_status bn_let_pack(const bn_walk_source *src, const double lo[3], const double hi[3], bn_mac mac,
-                      double alpha_amin, bn_words *msg)
+bn_status bn_let_pack(const bn_walk_source *src, const double *boxes, int nbox, bn_mac mac, bn_words *msg)
 {
     if (src->n_cells == 0) return BN_OK;
     let_select sel = {0};
-    bn_status s = select_cells(src, lo, hi, mac, alpha_amin, &sel);
+    bn_status s = select_cells(src, boxes, nbox, mac, &sel);
     const size_t nc = (size_t)sel.n, nb = sel.bodies;
     if (s == BN_OK) s = words_reserve(msg, 2 + nc * (CELL_WORDS + 6) + 4 * nb);
     if (s == BN_OK) {

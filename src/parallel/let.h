@@ -1,11 +1,12 @@
 /* Internal: locally essential trees (Salmon 1991; Bonsai's and GADGET's
  * LET exchange). Before a force evaluation each rank sends every other
  * rank the part of its own tree that the other's targets can open under
- * the criterion in use, judged against the box of all the receiver's
- * targets: a cell that box does not open goes as a closed cell (its
- * moments; r2 < 0 so that no group of the receiver opens it, which none
- * would: every group lies inside the box and the test is monotonic), a
- * leaf it opens goes with its bodies, a node it opens with its children.
+ * the criterion in use, judged against boxes that each hold whole groups
+ * of the receiver (runs of its groups along the curve): a cell no box
+ * opens goes as a closed cell (its moments; r2 < 0 so that no group of
+ * the receiver opens it, which none would: every group lies inside a box
+ * and the test is monotonic in the box), a leaf a box opens goes with its
+ * bodies, a node with its children.
  * The receiver walks the tree it gets as it walks its own (walk_cpu.c). */
 #ifndef BN_PARALLEL_LET_H
 #define BN_PARALLEL_LET_H
@@ -21,12 +22,15 @@ typedef struct bn_words {
 } bn_words;
 void bn_words_free(bn_words *b);
 
-/* The tree src as a receiver with targets in [lo, hi] needs it (alpha_amin
- * for the accel criterion: alpha times the receiver's smallest |a_old|),
- * appended to msg: n_cells, n_bodies, the cells, their quadrupoles, the
- * bodies' x, y, z and masses. An empty source appends nothing. */
-bn_status bn_let_pack(const bn_walk_source *src, const double lo[3], const double hi[3], bn_mac mac,
-                      double alpha_amin, bn_words *msg);
+/* Where a receiver's targets lie: boxes that each hold whole groups of
+ * its (lo xyz, hi xyz, and alpha times the groups' smallest |a_old| for
+ * the accel criterion); a box with lo > hi is empty. A sender opens a cell
+ * when any box opens it, so every group inside a box gets what it opens. */
+#define BN_LET_BOX 7
+/* The tree src as a receiver with the n target boxes needs it, appended
+ * to msg: n_cells, n_bodies, the cells, their quadrupoles, the bodies'
+ * x, y, z and masses. An empty source appends nothing. */
+bn_status bn_let_pack(const bn_walk_source *src, const double *boxes, int n, bn_mac mac, bn_words *msg);
 
 /* A received tree as a walk source (its arrays are its own). */
 typedef struct bn_let {

@@ -1,0 +1,70 @@
+/* banyan forces under mpirun: every rank reads the snapshot, takes a
+ * contiguous slice of it, the domains are cut along the curve, the forces
+ * computed by all ranks together (locally essential trees), gathered
+ * back into the file's order, and rank 0 writes the output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "parallel/comm.h"
+
+/* This rank's slice of all, each particle's id replaced by its index in
+ * the file (to put the forces back in place). */
+static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_particles **out)
+{
+    const size_t P = (size_t)bn_comm_size(c), me = (size_t)bn_comm_rank(c);
+    const size_t a = all->n * me / P, e = all->n * (me + 1) / P;
+    BN_TRY(bn_particles_create(out, e - a));
+    for (size_t i = a; i < e; i++) {
+        for (int k = 0; k < 3; k++) {
+            (*out)->pos[k][i - a] = all->pos[k][i];
+            (*out)->vel[k][i - a] = all->vel[k][i];
+        }
+        (*out)->mass[i - a] = all->mass[i];
+        (*out)->id[i - a] = i;
+    }
+    return BN_OK;
+}
+
+/* Every rank's forces into all (file order), on every rank. */
+static bn_status gather_forces(const bn_comm *c, const bn_particles *mine, bn_particles *all)
+{
+    double *r = bn_alloc((5 * mine->n + 1) * sizeof *r, "forces to gather");
+    bn_status s = bn_comm_agree(c, r ? bn_particles_ensure_forces(all) : BN_ERR_NOMEM);
+    for (size_t i = 0; s == BN_OK && i < mine->n; i++) {
+        r[5 * i] = (double)mine->id[i];
+        for (int k = 0; k < 3; k++) r[5 * i + 1 + k] = mine->acc[k][i];
+        r[5 * i + 4] = mine->pot[i];
+    }
+    void *got = NULL;
+    size_t bytes = 0;
+    if (s == BN_OK) s = bn_comm_allgather(c, r, 5 * mine->n * sizeof *r, &got, &bytes, NULL);
+    const double *g = got;
+    for (size_t j = 0; s == BN_OK && j < bytes / (5 * sizeof *r); j++) {
+        const size_t i = (size_t)g[5 * j];
+        for (int k = 0; k < 3; k++) all->acc[k][i] = g[5 * j + 1 + k];
+        all->pot[i] = g[5 * j + 4];
+    }
+    free(got);
+    free(r);
+    return s;
+}
+
+bn_status cli_forces_ranks(const bn_comm *c, const bn_gravity_params *g, bn_particles *all, bn_gravity **grav,
+                           double *t_call, bn_domain_stats *dst)
+{
+    bn_particles *mine = NULL;
+    bn_domain d = {0};
+    bn_status s = bn_comm_agree(c, take_slice(c, all, &mine));
+    const double t0 = bn_wall_seconds();
+    if (s == BN_OK) s = bn_domain_decompose(c, mine, NULL, g->curve, &d, dst);
+    if (s == BN_OK) s = bn_comm_agree(c, bn_gravity_create(grav, g));
+    if (s == BN_OK) s = bn_comm_agree(c, bn_gravity_set_comm(*grav, c));
+    if (s == BN_OK) s = bn_gravity_compute(*grav, mine);
+    *t_call = bn_wall_seconds() - t0;
+    if (s == BN_OK) s = gather_forces(c, mine, all);
+    bn_domain_release(&d);
+    bn_particles_free(mine);
+    return s;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# banyan forces under mpirun (CPU backend, ranks oversubscribed): the
+# forces of 2 and 3 ranks against double direct summation as close as
+# one process's tree, direct summation over 3 ranks equal to one
+# process's, a refused input refused on every rank with nothing written,
+# and commands that do not spread over ranks refused under mpirun.
+set -u
+banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+"$banyan" --version | grep -q " mpi" || { echo "SKIP: banyan built without MPI"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
+py=/usr/bin/python3
+"$py" -c "import h5py, numpy" 2>/dev/null || { echo "SKIP: no h5py"; exit 77; }
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# as tests/CMakeLists.txt's BANYAN_MPI_ENV (root in containers, no CMA,
+# Open MPI's own memory not a leak of ours under the sanitizers)
+export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_MCA_mca_base_component_disable_dlclose=1 \
+  LSAN_OPTIONS=suppressions=$here/tests/lsan-mpi.supp:fast_unwind_on_malloc=0:print_suppressions=0
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# p99 of |a - a_ref| / |a_ref| and the largest potential error, from compare --json
+errors() { "$banyan" compare "$1" "$2" --json | "$py" -c '
+import json, sys
+r = json.load(sys.stdin)
+print(r["acc_rel_error"]["p99"], r["acc_rel_error"]["max"], r["pot_rel_error"]["max"])'; }
+
+"$banyan" ic hernquist --n 20000 -o halo.hdf5 2>/dev/null || fail "ic"
+"$banyan" forces halo.hdf5 -o direct.hdf5 --method direct --backend cpu 2>/dev/null || fail "direct, one process"
+"$banyan" forces halo.hdf5 -o tree1.hdf5 --backend cpu 2>/dev/null || fail "tree, one process"
+read -r one_p99 _ _ < <(errors tree1.hdf5 direct.hdf5)
+for np in 2 3; do
+  mpirun -np $np "$banyan" forces halo.hdf5 -o tree$np.hdf5 --backend cpu 2>stderr.txt ||
+    fail "tree, $np ranks: $(cat stderr.txt)"
+  grep -q "$np ranks: domains along the curve" stderr.txt || fail "tree, $np ranks: no domain line: $(cat stderr.txt)"
+  read -r p99 _ _ < <(errors tree$np.hdf5 direct.hdf5)
+  echo "tree forces against direct summation: p99 $p99 with $np ranks, $one_p99 in one process"
+  awk -v a="$p99" -v b="$one_p99" 'BEGIN {exit !(a > 0 && a <= 1.3 * b)}' ||
+    fail "$np ranks: p99 $p99 against one process's $one_p99"
+done
+mpirun -np 3 "$banyan" forces halo.hdf5 -o direct3.hdf5 --method direct --backend cpu 2>/dev/null ||
+  fail "direct, 3 ranks"
+read -r _ amax pmax < <(errors direct3.hdf5 direct.hdf5)
+awk -v a="$amax" -v p="$pmax" 'BEGIN {exit !(a < 1e-12 && p < 1e-12)}' ||
+  fail "direct summation over 3 ranks differs from one process's: $amax $pmax"
+
+# a coordinate of 1e300: refused on every rank, nothing written
+"$py" "$here/scripts/hostile-files.py" . >/dev/null || fail "hostile files"
+mpirun -np 3 "$banyan" forces far.hdf5 -o far-out.hdf5 --backend cpu >/dev/null 2>stderr.txt && fail "far: exit 0"
+grep -q "span" stderr.txt || fail "far: no message about the span: $(cat stderr.txt)"
+[ "$(grep -c 'banyan forces: error' stderr.txt)" = 1 ] || fail "far: not one message: $(cat stderr.txt)"
+[ -e far-out.hdf5 ] && fail "far: output written"
+
+# commands that run in one process refuse several ranks
+mpirun -np 2 "$banyan" info halo.hdf5 >/dev/null 2>stderr.txt && fail "info under mpirun: exit 0"
+grep -q "runs in one process" stderr.txt || fail "info under mpirun: $(cat stderr.txt)"
+
+[ $failures -eq 0 ] && echo "cli_mpi: all passed"
+exit $((failures > 0))
