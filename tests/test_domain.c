@@ -14,13 +14,7 @@
 
 static bn_comm *comm;
 
-/* 1 on every rank when ok on every rank. */
-static int everywhere(int ok)
-{
-    double v = ok ? 1.0 : 0.0;
-    TU_OK(bn_comm_allreduce(comm, &v, 1, BN_REDUCE_MIN));
-    return v > 0.5;
-}
+static int everywhere(int ok) { return tu_everywhere(comm, ok); }
 
 /* This rank's share of the global set: every P-th particle from an
  * offset (all of them on rank 0 when `on_root`). */

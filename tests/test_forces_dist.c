@@ -20,12 +20,7 @@
 
 static bn_comm *comm;
 
-static int everywhere(int ok)
-{
-    double v = ok ? 1.0 : 0.0;
-    TU_OK(bn_comm_allreduce(comm, &v, 1, BN_REDUCE_MIN));
-    return v > 0.5;
-}
+static int everywhere(int ok) { return tu_everywhere(comm, ok); }
 
 /* Every P-th particle of the global set from an offset. */
 static bn_particles *share(const bn_particles *all)

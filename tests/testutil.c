@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include "parallel/comm.h"
 #include "core/backend.h"
 #include <math.h>
 #include <stdio.h>
@@ -327,4 +328,11 @@ bn_mesh *tu_mesh(bn_mesh_problem problem, int levels, int block)
     bn_mesh *m = NULL;
     TU_OK(bn_mesh_ic_generate(&ip, &m));
     return m;
+}
+
+int tu_everywhere(const bn_comm *c, int ok)
+{
+    double v = ok ? 1.0 : 0.0;
+    TU_OK(bn_comm_allreduce(c, &v, 1, BN_REDUCE_MIN));
+    return v > 0.5;
 }

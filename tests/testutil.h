@@ -71,6 +71,10 @@ void tu_check_idle_steps(bn_backend backend);
 
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
+/* Several ranks: 1 on every rank when ok on every rank. Tests over ranks
+ * agree on a check before asserting it, so that a failure on one rank
+ * cannot leave the others waiting in a collective. */
+int tu_everywhere(const bn_comm *c, int ok);
 
 /* main() of a GPU test, from its list of cmocka_unit_test(...): runs
  * them where a GPU is usable and skips (77) otherwise; in a CPU-only
