@@ -242,6 +242,11 @@ typedef struct bn_force_stats {
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */
+    /* several ranks (bn_gravity_set_comm), this rank: the locally
+     * essential trees sent and received, and the time to select, pack
+     * and exchange them (0 in one process) */
+    size_t let_cells_sent, let_bodies_sent, let_cells_received, let_bodies_received;
+    double t_exchange;
 } bn_force_stats;
 
 /* A reusable force solver: it keeps its scratch (and, on the GPU, device

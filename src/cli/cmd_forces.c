@@ -73,9 +73,14 @@ int bn_cmd_forces(int argc, char **argv)
         const bn_force_stats *st = bn_gravity_stats(grav);
         fprintf(stderr, "banyan forces: %zu particles, method %s, backend %s, %.3g s\n", p->n,
                 bn_method_name(g.method), st->backend ? st->backend : "?", t_call);
-        if (ranks > 1)
+        if (ranks > 1) {
             fprintf(stderr, "  %d ranks: domains along the curve, largest share %.4f of the mean (rank 0 sent %zu "
                     "particles, received %zu)\n", ranks, dst.imbalance, dst.sent, dst.received);
+            fprintf(stderr, "  rank 0: tree %.3g s, walks %.3g s (exchange of locally essential trees %.3g s: sent "
+                    "%zu cells and %zu bodies, received %zu and %zu)\n", st->t_total - st->t_walk, st->t_walk,
+                    st->t_exchange, st->let_cells_sent, st->let_bodies_sent, st->let_cells_received,
+                    st->let_bodies_received);
+        }
         if (g.error_target > 0 && g.method == BN_METHOD_TREE) cli_print_accuracy(stderr, "  ", &meta.gravity,
                                                                                  &meta.accuracy);
     }

@@ -119,10 +119,16 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
         const double *old = (s->g.mac == BN_MAC_ACCEL && s->have_forces) ? s->acc_old : NULL;
         const int build = rebuild || !s->have_tree;
         s->have_tree = 0; /* a failed evaluation may leave half a tree */
-        if (ranks > 1)
+        if (ranks > 1) {
+            bn_let_stats let;
             BN_TRY(bn_tree_forces_dist_cpu(s->ws, s->comm, &s->g, s->p, old, bin, bin_min, build, s->p->acc,
-                                           s->p->pot, last, NULL));
-        else
+                                           s->p->pot, last, &let));
+            last->let_cells_sent = let.cells_sent;
+            last->let_bodies_sent = let.bodies_sent;
+            last->let_cells_received = let.cells_received;
+            last->let_bodies_received = let.bodies_received;
+            last->t_exchange = let.t_exchange;
+        } else
             BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
                                              last));
         s->have_tree = 1;
