@@ -55,6 +55,37 @@ grep -q "span" stderr.txt || fail "far: no message about the span: $(cat stderr.
 [ "$(grep -c 'banyan forces: error' stderr.txt)" = 1 ] || fail "far: not one message: $(cat stderr.txt)"
 [ -e far-out.hdf5 ] && fail "far: output written"
 
+# the output may be the input (rewritten with its forces, atomically, by rank 0)
+cp halo.hdf5 same.hdf5
+mpirun -np 3 "$banyan" forces same.hdf5 -o same.hdf5 --backend cpu 2>stderr.txt || fail "-o IN: $(cat stderr.txt)"
+read -r p99 _ _ < <(errors same.hdf5 direct.hdf5)
+awk -v a="$p99" -v b="$one_p99" 'BEGIN {exit !(a > 0 && a <= 1.3 * b)}' || fail "-o IN: p99 $p99"
+
+# more ranks than particles: ranks without particles take part
+"$py" - <<'PY' || fail "tiny file"
+import h5py, numpy as np
+with h5py.File("two.hdf5", "w") as f:
+    h = f.create_group("Header")
+    h.attrs["NumPart_ThisFile"] = np.array([0, 2, 0, 0, 0, 0], dtype=np.uint32)
+    h.attrs["MassTable"] = np.zeros(6)
+    h.attrs["Time"] = 0.0
+    g = f.create_group("PartType1")
+    g["Coordinates"] = np.array([[0.0, 0, 0], [1.0, 0, 0]])
+    g["Velocities"] = np.zeros((2, 3))
+    g["Masses"] = np.array([1.0, 3.0])
+    g["ParticleIDs"] = np.array([1, 2], dtype=np.uint64)
+PY
+mpirun -np 3 "$banyan" forces two.hdf5 -o two-out.hdf5 --backend cpu --eps 0 2>stderr.txt ||
+  fail "2 particles on 3 ranks: $(cat stderr.txt)"
+"$py" - <<'PY' || fail "2 particles on 3 ranks: wrong forces"
+import h5py, numpy as np
+with h5py.File("two-out.hdf5") as f:
+    a, phi = f["PartType1/Acceleration"][:], f["PartType1/Potential"][:]
+# exact: a_0 = +3 x, a_1 = -1 x, phi_0 = -3, phi_1 = -1 (G = 1, separation 1)
+assert np.allclose(a, [[3, 0, 0], [-1, 0, 0]], rtol=1e-14, atol=0), a
+assert np.allclose(phi, [-3, -1], rtol=1e-14), phi
+PY
+
 # commands that run in one process refuse several ranks
 mpirun -np 2 "$banyan" info halo.hdf5 >/dev/null 2>stderr.txt && fail "info under mpirun: exit 0"
 grep -q "runs in one process" stderr.txt || fail "info under mpirun: $(cat stderr.txt)"

@@ -41,14 +41,12 @@ static bn_particles *share(const bn_particles *all, int on_root)
 /* Every global particle on exactly one rank, with its fields' bits. */
 static int intact(const bn_particles *all, const bn_particles *p)
 {
-    size_t n = p->n;
-    TU_OK(bn_comm_allreduce_size(comm, &n, 1, BN_REDUCE_SUM));
-    int ok = n == all->n;
     void *ids = NULL;
-    size_t bytes = 0;
-    TU_OK(bn_comm_allgather(comm, p->id, p->n * sizeof *p->id, &ids, &bytes, NULL));
+    size_t n = 0;
+    TU_OK(bn_comm_gather(comm, -1, p->id, p->n, sizeof *p->id, &ids, &n, NULL));
+    int ok = n == all->n;
     char *seen = calloc(all->n + 1, 1);
-    for (size_t i = 0; i < bytes / sizeof(uint64_t); i++) {
+    for (size_t i = 0; i < n; i++) {
         const uint64_t id = ((uint64_t *)ids)[i]; /* ids are 1..n (tu_random_particles) */
         ok &= id >= 1 && id <= all->n && !seen[id];
         if (id >= 1 && id <= all->n) seen[id] = 1;
@@ -79,6 +77,24 @@ static int in_range(const bn_particles *p, const bn_domain *d)
     return ok;
 }
 
+/* The largest rank's weight over the mean, from the particles each rank
+ * holds (weights recomputed from their positions; 1 each without). */
+static double measured_imbalance(const bn_particles *p, const double *(*weights)(const bn_particles *))
+{
+    const double *w = weights ? weights(p) : NULL;
+    double W = 0.0, *all = NULL, max = 0.0, sum = 0.0;
+    for (size_t i = 0; i < p->n; i++) W += w ? w[i] : 1.0;
+    size_t n = 0;
+    TU_OK(bn_comm_gather(comm, -1, &W, 1, sizeof W, (void **)&all, &n, NULL));
+    for (size_t r = 0; r < n; r++) {
+        max = fmax(max, all[r]);
+        sum += all[r];
+    }
+    free(all);
+    free((void *)w);
+    return max / (sum / (double)n);
+}
+
 static void decompose_and_check(const bn_particles *all, int on_root, const double *(*weights)(const bn_particles *),
                                 double bound)
 {
@@ -93,7 +109,9 @@ static void decompose_and_check(const bn_particles *all, int on_root, const doub
                       st.imbalance, st.sent, st.received);
     assert_true(everywhere(intact(all, p)));
     assert_true(everywhere(in_range(p, &d)));
-    assert_true(st.imbalance >= 1.0 && st.imbalance <= bound);
+    const double imbalance = measured_imbalance(p, weights);
+    assert_true(imbalance >= 1.0 && imbalance <= bound);
+    assert_true(fabs(st.imbalance - imbalance) <= 1e-12 * imbalance); /* what it reports */
     /* the same input again: the same domains and the same particles */
     bn_particles *q = share(all, on_root);
     const double *wq = weights ? weights(q) : NULL;
@@ -144,6 +162,30 @@ static void test_weighted_shares(void **state)
     bn_particles_free(all);
 }
 
+/* Weights that are all 0 (no cost measured yet): cut as if 1 each, not
+ * every particle onto the last rank. */
+static const double *no_weight(const bn_particles *p)
+{
+    return calloc(p->n + 1, sizeof(double));
+}
+
+static void test_zero_weights(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(12000, 16, 0);
+    bn_particles *p = share(all, 0);
+    const double *w = no_weight(p);
+    bn_domain d;
+    TU_OK(bn_domain_decompose(comm, p, w, BN_CURVE_HILBERT, &d, NULL));
+    assert_true(everywhere(intact(all, p)));
+    const double imbalance = measured_imbalance(p, NULL); /* in particles */
+    assert_true(imbalance <= 1.01);
+    bn_domain_release(&d);
+    free((void *)w);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
 /* Fewer particles than ranks' worth: some ranks end empty. */
 static void test_tiny_set(void **state)
 {
@@ -181,11 +223,15 @@ static void test_bad_particle_stops_all(void **state)
 
 int main(void)
 {
-    if (bn_comm_world(&comm) != BN_OK) return 1;
+    /* two communicators, the first (which started MPI) freed first: MPI
+     * must live on while the second is in use */
+    bn_comm *first = NULL;
+    if (bn_comm_world(&first) != BN_OK || bn_comm_world(&comm) != BN_OK) return 1;
+    bn_comm_free(first);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plummer_shares),  cmocka_unit_test(test_all_from_one_rank),
         cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
-        cmocka_unit_test(test_bad_particle_stops_all),
+        cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

@@ -17,6 +17,7 @@
 #include "gravity/gravity_cpu.h"
 #include "parallel/comm.h"
 #include "parallel/forces_dist.h"
+#include "parallel/let.h"
 
 static bn_comm *comm;
 
@@ -72,6 +73,23 @@ static bn_particles *thin_disk(size_t n)
     return numbered(p);
 }
 
+/* Records (index, ax, ay, az, phi) of every rank, n_all in all, into
+ * acc[3 index + k], pot[index] on every rank. */
+static void gather_by_index(const double *rec, size_t n, size_t n_all, double *acc, double *pot)
+{
+    void *got = NULL;
+    size_t total = 0;
+    TU_OK(bn_comm_gather(comm, -1, rec, n, 5 * sizeof *rec, &got, &total, NULL));
+    assert_int_equal(total, n_all);
+    const double *r = got;
+    for (size_t j = 0; j < total; j++) {
+        const size_t i = (size_t)r[5 * j];
+        for (int k = 0; k < 3; k++) acc[3 * i + k] = r[5 * j + 1 + k];
+        pot[i] = r[5 * j + 4];
+    }
+    free(got);
+}
+
 /* The distributed forces of the global set all, gathered by id into
  * acc[3 (id-1) + k], pot[id-1] on every rank. */
 static void distributed_forces(const bn_particles *all, const bn_gravity_params *g, const double *acc_old_global,
@@ -89,21 +107,11 @@ static void distributed_forces(const bn_particles *all, const bn_gravity_params 
     /* records (id, ax, ay, az, phi) to every rank */
     double *rec = malloc((5 * p->n + 1) * sizeof *rec);
     for (size_t i = 0; i < p->n; i++) {
-        rec[5 * i] = (double)p->id[i];
+        rec[5 * i] = (double)(p->id[i] - 1);
         for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = a[k][i];
         rec[5 * i + 4] = ph[i];
     }
-    void *got = NULL;
-    size_t bytes = 0;
-    TU_OK(bn_comm_allgather(comm, rec, 5 * p->n * sizeof *rec, &got, &bytes, NULL));
-    const double *r = got;
-    assert_int_equal(bytes / (5 * sizeof *rec), all->n);
-    for (size_t j = 0; j < all->n; j++) {
-        const size_t id = (size_t)r[5 * j] - 1;
-        for (int k = 0; k < 3; k++) acc[3 * id + k] = r[5 * j + 1 + k];
-        pot[id] = r[5 * j + 4];
-    }
-    free(got);
+    gather_by_index(rec, p->n, all->n, acc, pot);
     free(rec);
     bn_tree_workspace_free(ws);
     for (int k = 0; k < 3; k++) free(a[k]);
@@ -135,24 +143,18 @@ static void reference_forces(const bn_particles *all, const bn_gravity_params *g
     const size_t P = (size_t)bn_comm_size(comm), me = (size_t)bn_comm_rank(comm);
     const size_t mine = (all->n + P - 1 - me) / P; /* targets me, me + P, ... */
     size_t *idx = malloc((mine + 1) * sizeof *idx);
-    double *r = malloc((4 * mine + 1) * sizeof *r);
+    double *r = malloc((4 * mine + 1) * sizeof *r), *rec = malloc((5 * mine + 1) * sizeof *rec);
     for (size_t j = 0; j < mine; j++) idx[j] = me + j * P;
     TU_OK(bn_direct_reference(all, g->G, g->softening, idx, mine, r, r + 3 * mine));
-    void *got[2] = {NULL, NULL};
-    size_t bytes[2], counts[2][64];
-    TU_OK(bn_comm_allgather(comm, r, 3 * mine * sizeof *r, &got[0], &bytes[0], counts[0]));
-    TU_OK(bn_comm_allgather(comm, r + 3 * mine, mine * sizeof *r, &got[1], &bytes[1], counts[1]));
-    const double *ga = got[0], *gp = got[1];
-    for (size_t q = 0, at = 0; q < P; at += counts[1][q] / sizeof *r, q++)
-        for (size_t j = 0; j < counts[1][q] / sizeof *r; j++) {
-            const size_t i = q + j * P;
-            for (int k = 0; k < 3; k++) acc[3 * i + k] = ga[3 * (at + j) + k];
-            pot[i] = gp[at + j];
-        }
-    free(got[0]);
-    free(got[1]);
+    for (size_t j = 0; j < mine; j++) {
+        rec[5 * j] = (double)idx[j];
+        for (int k = 0; k < 3; k++) rec[5 * j + 1 + k] = r[3 * j + k];
+        rec[5 * j + 4] = r[3 * mine + j];
+    }
+    gather_by_index(rec, mine, all->n, acc, pot);
     free(idx);
     free(r);
+    free(rec);
 }
 
 static void check_set(const char *name, bn_particles *all, bn_mac mac, double theta)
@@ -244,13 +246,63 @@ static void test_three_particles(void **state)
     bn_particles_free(p);
 }
 
+/* A message of nc cells in which cell i has children at i + 1 .. i + k
+ * (the first `inner` cells), the others leaves of one body each. */
+static uint64_t *let_message(size_t nc, size_t inner, int k, size_t *nw)
+{
+    const size_t cw = sizeof(bn_walk_cell) / 8, nb = nc - inner;
+    *nw = 2 + nc * (cw + 6) + 4 * nb;
+    uint64_t *w = calloc(*nw, sizeof *w);
+    w[0] = nc;
+    w[1] = nb;
+    bn_walk_cell *c = (bn_walk_cell *)(void *)(w + 2);
+    for (size_t i = 0, b = 0; i < nc; i++) {
+        c[i].mass = 1.0;
+        c[i].r2 = 1.0;
+        c[i].first_child = -1;
+        if (i < inner) {
+            c[i].first_child = (int32_t)(i + 1);
+            c[i].n_children = k;
+        } else {
+            c[i].first_body = (int32_t)b++;
+            c[i].n_bodies = 1;
+        }
+    }
+    return w;
+}
+
+/* Unpacking trusts no message: children shared by several cells (the
+ * walk's lists, n_cells long, would overflow) and cells without a parent
+ * are refused; the breadth-first layout the packer writes is taken. */
+static void test_let_messages_checked(void **state)
+{
+    (void)state;
+    size_t nw, used;
+    bn_let let;
+    uint64_t *ok = let_message(3, 1, 2, &nw); /* a root and two leaves */
+    TU_OK(bn_let_unpack(ok, nw, &let, &used));
+    assert_int_equal(used, nw);
+    assert_int_equal(let.src.n_cells, 3);
+    bn_let_free(&let);
+    free(ok);
+    uint64_t *shared = let_message(40, 38, 2, &nw); /* cell i's children i+1, i+2 */
+    TU_FAILS(bn_let_unpack(shared, nw, &let, &used), BN_ERR_INTERNAL, "locally essential tree");
+    free(shared);
+    uint64_t *orphans = let_message(5, 1, 2, &nw); /* cells 3 and 4: no parent */
+    TU_FAILS(bn_let_unpack(orphans, nw, &let, &used), BN_ERR_INTERNAL, "no parent");
+    free(orphans);
+    uint64_t *cut = let_message(3, 1, 2, &nw);
+    TU_FAILS(bn_let_unpack(cut, nw - 1, &let, &used), BN_ERR_INTERNAL, "words");
+    free(cut);
+}
+
 int main(void)
 {
     if (bn_comm_world(&comm) != BN_OK) return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plummer),      cmocka_unit_test(test_hernquist),
         cmocka_unit_test(test_two_clusters), cmocka_unit_test(test_thin_disk),
-        cmocka_unit_test(test_three_particles),
+        cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

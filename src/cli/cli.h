@@ -27,7 +27,7 @@ int cli_fail(const char *cmd, bn_status s);
 /* The run's ranks (bn_comm_world, made by main). */
 const bn_comm *cli_comm(void);
 /* banyan forces over several ranks (cmd_forces_ranks.c): all read on
- * every rank; its forces filled on every rank; *grav created. */
+ * every rank; its forces filled on rank 0; *grav created. */
 bn_status cli_forces_ranks(const bn_comm *c, const bn_gravity_params *g, bn_particles *all, bn_gravity **grav,
                            double *t_call, bn_domain_stats *dst);
 /* Print "banyan CMD: error: <formatted>" and a hint to use --help; return 2. */

@@ -39,6 +39,9 @@ int bn_cmd_forces(int argc, char **argv)
     if (optind != argc - 1) return cli_usage_error(cmd, "expected one input snapshot");
     if (!out_path) return cli_usage_error(cmd, "missing -o OUT.hdf5");
     const char *in_path = argv[optind];
+    if (bn_comm_size(cli_comm()) > 1 && g.error_target > 0 && g.method == BN_METHOD_TREE)
+        return cli_usage_error(cmd, "--error-target chooses its settings in one process only: give --theta under "
+                               "mpirun");
 
     bn_particles *p = NULL;
     bn_snapshot_meta meta;
@@ -76,10 +79,11 @@ int bn_cmd_forces(int argc, char **argv)
         if (ranks > 1) {
             fprintf(stderr, "  %d ranks: domains along the curve, largest share %.4f of the mean (rank 0 sent %zu "
                     "particles, received %zu)\n", ranks, dst.imbalance, dst.sent, dst.received);
-            fprintf(stderr, "  rank 0: tree %.3g s, walks %.3g s (exchange of locally essential trees %.3g s: sent "
-                    "%zu cells and %zu bodies, received %zu and %zu)\n", st->t_total - st->t_walk, st->t_walk,
-                    st->t_exchange, st->let_cells_sent, st->let_bodies_sent, st->let_cells_received,
-                    st->let_bodies_received);
+            if (g.method == BN_METHOD_TREE)
+                fprintf(stderr, "  rank 0: tree %.3g s, walks %.3g s (exchange of locally essential trees %.3g s: "
+                        "sent %zu cells and %zu bodies, received %zu and %zu)\n", st->t_total - st->t_walk,
+                        st->t_walk, st->t_exchange, st->let_cells_sent, st->let_bodies_sent, st->let_cells_received,
+                        st->let_bodies_received);
         }
         if (g.error_target > 0 && g.method == BN_METHOD_TREE) cli_print_accuracy(stderr, "  ", &meta.gravity,
                                                                                  &meta.accuracy);

@@ -1,7 +1,7 @@
 /* banyan forces under mpirun: every rank reads the snapshot, takes a
  * contiguous slice of it, the domains are cut along the curve, the forces
  * computed by all ranks together (locally essential trees), gathered
- * back into the file's order, and rank 0 writes the output. */
+ * back into the file's order on rank 0, which writes the output. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "cli/cli.h"
@@ -27,21 +27,22 @@ static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_partic
     return BN_OK;
 }
 
-/* Every rank's forces into all (file order), on every rank. */
+/* Every rank's forces into all (file order) on rank 0, the writer. */
 static bn_status gather_forces(const bn_comm *c, const bn_particles *mine, bn_particles *all)
 {
-    double *r = bn_alloc((5 * mine->n + 1) * sizeof *r, "forces to gather");
-    bn_status s = bn_comm_agree(c, r ? bn_particles_ensure_forces(all) : BN_ERR_NOMEM);
+    const int root = bn_comm_rank(c) == 0;
+    double *r = bn_alloc_array(5 * mine->n, sizeof *r, "forces to gather");
+    bn_status s = bn_comm_agree(c, !r ? BN_ERR_NOMEM : root ? bn_particles_ensure_forces(all) : BN_OK);
     for (size_t i = 0; s == BN_OK && i < mine->n; i++) {
-        r[5 * i] = (double)mine->id[i];
+        r[5 * i] = (double)mine->id[i]; /* the index in the file (take_slice) */
         for (int k = 0; k < 3; k++) r[5 * i + 1 + k] = mine->acc[k][i];
         r[5 * i + 4] = mine->pot[i];
     }
     void *got = NULL;
-    size_t bytes = 0;
-    if (s == BN_OK) s = bn_comm_allgather(c, r, 5 * mine->n * sizeof *r, &got, &bytes, NULL);
+    size_t n = 0; /* (index, ax, ay, az, phi) records, on rank 0 */
+    if (s == BN_OK) s = bn_comm_gather(c, 0, r, mine->n, 5 * sizeof *r, &got, &n, NULL);
     const double *g = got;
-    for (size_t j = 0; s == BN_OK && j < bytes / (5 * sizeof *r); j++) {
+    for (size_t j = 0; s == BN_OK && j < n; j++) {
         const size_t i = (size_t)g[5 * j];
         for (int k = 0; k < 3; k++) all->acc[k][i] = g[5 * j + 1 + k];
         all->pot[i] = g[5 * j + 4];

@@ -134,7 +134,8 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
         s->have_tree = 1;
     }
     s->have_forces = 1;
-    if (s->g.mac == BN_MAC_ACCEL) BN_TRY(remember_accel(s));
+    /* agreed: a rank failing here alone would skip the next collective */
+    if (s->g.mac == BN_MAC_ACCEL) BN_TRY(bn_comm_agree(s->comm, remember_accel(s)));
     return BN_OK;
 }
 

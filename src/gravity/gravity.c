@@ -120,11 +120,8 @@ static bn_status judge_inputs(const bn_gravity *g, const bn_particles *p, bn_inp
     if (bn_comm_size(g->comm) <= 1) return bn_force_inputs_judge(&g->params, p, sum);
     const char *what = "force computation";
     BN_TRY(bn_comm_agree(g->comm, sum->first_bad < p->n ? bn_particles_fault(p, sum->first_bad, what) : BN_OK));
-    double hi[3] = {-sum->hi[0], -sum->hi[1], -sum->hi[2]};
-    BN_TRY(bn_comm_allreduce(g->comm, sum->lo, 3, BN_REDUCE_MIN));
-    BN_TRY(bn_comm_allreduce(g->comm, hi, 3, BN_REDUCE_MIN));
+    BN_TRY(bn_comm_reduce_box(g->comm, sum->lo, sum->hi));
     BN_TRY(bn_comm_allreduce(g->comm, &sum->mass, 1, BN_REDUCE_SUM));
-    for (int k = 0; k < 3; k++) sum->hi[k] = -hi[k];
     return bn_force_inputs_judge(&g->params, p, sum); /* the same on every rank */
 }
 

@@ -13,14 +13,16 @@
 
 struct bn_comm {
     int rank, size;
-    int owns_mpi; /* this communicator initialised MPI */
 #ifdef BANYAN_HAVE_MPI
     MPI_Comm mpi; /* MPI_COMM_NULL: this process alone */
 #endif
 };
 
 #ifdef BANYAN_HAVE_MPI
-static int live_owners; /* communicators that initialised MPI, not yet freed */
+/* Communicators over MPI not yet freed, and whether banyan initialised
+ * MPI (then the last of them finalises it; a caller's MPI is the
+ * caller's to finalise). */
+static int live_mpi_comms, we_initialised;
 
 /* Started by mpirun (Open MPI, MPICH/PMI or PMIx launchers), or MPI
  * already running in the caller: then the run spans MPI_COMM_WORLD. A
@@ -53,9 +55,9 @@ bn_status bn_comm_world(bn_comm **out)
                 free(c);
                 return bn_fail(BN_ERR_UNSUPPORTED, "MPI_Init_thread failed");
             }
-            c->owns_mpi = 1;
-            live_owners++;
+            we_initialised = 1;
         }
+        live_mpi_comms++;
         c->mpi = MPI_COMM_WORLD;
         MPI_Comm_rank(c->mpi, &c->rank);
         MPI_Comm_size(c->mpi, &c->size);
@@ -69,7 +71,10 @@ void bn_comm_free(bn_comm *c)
 {
     if (!c) return;
 #ifdef BANYAN_HAVE_MPI
-    if (c->owns_mpi && --live_owners == 0) MPI_Finalize();
+    if (c->mpi != MPI_COMM_NULL && --live_mpi_comms == 0 && we_initialised) {
+        MPI_Finalize();
+        we_initialised = 0;
+    }
 #endif
     free(c);
 }
@@ -117,57 +122,70 @@ bn_status bn_comm_agree(const bn_comm *c, bn_status local)
 
 /* ---- collectives -------------------------------------------------------- */
 
-bn_status bn_comm_allgather(const bn_comm *c, const void *send, size_t bytes, void **out, size_t *total,
-                            size_t *counts)
+/* This process alone: a copy. */
+static bn_status gather_self(const void *send, size_t n, size_t rec_size, void **out, size_t *total, size_t *counts)
+{
+    void *o = bn_alloc_array(n, rec_size, "gathered records");
+    if (!o) return BN_ERR_NOMEM;
+    if (n) memcpy(o, send, n * rec_size);
+    *out = o;
+    *total = n;
+    if (counts) counts[0] = n;
+    return BN_OK;
+}
+
+#ifdef BANYAN_HAVE_MPI
+static bn_status int_counts(const size_t *n, int P, int *cnt, int *disp, const char *what);
+
+/* The gather itself, counts agreed: records as one MPI type, so that
+ * the int counts of MPI limit records, not bytes. */
+static void gather_records(const bn_comm *c, int root, const void *send, size_t n, size_t rec_size, void *o,
+                           const int *cnt, const int *disp)
+{
+    MPI_Datatype rec;
+    MPI_Type_contiguous((int)rec_size, MPI_BYTE, &rec);
+    MPI_Type_commit(&rec);
+    if (root < 0) MPI_Allgatherv(send, (int)n, rec, o, cnt, disp, rec, c->mpi);
+    else MPI_Gatherv(send, (int)n, rec, o, cnt, disp, rec, root, c->mpi);
+    MPI_Type_free(&rec);
+}
+#endif
+
+bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n, size_t rec_size, void **out,
+                         size_t *total, size_t *counts)
 {
     *out = NULL;
     *total = 0;
-    if (!multi(c)) {
-        void *o = bn_alloc(bytes ? bytes : 1, "gathered data");
-        if (!o) return BN_ERR_NOMEM;
-        if (bytes) memcpy(o, send, bytes);
-        *out = o;
-        *total = bytes;
-        if (counts) counts[0] = bytes;
-        return BN_OK;
-    }
+    if (!multi(c)) return gather_self(send, n, rec_size, out, total, counts);
 #ifdef BANYAN_HAVE_MPI
-    const int P = c->size;
-    uint64_t mine = bytes, *all = bn_alloc((size_t)P * sizeof *all, "gather counts");
-    int *cnt = bn_alloc((size_t)P * sizeof *cnt, "gather counts"), *disp = bn_alloc((size_t)P * sizeof *disp, "gather counts");
-    bn_status s = bn_comm_agree(c, all && cnt && disp ? BN_OK : BN_ERR_NOMEM);
-    if (s != BN_OK) {
-        free(all);
-        free(cnt);
-        free(disp);
-        return s;
-    }
-    MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->mpi);
-    uint64_t sum = 0;
-    for (int r = 0; r < P; r++) sum += all[r];
-    if (sum > (uint64_t)INT_MAX)
-        s = bn_fail(BN_ERR_UNSUPPORTED, "gathering %llu bytes from %d ranks: at most %d in one gather",
-                    (unsigned long long)sum, P, INT_MAX);
-    for (int r = 0; s == BN_OK && r < P; r++) {
-        cnt[r] = (int)all[r];
-        disp[r] = r ? disp[r - 1] + cnt[r - 1] : 0;
-        if (counts) counts[r] = (size_t)all[r];
-    }
-    void *o = s == BN_OK ? bn_alloc(sum ? (size_t)sum : 1, "gathered data") : NULL;
-    if (s == BN_OK && !o) s = BN_ERR_NOMEM;
-    s = bn_comm_agree(c, s);
+    const int P = c->size, here = root < 0 || root == c->rank;
+    uint64_t mine = n, *all = bn_alloc_array((size_t)P, sizeof *all, "gather counts");
+    int *cnt = bn_alloc_array(2 * (size_t)P, sizeof *cnt, "gather counts");
+    size_t *num = bn_alloc_array((size_t)P, sizeof *num, "gather counts");
+    bn_status s = bn_comm_agree(c, all && cnt && num ? BN_OK : BN_ERR_NOMEM);
+    void *o = NULL;
     if (s == BN_OK) {
-        MPI_Allgatherv(send, (int)bytes, MPI_BYTE, o, cnt, disp, MPI_BYTE, c->mpi);
-        *out = o;
-        *total = (size_t)sum;
+        MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->mpi);
+        for (int r = 0; r < P; r++) *total += num[r] = (size_t)all[r];
+        s = int_counts(num, P, cnt, cnt + P, "gathering records");
+        if (s == BN_OK && here && !(o = bn_alloc_array(*total, rec_size, "gathered records"))) s = BN_ERR_NOMEM;
+        s = bn_comm_agree(c, s);
+    }
+    if (s == BN_OK) {
+        gather_records(c, root, send, n, rec_size, o, cnt, cnt + P);
+        if (counts && here) memcpy(counts, num, (size_t)P * sizeof *counts);
+        *out = here ? o : NULL;
     } else {
         free(o);
+        *total = 0;
     }
+    if (!here) *total = 0;
     free(all);
     free(cnt);
-    free(disp);
+    free(num);
     return s;
 #else
+    (void)root;
     return BN_ERR_INTERNAL;
 #endif
 }
@@ -178,7 +196,7 @@ static bn_status ordered_sum(const bn_comm *c, double *v, int n)
 {
     void *all = NULL;
     size_t total = 0;
-    BN_TRY(bn_comm_allgather(c, v, (size_t)n * sizeof *v, &all, &total, NULL));
+    BN_TRY(bn_comm_gather(c, -1, v, (size_t)n, sizeof *v, &all, &total, NULL));
     const double *a = all;
     for (int k = 0; k < n; k++) {
         double s = 0.0;
@@ -199,23 +217,10 @@ bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op)
     return BN_OK;
 }
 
-bn_status bn_comm_allreduce_size(const bn_comm *c, size_t *v, int n, bn_reduce op)
+bn_status bn_comm_reduce_box(const bn_comm *c, double lo[3], double hi[3])
 {
-    if (!multi(c) || n <= 0) return BN_OK;
-#ifdef BANYAN_HAVE_MPI
-    uint64_t *u = bn_alloc((size_t)n * sizeof *u, "reduction");
-    const bn_status s = bn_comm_agree(c, u ? BN_OK : BN_ERR_NOMEM);
-    if (s != BN_OK) {
-        free(u);
-        return s;
-    }
-    for (int k = 0; k < n; k++) u[k] = v[k];
-    MPI_Allreduce(MPI_IN_PLACE, u, n, MPI_UINT64_T, op == BN_REDUCE_MIN ? MPI_MIN : op == BN_REDUCE_MAX ? MPI_MAX : MPI_SUM,
-                  c->mpi);
-    for (int k = 0; k < n; k++) v[k] = (size_t)u[k];
-    free(u);
-#endif
-    return BN_OK;
+    BN_TRY(bn_comm_allreduce(c, lo, 3, BN_REDUCE_MIN));
+    return bn_comm_allreduce(c, hi, 3, BN_REDUCE_MAX);
 }
 
 #ifdef BANYAN_HAVE_MPI
@@ -241,16 +246,7 @@ bn_status bn_comm_alltoallv(const bn_comm *c, const void *send, const size_t *se
 {
     *out = NULL;
     *total = 0;
-    if (!multi(c)) {
-        const size_t bytes = send_counts[0] * rec_size;
-        void *o = bn_alloc(bytes ? bytes : 1, "received records");
-        if (!o) return BN_ERR_NOMEM;
-        if (bytes) memcpy(o, send, bytes);
-        recv_counts[0] = send_counts[0];
-        *out = o;
-        *total = send_counts[0];
-        return BN_OK;
-    }
+    if (!multi(c)) return gather_self(send, send_counts[0], rec_size, out, total, recv_counts);
 #ifdef BANYAN_HAVE_MPI
     const int P = c->size;
     uint64_t *sc = bn_alloc((size_t)P * sizeof *sc, "exchange counts"), *rc = bn_alloc((size_t)P * sizeof *rc, "exchange counts");

@@ -15,13 +15,15 @@ typedef enum { BN_REDUCE_MIN, BN_REDUCE_MAX, BN_REDUCE_SUM } bn_reduce;
 
 /* v[0..n) combined over the ranks, in place, the same on every rank. */
 bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op);
-/* The same for counts (sums; exact). */
-bn_status bn_comm_allreduce_size(const bn_comm *c, size_t *v, int n, bn_reduce op);
-/* Every rank's `bytes` bytes, concatenated in rank order, to every rank:
- * *out (malloc'd, free it) of *total bytes; counts[r] (may be NULL;
- * size nranks) the bytes of rank r. */
-bn_status bn_comm_allgather(const bn_comm *c, const void *send, size_t bytes, void **out, size_t *total,
-                            size_t *counts);
+/* The box [lo, hi] of every rank's boxes, on every rank. */
+bn_status bn_comm_reduce_box(const bn_comm *c, double lo[3], double hi[3]);
+/* Records of rec_size bytes, n of them from this rank: every rank's in
+ * rank order to rank root, or to every rank when root < 0: *out
+ * (malloc'd; NULL on ranks that receive nothing) of *total records,
+ * counts[r] (may be NULL; nranks of them) from rank r. At most INT_MAX
+ * records in all (MPI's counts). */
+bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n, size_t rec_size, void **out,
+                         size_t *total, size_t *counts);
 /* Records of rec_size bytes: rank r's send[] holds, in rank order,
  * send_counts[d] records for each destination d; *out (malloc'd) gets
  * the records sent to this rank, in rank order of their senders,

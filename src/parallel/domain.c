@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/input_summary.h"
 #include "core/timer.h"
 #include "parallel/comm.h"
 #include "tree/keys.h"
@@ -37,32 +38,21 @@ static int samples_per_rank(int P)
     return s < 64 ? 64 : s > DOMAIN_SAMPLES_MAX ? DOMAIN_SAMPLES_MAX : s;
 }
 
-/* The key cube of every rank's particles (the same lo and side on all). */
+/* The key cube of every rank's particles (the same lo and side on all):
+ * each rank's range and first bad particle from one pass over its own
+ * (input_summary.h), the ranges combined. */
 static bn_status global_cube(const bn_comm *c, const bn_particles *p, double lo[3], double *side)
 {
-    double mn[3], mx[3];
-    bn_status s = BN_OK;
-    for (int k = 0; k < 3; k++) {
-        mn[k] = INFINITY;
-        mx[k] = -INFINITY;
-        for (size_t i = 0; i < p->n && s == BN_OK; i++) {
-            const double x = p->pos[k][i];
-            if (!isfinite(x))
-                s = bn_fail(BN_ERR_ARGUMENT, "domains: particle %zu (id %llu) has a non-finite %c coordinate (%g)", i,
-                            (unsigned long long)p->id[i], "xyz"[k], x);
-            mn[k] = fmin(mn[k], x);
-            mx[k] = -fmin(-mx[k], -x);
-        }
-    }
+    bn_input_summary sum;
+    bn_status s = bn_summarize_particles(p, &sum);
+    if (s == BN_OK && sum.first_bad < p->n) s = bn_particles_fault(p, sum.first_bad, "domains");
     BN_TRY(bn_comm_agree(c, s));
-    double neg[3] = {-mx[0], -mx[1], -mx[2]};
-    BN_TRY(bn_comm_allreduce(c, mn, 3, BN_REDUCE_MIN));
-    BN_TRY(bn_comm_allreduce(c, neg, 3, BN_REDUCE_MIN));
-    for (int k = 0; k < 3; k++) mx[k] = -neg[k];
-    if (!(mn[0] <= mx[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
-    *side = bn_key_cube(mn, mx, lo);
+    BN_TRY(bn_comm_reduce_box(c, sum.lo, sum.hi));
+    if (!(sum.lo[0] <= sum.hi[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
+    *side = bn_key_cube(sum.lo, sum.hi, lo);
     if (!isfinite(*side))
-        return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", mn[0], mx[0]);
+        return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", sum.lo[0],
+                       sum.hi[0]);
     return BN_OK;
 }
 
@@ -219,12 +209,31 @@ static bn_status cut_from_samples(const bn_comm *c, const uint64_t *key, const u
 {
     size_t ns = 0, total = 0;
     domain_sample *mine = local_samples(key, order, w, n, samples_per_rank(d->nranks), &ns);
-    BN_TRY(bn_comm_agree(c, mine ? BN_OK : BN_ERR_NOMEM));
     void *all = NULL;
-    const bn_status s = bn_comm_allgather(c, mine, ns * sizeof *mine, &all, &total, NULL);
+    bn_status s = bn_comm_agree(c, mine ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) s = bn_comm_gather(c, -1, mine, ns, sizeof *mine, &all, &total, NULL);
+    if (s == BN_OK) cut_curve(all, total, d);
     free(mine);
-    if (s != BN_OK) return s;
-    cut_curve(all, total / sizeof(domain_sample), d);
+    free(all);
+    return s;
+}
+
+/* Every rank's weight W after the exchange: the largest and the mean
+ * (summed in rank order). */
+static bn_status weight_shares(const bn_comm *c, double W, bn_domain_stats *st)
+{
+    void *all = NULL;
+    size_t n = 0;
+    BN_TRY(bn_comm_gather(c, -1, &W, 1, sizeof W, &all, &n, NULL));
+    const double *v = all;
+    double sum = 0.0;
+    st->weight_max = 0.0;
+    for (size_t r = 0; r < n; r++) {
+        st->weight_max = fmax(st->weight_max, v[r]);
+        sum += v[r];
+    }
+    st->weight_mean = sum / (double)n;
+    st->imbalance = st->weight_mean > 0 ? st->weight_max / st->weight_mean : 1.0;
     free(all);
     return BN_OK;
 }
@@ -254,24 +263,35 @@ static bn_status exchange(const bn_comm *c, bn_particles *p, const double *w, co
             st->sent += cnt[r];
             st->received += cnt[P + r];
         }
-        double v[2] = {W, W};
         st->weight_local = W;
-        s = bn_comm_allreduce(c, v, 1, BN_REDUCE_MAX);
-        if (s == BN_OK) s = bn_comm_allreduce(c, v + 1, 1, BN_REDUCE_SUM);
-        st->weight_max = v[0];
-        st->weight_mean = v[1] / P;
-        st->imbalance = st->weight_mean > 0 ? st->weight_max / st->weight_mean : 1.0;
+        s = weight_shares(c, W, st);
     }
     free(cnt);
     return s;
 }
 
-static bn_status check_weights(const bn_particles *p, const double *w)
+static bn_status check_weights(const bn_particles *p, const double *w, double *sum)
 {
-    for (size_t i = 0; w && i < p->n; i++)
+    *sum = 0.0;
+    for (size_t i = 0; w && i < p->n; i++) {
         if (!(w[i] >= 0 && isfinite(w[i])))
             return bn_fail(BN_ERR_ARGUMENT, "domains: particle %zu (id %llu) has weight %g (must be finite and >= 0)", i,
                            (unsigned long long)p->id[i], w[i]);
+        *sum += w[i];
+    }
+    return BN_OK;
+}
+
+/* The weights to cut by: w, or 1 each where every rank's add up to 0
+ * (no cost measured yet: the cut would otherwise put every particle on
+ * the last rank). */
+static bn_status usable_weights(const bn_comm *c, const bn_particles *p, const double **w)
+{
+    double W = 0.0;
+    BN_TRY(bn_comm_agree(c, check_weights(p, *w, &W)));
+    if (!*w) return BN_OK;
+    BN_TRY(bn_comm_allreduce(c, &W, 1, BN_REDUCE_SUM));
+    if (!(W > 0)) *w = NULL;
     return BN_OK;
 }
 
@@ -290,7 +310,7 @@ bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w
     /* each step ends agreed (the same s on every rank), so that every
      * rank takes the same collectives */
     bn_status s = bn_comm_agree(c, d->split ? BN_OK : BN_ERR_NOMEM);
-    if (s == BN_OK) s = bn_comm_agree(c, check_weights(p, w));
+    if (s == BN_OK) s = usable_weights(c, p, &w);
     if (s == BN_OK) s = global_cube(c, p, d->lo, &d->side);
     uint64_t *key = NULL;
     uint32_t *order = NULL;

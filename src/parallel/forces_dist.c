@@ -31,12 +31,12 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
     *nbox = 0;
     if (!t || t->n_nodes == 0) return BN_OK;
     const int thr = (int)fmax((double)g->group_size, (double)t->n / LET_BOXES);
-    int32_t *stack = malloc((size_t)t->n_nodes * sizeof *stack);
-    double *box = malloc((size_t)t->n_nodes * BN_LET_BOX * sizeof *box);
+    int32_t *stack = bn_alloc_array((size_t)t->n_nodes, sizeof *stack, "target boxes");
+    double *box = bn_alloc_array((size_t)t->n_nodes * BN_LET_BOX, sizeof *box, "target boxes");
     if (!stack || !box) {
         free(stack);
         free(box);
-        return bn_fail(BN_ERR_NOMEM, "locally essential trees: target boxes of %d nodes", t->n_nodes);
+        return BN_ERR_NOMEM;
     }
     size_t nb = 0;
     int top = 0;
@@ -66,30 +66,29 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
 /* Every other rank's LET of this rank's tree t, concatenated in rank
  * order; counts[d] words for rank d. */
 static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const double *boxes,
-                          const size_t *box_bytes, uint64_t **send, size_t *counts)
+                          const size_t *box_count, uint64_t **send, size_t *counts)
 {
     const int P = bn_comm_size(x->c), me = bn_comm_rank(x->c);
-    bn_words *msg = calloc((size_t)P, sizeof *msg);
+    bn_words *msg = bn_calloc((size_t)P, sizeof *msg, "locally essential trees");
+    size_t *first_box = bn_alloc_array((size_t)P, sizeof *first_box, "locally essential trees");
+    for (int d = 0; first_box && d < P; d++) first_box[d] = d ? first_box[d - 1] + box_count[d - 1] : 0;
     bn_walk_cell *cells = t ? bn_walk_cells_alloc(t->n_nodes) : NULL;
-    bn_status s = msg && (cells || !t) ? BN_OK : bn_fail(BN_ERR_NOMEM, "locally essential trees: %d ranks", P);
+    bn_status s = msg && first_box && (cells || !t) ? BN_OK : BN_ERR_NOMEM;
     if (s == BN_OK && t) {
         bn_walk_pack_cells(t, x->g->G, cells);
         const bn_walk_source src = {t->n_nodes, cells, t->quad, {t->pos[0], t->pos[1], t->pos[2]}, t->mass};
         int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
         for (int d = 0; d < P; d++) {
-            size_t at = 0; /* rank d's boxes in the gathered list */
-            for (int r = 0; r < d; r++) at += box_bytes[r] / sizeof *boxes;
-            const int nb = (int)(box_bytes[d] / (BN_LET_BOX * sizeof *boxes));
-            if (d == me || nb == 0) continue; /* itself, or a rank without targets */
-            failed |= bn_let_pack(&src, boxes + at, nb, mac, msg + d) != BN_OK;
+            if (d == me || box_count[d] == 0) continue; /* itself, or a rank without targets */
+            failed |= bn_let_pack(&src, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], mac, msg + d) != BN_OK;
         }
         if (failed) s = bn_fail(BN_ERR_NOMEM, "locally essential trees: cannot pack the messages");
     }
     size_t total = 0;
     for (int d = 0; msg && d < P; d++) total += counts[d] = msg[d].n;
-    *send = s == BN_OK ? malloc(total * sizeof **send + 1) : NULL;
-    if (s == BN_OK && !*send) s = bn_fail(BN_ERR_NOMEM, "locally essential trees: %zu words to send", total);
+    *send = s == BN_OK ? bn_alloc_array(total, sizeof **send, "locally essential trees to send") : NULL;
+    if (s == BN_OK && !*send) s = BN_ERR_NOMEM;
     size_t at = 0;
     for (int d = 0; s == BN_OK && d < P; at += counts[d], d++)
         if (counts[d]) memcpy(*send + at, msg[d].w, counts[d] * sizeof **send);
@@ -101,6 +100,7 @@ static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const
             }
     for (int d = 0; msg && d < P; d++) bn_words_free(msg + d);
     free(msg);
+    free(first_box);
     free(cells);
     return s;
 }
@@ -140,12 +140,13 @@ static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac
     const double t0 = bn_wall_seconds();
     const int P = bn_comm_size(x->c);
     double *box = NULL;
-    size_t nbox = 0, bytes = 0, n_in = 0;
+    size_t nbox = 0, n_box = 0, n_in = 0;
     void *boxes = NULL, *in = NULL;
-    size_t *counts = calloc(3 * (size_t)P, sizeof *counts); /* words out, words in, box bytes */
+    size_t *counts = bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts"); /* words out, in, boxes */
     bn_status s = counts ? target_boxes(t, x->g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
+    /* a box is BN_LET_BOX doubles: gathered as one record each */
     if ((s = bn_comm_agree(x->c, s)) == BN_OK)
-        s = bn_comm_allgather(x->c, box, nbox * BN_LET_BOX * sizeof *box, &boxes, &bytes, counts + 2 * P);
+        s = bn_comm_gather(x->c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
     free(box);
     uint64_t *send = NULL;
     if (s == BN_OK) s = bn_comm_agree(x->c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
@@ -176,25 +177,28 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
 static bn_status gather_sources(const bn_comm *c, const bn_particles *p, bn_particles **all, size_t *first)
 {
     const int P = bn_comm_size(c), me = bn_comm_rank(c);
-    double *mine = bn_alloc((4 * p->n + 1) * sizeof *mine, "sources to gather");
-    size_t *counts = bn_alloc((size_t)P * sizeof *counts, "gather counts");
+    double *mine = bn_alloc_array(4 * p->n, sizeof *mine, "sources to gather");
+    size_t *counts = bn_alloc_array((size_t)P, sizeof *counts, "gather counts");
     bn_status s = bn_comm_agree(c, mine && counts ? BN_OK : BN_ERR_NOMEM);
     for (size_t i = 0; s == BN_OK && i < p->n; i++) {
         for (int k = 0; k < 3; k++) mine[4 * i + k] = p->pos[k][i];
         mine[4 * i + 3] = p->mass[i];
     }
     void *got = NULL;
-    size_t bytes = 0;
-    if (s == BN_OK) s = bn_comm_allgather(c, mine, 4 * p->n * sizeof *mine, &got, &bytes, counts);
-    const size_t n = bytes / (4 * sizeof *mine);
+    size_t n = 0; /* x, y, z, m: one record per particle */
+    if (s == BN_OK) s = bn_comm_gather(c, -1, mine, p->n, 4 * sizeof *mine, &got, &n, counts);
     *first = 0;
-    for (int r = 0; s == BN_OK && r < me; r++) *first += counts[r] / (4 * sizeof *mine);
+    for (int r = 0; s == BN_OK && r < me; r++) *first += counts[r];
     if (s == BN_OK) s = bn_comm_agree(c, bn_particles_create(all, n));
     const double *g = got;
     for (size_t i = 0; s == BN_OK && i < n; i++) {
         for (int k = 0; k < 3; k++) (*all)->pos[k][i] = g[4 * i + k];
         (*all)->mass[i] = g[4 * i + 3];
         (*all)->id[i] = i;
+    }
+    if (s != BN_OK) {
+        bn_particles_free(*all);
+        *all = NULL;
     }
     free(got);
     free(mine);
@@ -207,10 +211,10 @@ bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, dou
 {
     bn_particles *all = NULL;
     size_t first = 0;
-    bn_status s = gather_sources(c, p, &all, &first);
-    size_t *idx = s == BN_OK ? bn_alloc((p->n + 1) * sizeof *idx, "direct targets") : NULL;
-    double *a = s == BN_OK ? bn_alloc((4 * p->n + 1) * sizeof *a, "direct forces") : NULL;
-    if (s == BN_OK && (!idx || !a)) s = BN_ERR_NOMEM;
+    BN_TRY(gather_sources(c, p, &all, &first)); /* agreed */
+    size_t *idx = bn_alloc_array(p->n, sizeof *idx, "direct targets");
+    double *a = bn_alloc_array(4 * p->n, sizeof *a, "direct forces");
+    bn_status s = idx && a ? BN_OK : BN_ERR_NOMEM;
     for (size_t i = 0; s == BN_OK && i < p->n; i++) idx[i] = first + i;
     if (s == BN_OK && p->n) s = bn_direct_reference(all, G, eps, idx, p->n, a, a + 3 * p->n);
     for (size_t i = 0; s == BN_OK && i < p->n; i++) {

@@ -39,16 +39,16 @@ static int any_opens(const bn_walk_cell *c, const double *boxes, int n, bn_mac m
 {
     for (int b = 0; b < n; b++) {
         const double *x = boxes + BN_LET_BOX * b;
-        if (x[0] <= x[3] && bn_walk_opens(c, x, x + 3, mac, x[6])) return 1;
+        if (bn_walk_opens(c, x, x + 3, mac, x[6])) return 1;
     }
     return 0;
 }
 
 static bn_status select_cells(const bn_walk_source *src, const double *boxes, int nbox, bn_mac mac, let_select *sel)
 {
-    sel->pick = malloc((size_t)src->n_cells * sizeof *sel->pick);
-    sel->out = malloc((size_t)src->n_cells * sizeof *sel->out);
-    if (!sel->pick || !sel->out) return bn_fail(BN_ERR_NOMEM, "locally essential tree: %d cells", src->n_cells);
+    sel->pick = bn_alloc_array((size_t)src->n_cells, sizeof *sel->pick, "locally essential tree");
+    sel->out = bn_alloc_array((size_t)src->n_cells, sizeof *sel->out, "locally essential tree");
+    if (!sel->pick || !sel->out) return BN_ERR_NOMEM;
     int n = 1;
     sel->pick[0] = 0;
     sel->bodies = 0;
@@ -103,14 +103,19 @@ bn_status bn_let_pack(const bn_walk_source *src, const double *boxes, int nbox, 
     return s;
 }
 
-/* A received cell's links inside the message: children after it (breadth
- * first, so no cycles) and within the cells, bodies within the bodies. */
-static int cell_sane(const bn_walk_cell *c, size_t i, size_t nc, size_t nb)
+/* A received cell's links in the breadth-first layout bn_let_pack
+ * writes: the children of the cells with children follow each other from
+ * cell 1 on (*next: the first not yet claimed), so that every cell but
+ * the root has exactly one parent and the walk's lists (n_cells long)
+ * cannot overflow; bodies within the bodies. */
+static int cell_sane(const bn_walk_cell *c, size_t *next, size_t nc, size_t nb)
 {
     if (c->n_children < 0 || c->n_bodies < 0 || c->first_body < 0) return 0;
-    if (c->n_children > 0)
-        return c->n_bodies == 0 && c->first_child > 0 && (size_t)c->first_child > i &&
-               (size_t)c->first_child + (size_t)c->n_children <= nc;
+    if (c->n_children > 0) {
+        if (c->n_bodies != 0 || (size_t)c->first_child != *next || *next + (size_t)c->n_children > nc) return 0;
+        *next += (size_t)c->n_children;
+        return 1;
+    }
     return (size_t)c->first_body + (size_t)c->n_bodies <= nb;
 }
 
@@ -125,8 +130,8 @@ bn_status bn_let_unpack(const uint64_t *words, size_t n, bn_let *let, size_t *us
         return bn_fail(BN_ERR_INTERNAL, "locally essential tree: %llu cells and %llu bodies in %zu words",
                        (unsigned long long)nc, (unsigned long long)nb, n);
     let->cells = bn_walk_cells_alloc((int)nc);
-    let->quad = malloc(6 * nc * sizeof *let->quad + 1);
-    double *b = malloc(4 * nb * sizeof *b + 1);
+    let->quad = bn_alloc_array(6 * nc, sizeof *let->quad, "locally essential tree");
+    double *b = bn_alloc_array(4 * nb, sizeof *b, "locally essential tree");
     if (!let->cells || !let->quad || !b) {
         free(b);
         bn_let_free(let);
@@ -137,11 +142,17 @@ bn_status bn_let_unpack(const uint64_t *words, size_t n, bn_let *let, size_t *us
     memcpy(b, words + 2 + nc * (CELL_WORDS + 6), 4 * nb * sizeof *b);
     for (int k = 0; k < 3; k++) let->pos[k] = b + (size_t)k * nb;
     let->mass = b + 3 * nb;
+    size_t next = 1;
     for (size_t i = 0; i < nc; i++)
-        if (!cell_sane(let->cells + i, i, nc, nb)) {
+        if (!cell_sane(let->cells + i, &next, nc, nb)) {
             bn_let_free(let);
-            return bn_fail(BN_ERR_INTERNAL, "locally essential tree: cell %zu links outside the message", i);
+            return bn_fail(BN_ERR_INTERNAL, "locally essential tree: cell %zu links outside the message's tree", i);
         }
+    if (next != nc) {
+        bn_let_free(let);
+        return bn_fail(BN_ERR_INTERNAL, "locally essential tree: %zu of %zu cells have no parent", nc - next,
+                       (size_t)nc);
+    }
     let->src = (bn_walk_source){(int)nc, let->cells, let->quad, {let->pos[0], let->pos[1], let->pos[2]}, let->mass};
     *used = 2 + nc * (CELL_WORDS + 6) + 4 * nb;
     return BN_OK;

@@ -24,7 +24,7 @@ void bn_words_free(bn_words *b);
 
 /* Where a receiver's targets lie: boxes that each hold whole groups of
  * its (lo xyz, hi xyz, and alpha times the groups' smallest |a_old| for
- * the accel criterion); a box with lo > hi is empty. A sender opens a cell
+ * the accel criterion). A sender opens a cell
  * when any box opens it, so every group inside a box gets what it opens. */
 #define BN_LET_BOX 7
 /* The tree src as a receiver with the n target boxes needs it, appended

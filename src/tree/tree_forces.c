@@ -133,10 +133,12 @@ bn_status bn_tree_forces_with_cpu(bn_tree_workspace *ws, const bn_gravity_params
     if (p->n) scatter(t, ws->out, g->G, bin, bin_min, acc, pot);
     const double t5 = bn_wall_seconds();
     stats->t_total = t5 - t0;
-    stats->n_nodes = t->n_nodes;
-    stats->n_leaves = t->n_leaves;
-    stats->n_groups = t->n_groups;
-    stats->depth = t->n_levels - 1;
+    if (p->n) { /* a rank without particles has no tree this time */
+        stats->n_nodes = t->n_nodes;
+        stats->n_leaves = t->n_leaves;
+        stats->n_groups = t->n_groups;
+        stats->depth = t->n_levels - 1;
+    }
     stats->device_bytes_peak = 0;
     stats->backend = "cpu";
     return BN_OK;
