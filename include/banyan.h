@@ -540,7 +540,8 @@ BN_API bn_status bn_energies_compute(const bn_particles *p, bn_energies *out);
 #define BN_MESH_NAME_LEN 16   /* longest variable name + 1 (FLASH: 4)    */
 #define BN_MESH_MAX_VARS 64
 #define BN_MESH_MAX_BLOCK_CELLS 64 /* most cells per block along an axis */
-#define BN_MESH_MAX_LEVEL 30
+#define BN_MESH_MAX_LEVEL 21 /* finest refinement level: a leaf's place
+                                below its root is a 21-bit-per-axis key */
 
 typedef struct bn_mesh {
     int nb[3];              /* cells per block along x, y, z            */
@@ -572,9 +573,11 @@ BN_API size_t bn_mesh_block_cells(const bn_mesh *m);
 BN_API size_t bn_mesh_cells(const bn_mesh *m);
 /* Centre and sides of cell (i, j, k) of block b. */
 BN_API void bn_mesh_cell(const bn_mesh *m, size_t b, int i, int j, int k, double centre[3], double side[3]);
-/* Boxes finite with lo < hi, levels in range, leaf blocks that do not
- * overlap, every value finite: the message names the block (and cell,
- * variable) at fault. */
+/* Boxes finite with lo < hi, levels in [1, BN_MESH_MAX_LEVEL], blocks on
+ * their level's grid (fewer than 2^30 of their sides from the domain's
+ * corner), leaf blocks that do not overlap and tile each root block they
+ * are in (no hole), every value finite: the message names the block (and
+ * cell, variable, or the place of a hole) at fault. */
 BN_API bn_status bn_mesh_validate(const bn_mesh *m, const char *what);
 /* Deep copy. */
 BN_API bn_status bn_mesh_copy(bn_mesh **out, const bn_mesh *src);

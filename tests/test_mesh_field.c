@@ -465,6 +465,61 @@ static void test_fft_solver(void **state)
     bn_mesh_free(amr);
 }
 
+/* Where the formulas used to fail: a target within 1e-9 of a cell's edge
+ * (ln(0) times a tiny coefficient made NaN), a nearly spherical MacLaurin
+ * spheroid (the closed forms cancel), a mesh with a hole, an empty mesh
+ * for the FFT, a "sphere" with an eccentricity. */
+static void test_edges_and_limits(void **state)
+{
+    (void)state;
+    const double h[3] = {1, 1, 1}, near_edge[3] = {0, 0.5 + 1e-9, 0.5 + 1e-9}, off_edge[3] = {0, 0.5 + 1e-6, 0.5 + 1e-6};
+    double phi0 = 0, phi1 = 0, g0[3] = {0, 0, 0}, g1[3] = {0, 0, 0};
+    bn_box_field_at(near_edge, h, &phi0, g0);
+    bn_box_field_at(off_edge, h, &phi1, g1);
+    assert_true(isfinite(phi0) && isfinite(g0[0]) && isfinite(g0[1]) && isfinite(g0[2]));
+    TU_NEAR(phi0, phi1, 1e-5 * fabs(phi1));
+    for (int k = 0; k < 3; k++) assert_true(fabs(g0[k] - g1[k]) < 1e-4 * fabs(phi1));
+
+    bn_mesh_ic_params mac = bn_mesh_ic_params_default(BN_MESH_MACLAURIN), sph = bn_mesh_ic_params_default(BN_MESH_SPHERE);
+    const double pts[2][3] = {{0.6, 0.55, 0.42}, {0.9, 0.3, 0.5}};
+    for (int e = 6; e <= 10; e += 4) {
+        mac.eccentricity = pow(10.0, -e);
+        for (int i = 0; i < 2; i++) {
+            double a[4], b[4];
+            TU_OK(bn_mesh_ic_exact(&mac, pts[i], a, NULL));
+            TU_OK(bn_mesh_ic_exact(&sph, pts[i], b, NULL));
+            for (int k = 0; k < 4; k++) assert_true(fabs(a[k] - b[k]) < 1e-9 * fabs(b[0]));
+        }
+    }
+    sph.eccentricity = 0.5;
+    double out[4];
+    TU_FAILS(bn_mesh_ic_exact(&sph, pts[0], out, NULL), BN_ERR_ARGUMENT, "the sphere has none");
+
+    /* seven of a root's eight octants: a hole */
+    bn_mesh *m = NULL;
+    TU_OK(bn_mesh_create(&m, 4, 4, 4));
+    int d = -1;
+    TU_OK(bn_mesh_add_var(m, "dens", &d));
+    for (int o = 0; o < 7; o++) {
+        const double lo[3] = {0.5 * (o & 1), 0.5 * ((o >> 1) & 1), 0.5 * (o >> 2)};
+        const double hi[3] = {lo[0] + 0.5, lo[1] + 0.5, lo[2] + 0.5};
+        TU_OK(bn_mesh_add_block(m, lo, hi, 2, NULL));
+    }
+    bn_field_params p = cpu_params(BN_FIELD_GRAVITY, 0.5);
+    bn_field *f = NULL;
+    TU_OK(bn_field_create(&f, &p));
+    TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_FORMAT, "leaf blocks must tile their root blocks");
+    bn_field_free(f);
+    bn_mesh_free(m);
+    TU_OK(bn_mesh_create(&m, 4, 4, 4));
+    TU_OK(bn_mesh_add_var(m, "dens", &d));
+    p.method = BN_FIELD_FFT;
+    TU_OK(bn_field_create(&f, &p));
+    TU_FAILS(bn_field_mesh(f, m, NULL), BN_ERR_ARGUMENT, "no blocks");
+    bn_field_free(f);
+    bn_mesh_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -473,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_maclaurin_against_theta), cmocka_unit_test(test_vortex_rings),
         cmocka_unit_test(test_mesh_with_particles), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_smoothed_kernel),      cmocka_unit_test(test_fft_solver),
+        cmocka_unit_test(test_edges_and_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,10 +33,17 @@
 #include <math.h>
 #include "core/hostdevice.h"
 
-/* c ln(a + r), 0 where c == 0 (a + r may be 0 there: a <= 0 on an axis). */
-BN_HD double bn_box_clog(double c, double a, double r)
+/* c ln(a + r), r = |(a, b, d)|, 0 where c == 0. For a < 0, a + r cancels
+ * (to exactly 0 once b^2 + d^2 < 1e-16 a^2: a target within 1e-8 sides of
+ * a cell's edge, where ln(0) times a tiny c made NaN); there a + r = (b^2
+ * + d^2) / (r - a), r - a > 0, and hypot keeps b^2 + d^2 from underflow.
+ * Every caller's c is 0 where b = d = 0 (c is b, d or b d), so ln(0) is
+ * never multiplied. */
+BN_HD double bn_box_clog(double c, double a, double b, double d, double r)
 {
-    return c == 0.0 ? 0.0 : c * log(a + r);
+    if (c == 0.0) return 0.0;
+    if (a >= 0.0) return c * log(a + r);
+    return c * (2.0 * log(hypot(b, d)) - log(r - a));
 }
 
 /* c atan(p / (q r)), 0 where c == 0 (q == 0 there). */
@@ -49,7 +56,7 @@ BN_HD double bn_box_catan(double c, double p, double q, double r)
 BN_HD double bn_box_corner_pot(double x, double y, double z)
 {
     const double r = sqrt(x * x + y * y + z * z);
-    return bn_box_clog(x * y, z, r) + bn_box_clog(y * z, x, r) + bn_box_clog(z * x, y, r) -
+    return bn_box_clog(x * y, z, x, y, r) + bn_box_clog(y * z, x, y, z, r) + bn_box_clog(z * x, y, z, x, r) -
            bn_box_catan(0.5 * x * x, y * z, x, r) - bn_box_catan(0.5 * y * y, z * x, y, r) -
            bn_box_catan(0.5 * z * z, x * y, z, r);
 }
@@ -58,7 +65,7 @@ BN_HD double bn_box_corner_pot(double x, double y, double z)
 BN_HD double bn_box_corner_gx(double x, double y, double z)
 {
     const double r = sqrt(x * x + y * y + z * z);
-    return -(bn_box_clog(y, z, r) + bn_box_clog(z, y, r) - bn_box_catan(x, y * z, x, r));
+    return -(bn_box_clog(y, z, x, y, r) + bn_box_clog(z, y, z, x, r) - bn_box_catan(x, y * z, x, r));
 }
 
 /* Potential and field of the box [lo, hi] (relative to the target) of

@@ -13,6 +13,7 @@
 bn_status bn_fft_grid_make(const bn_mesh *m, int cells, bn_fft_grid *g)
 {
     memset(g, 0, sizeof *g);
+    if (m->n_blocks == 0) return bn_fail(BN_ERR_ARGUMENT, "the FFT solver: the mesh has no blocks");
     int lmin = m->level[0], lmax = m->level[0];
     for (size_t b = 0; b < m->n_blocks; b++) {
         lmin = m->level[b] < lmin ? m->level[b] : lmin;
@@ -25,7 +26,13 @@ bn_status bn_fft_grid_make(const bn_mesh *m, int cells, bn_fft_grid *g)
     BN_TRY(bn_mesh_octree_make(m, &o));
     size_t blocks = 1;
     for (int k = 0; k < 3; k++) {
-        g->nblk[k] = (int)((int64_t)o.nroot[k] << (lmin - 1));
+        const int64_t nblk = (int64_t)o.nroot[k] << (lmin - 1);
+        if (nblk * m->nb[k] > (1 << 20)) {
+            bn_mesh_octree_free(&o);
+            return bn_fail(BN_ERR_ARGUMENT, "the FFT solver: a grid of %lld cells along %c (at most 2^20)",
+                           (long long)(nblk * m->nb[k]), "xyz"[k]);
+        }
+        g->nblk[k] = (int)nblk;
         g->n[k] = g->nblk[k] * m->nb[k];
         g->h[k] = ldexp(o.root_side[k], 1 - lmin) / m->nb[k];
         g->lo[k] = o.domain_lo[k];

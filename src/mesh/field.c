@@ -113,7 +113,6 @@ static bn_status sources_alloc(bn_field_sources *s, size_t n, int K)
     return BN_OK;
 }
 
-/* The source variables of m (K indices), checked: a density must be >= 0. */
 /* The source variables' indices in m (K of them). */
 static bn_status source_var_indices(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
 {
@@ -135,26 +134,36 @@ bn_status bn_field_bad_source(const bn_field_params *prm, const bn_mesh *m, int 
     if (!isfinite(x))
         return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g (must be finite)", m->var_name[v],
                        cell / cells, cell % cells, x);
-    (void)prm;
-    return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0", m->var_name[v],
-                   cell / cells, cell % cells, x);
+    if (prm->kind == BN_FIELD_GRAVITY)
+        return bn_fail(BN_ERR_ARGUMENT, "variable %s of block %zu, cell %zu, is %g: a density must be >= 0",
+                       m->var_name[v], cell / cells, cell % cells, x);
+    return bn_fail(BN_ERR_INTERNAL, "variable %s of block %zu, cell %zu, is %g: flagged as a bad source (a vorticity "
+                   "may have any sign)", m->var_name[v], cell / cells, cell % cells, x);
 }
 
-/* The source variables' indices, and every value finite (a density >= 0):
- * the first bad value in cell order, found in parallel. */
-static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *var, int K)
+/* The source variables' indices, and every value finite (a density >= 0),
+ * in one parallel pass that also counts the cells with a nonzero
+ * component (nonzero may be NULL). The first bad value, by variable then
+ * cell, is named. */
+static bn_status source_vars(const bn_field_params *prm, const bn_mesh *m, int *var, int K, size_t *nonzero)
 {
     BN_TRY(source_var_indices(prm, m, var, K));
     const size_t n = bn_mesh_cells(m);
-    for (int k = 0; k < K; k++) {
-        size_t bad = n;
-        const double *v = m->var[var[k]];
-        const int density = prm->kind == BN_FIELD_GRAVITY;
-#pragma omp parallel for reduction(min : bad) schedule(static)
-        for (long c = 0; c < (long)n; c++)
-            if (!isfinite(v[c]) || (density && !(v[c] >= 0))) bad = (size_t)c < bad ? (size_t)c : bad;
-        if (bad < n) return bn_field_bad_source(prm, m, var[k], bad);
+    const int density = prm->kind == BN_FIELD_GRAVITY;
+    size_t bad = (size_t)K * n, count = 0;
+#pragma omp parallel for reduction(min : bad) reduction(+ : count) schedule(static)
+    for (long c = 0; c < (long)n; c++) {
+        int any = 0;
+        for (int k = 0; k < K; k++) {
+            const double x = m->var[var[k]][c];
+            const size_t at = (size_t)k * n + (size_t)c;
+            if ((!isfinite(x) || (density && !(x >= 0))) && at < bad) bad = at;
+            any |= x != 0.0;
+        }
+        count += (size_t)any;
     }
+    if (bad < (size_t)K * n) return bn_field_bad_source(prm, m, var[bad / n], bad % n);
+    if (nonzero) *nonzero = count;
     return BN_OK;
 }
 
@@ -166,12 +175,7 @@ bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, co
     const size_t cells = m ? bn_mesh_block_cells(m) : 0;
     size_t n = 0;
     if (m) {
-        BN_TRY(source_vars(prm, m, var, K));
-        for (size_t c = 0; c < bn_mesh_cells(m); c++) {
-            int any = 0;
-            for (int k = 0; k < K; k++) any |= m->var[var[k]][c] != 0.0;
-            n += (size_t)any;
-        }
+        BN_TRY(source_vars(prm, m, var, K, &n));
         if (m->n_blocks > INT32_MAX) return bn_fail(BN_ERR_ARGUMENT, "mesh: %zu blocks (at most 2^31 - 1)", m->n_blocks);
     }
     if (p && K != 1) return bn_fail(BN_ERR_ARGUMENT, "particles as sources carry masses: gravity only");
@@ -199,8 +203,11 @@ bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, co
     }
     s->n = n;
     for (size_t i = 0; i < n * (size_t)K; i++)
-        if (!isfinite(s->q[i]))
-            return bn_fail(BN_ERR_ARGUMENT, "source %zu: strength x volume is %g (not finite)", i / (size_t)K, s->q[i]);
+        if (!isfinite(s->q[i])) {
+            const double q = s->q[i];
+            bn_field_sources_free(s);
+            return bn_fail(BN_ERR_ARGUMENT, "source %zu: strength x volume is %g (not finite)", i / (size_t)K, q);
+        }
     return BN_OK;
 }
 
@@ -645,6 +652,24 @@ static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     return BN_OK;
 }
 
+/* The values written are finite (an FFT of extreme strengths can
+ * overflow where the tree's sums would not): the first one that is not is
+ * named, and the call fails rather than leave it for a writer. */
+static bn_status check_values(const bn_mesh *m, const int *var, int nv)
+{
+    const size_t n = bn_mesh_cells(m);
+    for (int k = 0; k < nv; k++) {
+        size_t bad = n;
+#pragma omp parallel for reduction(min : bad) schedule(static)
+        for (long c = 0; c < (long)n; c++)
+            if (!isfinite(m->var[var[k]][c]) && (size_t)c < bad) bad = (size_t)c;
+        if (bad < n)
+            return bn_fail_context(bn_mesh_bad_value(m, "the solution", var[k], bad),
+                                   "the sources' values overflow the solver");
+    }
+    return BN_OK;
+}
+
 /* The FFT solver on a uniform mesh: the strengths on the grid, the
  * convolutions on the backend, the values into the mesh's variables. */
 static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
@@ -656,7 +681,8 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     if (prm->smoothing > 0) return bn_fail(BN_ERR_ARGUMENT, "the FFT solver has no smoothed kernel (use the tree)");
     const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1, vort = K == 3, nv = vort ? (prm->velocity ? 6 : 3) : 4;
     int var[3], out_var[6];
-    BN_TRY(source_vars(prm, m, var, K));
+    BN_TRY(bn_mesh_check_geometry(m, "the mesh"));
+    BN_TRY(source_vars(prm, m, var, K, NULL));
     bn_fft_grid g;
     BN_TRY(bn_fft_grid_make(m, f->backend != BN_BACKEND_GPU, &g));
     const size_t n = bn_mesh_cells(m);
@@ -664,7 +690,8 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     if (f->backend == BN_BACKEND_GPU) { /* on the device from the variables to the variables */
         double *out[6];
         for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
-        const bn_status s = bn_fft_gpu_mesh(f->gpu, prm, m, &g, var, out, &f->stats);
+        bn_status s = bn_fft_gpu_mesh(f->gpu, prm, m, &g, var, out, &f->stats);
+        if (s == BN_OK) s = check_values(m, out_var, nv);
         bn_fft_grid_free(&g);
         f->stats.n_sources = f->stats.n_targets = n;
         f->stats.backend = bn_backend_name(f->backend);
@@ -688,6 +715,7 @@ static bn_status fft_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
             finish_values(prm, K, raw + BN_FIELD_RAW(K) * (size_t)at, v);
             for (int k = 0; k < nv; k++) m->var[out_var[k]][g.cell[at]] = v[k];
         }
+        s = check_values(m, out_var, nv);
     }
     f->stats.n_sources = f->stats.n_targets = n;
     f->stats.backend = bn_backend_name(f->backend);
@@ -719,6 +747,7 @@ bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
         finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, v);
         for (int k = 0; k < nv; k++) m->var[var[k]][t.dest[i]] = v[k];
     }
+    if (s == BN_OK) s = check_values(m, var, nv);
     host_trace("results into the mesh", &tr);
     free(raw);
     bn_field_targets_free(&t);

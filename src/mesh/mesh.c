@@ -4,6 +4,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "mesh/mesh_internal.h"
+#include "tree/keys.h"
 
 bn_status bn_mesh_create(bn_mesh **out, int nx, int ny, int nz)
 {
@@ -62,16 +63,33 @@ static bn_status reserve_blocks(bn_mesh *m, size_t n)
     return BN_OK;
 }
 
+/* A mesh is at most BN_MESH_MAX_LEVEL deep because a leaf's place below
+ * its root is a Morton key of the finest level (tree/keys.h's, 21 bits an
+ * axis): one limit for both. */
+_Static_assert(BN_MESH_MAX_LEVEL == BN_KEY_MAX_LEVEL, "mesh levels are the key's levels");
+
+/* Integer block coordinates stay below 2^30 (and are refused before the
+ * conversion from double, which is undefined past int64): nroot fits an
+ * int and coordinates at the finest level fit a key. */
+#define BN_MESH_MAX_COORD 0x1p30
+
+/* The one check of a block's level and box (bn_mesh_add_block for a new
+ * block, bn_mesh_validate for every block): b names it. */
+static bn_status check_block(size_t b, int level, const double *lo, const double *hi)
+{
+    if (level < 1 || level > BN_MESH_MAX_LEVEL)
+        return bn_fail(BN_ERR_ARGUMENT, "mesh block %zu: level %d (must be in [1, %d])", b, level, BN_MESH_MAX_LEVEL);
+    for (int k = 0; k < 3; k++)
+        if (!(isfinite(lo[k]) && isfinite(hi[k]) && lo[k] < hi[k]))
+            return bn_fail(BN_ERR_ARGUMENT, "mesh block %zu: %c from %g to %g (must be finite, lower < upper)", b,
+                           "xyz"[k], lo[k], hi[k]);
+    return BN_OK;
+}
+
 bn_status bn_mesh_add_block(bn_mesh *m, const double lo[3], const double hi[3], int level, size_t *index)
 {
     if (!m || !lo || !hi) return bn_fail(BN_ERR_ARGUMENT, "bn_mesh_add_block: NULL argument");
-    if (level < 1 || level > BN_MESH_MAX_LEVEL)
-        return bn_fail(BN_ERR_ARGUMENT, "mesh block %zu: level %d (must be in [1, %d])", m->n_blocks, level,
-                       BN_MESH_MAX_LEVEL);
-    for (int k = 0; k < 3; k++)
-        if (!(isfinite(lo[k]) && isfinite(hi[k]) && lo[k] < hi[k]))
-            return bn_fail(BN_ERR_ARGUMENT, "mesh block %zu: %c from %g to %g (must be finite, lower < upper)",
-                           m->n_blocks, "xyz"[k], lo[k], hi[k]);
+    BN_TRY(check_block(m->n_blocks, level, lo, hi));
     BN_TRY(reserve_blocks(m, m->n_blocks + 1));
     const size_t b = m->n_blocks++, cells = bn_mesh_block_cells(m);
     for (int k = 0; k < 3; k++) {
@@ -153,27 +171,28 @@ bn_status bn_mesh_copy(bn_mesh **out, const bn_mesh *src)
 /* ---- the octree of the leaves ------------------------------------------- */
 
 typedef struct span {
-    uint64_t root;        /* the root block                             */
+    int64_t root[3];      /* the root block                             */
     uint64_t first, last; /* Morton range below it at the finest level  */
     size_t block;
 } span;
 
+/* Roots by z, then y, then x (no linear index: it could overflow), then
+ * the ranges in Morton order. */
 static int cmp_span(const void *a, const void *b)
 {
     const span *x = a, *y = b;
-    if (x->root != y->root) return (x->root > y->root) - (x->root < y->root);
+    for (int k = 2; k >= 0; k--)
+        if (x->root[k] != y->root[k]) return (x->root[k] > y->root[k]) - (x->root[k] < y->root[k]);
     return (x->first > y->first) - (x->first < y->first);
 }
 
-static uint64_t morton3(int64_t x, int64_t y, int64_t z, int bits)
+static int same_root(const span *x, const span *y)
 {
-    uint64_t key = 0;
-    for (int b = bits - 1; b >= 0; b--)
-        key = (key << 3) | (uint64_t)(((x >> b) & 1) | (((y >> b) & 1) << 1) | (((z >> b) & 1) << 2));
-    return key;
+    return x->root[0] == y->root[0] && x->root[1] == y->root[1] && x->root[2] == y->root[2];
 }
 
-/* Root sides and the domain's corner from the blocks. */
+/* Root sides and the domain's corner from the blocks (checked: finite
+ * boxes, levels in range). */
 static bn_status octree_frame(const bn_mesh *m, bn_mesh_octree *o)
 {
     for (int k = 0; k < 3; k++) {
@@ -189,8 +208,10 @@ static bn_status octree_frame(const bn_mesh *m, bn_mesh_octree *o)
         }
         if (m->level[b] > o->max_level) o->max_level = m->level[b];
     }
-    if (o->max_level > 21) /* 3 * 21 bits of Morton key below a root */
-        return bn_fail(BN_ERR_FORMAT, "mesh: refinement level %d (at most 21 levels are supported)", o->max_level);
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(o->root_side[k]))
+            return bn_fail(BN_ERR_FORMAT, "mesh: root blocks of %c side %g (a block's side times 2^(level - 1) "
+                           "overflows)", "xyz"[k], o->root_side[k]);
     return BN_OK;
 }
 
@@ -201,6 +222,9 @@ static bn_status block_coords(const bn_mesh *m, bn_mesh_octree *o, size_t b)
     for (int k = 0; k < 3; k++) {
         const double side = o->root_side[k] / scale, lo = m->lo[3 * b + k], hi = m->hi[3 * b + k];
         const double f = (lo - o->domain_lo[k]) / side, tol = 1e-6;
+        if (!(f < BN_MESH_MAX_COORD))
+            return bn_fail(BN_ERR_FORMAT, "mesh block %zu (level %d): %c from %.17g is %.3g of its sides from the "
+                           "domain's corner %.17g (at most 2^30)", b, m->level[b], "xyz"[k], lo, f, o->domain_lo[k]);
         const double g = nearbyint(f);
         if (fabs((hi - lo) - side) > tol * side || fabs(f - g) > tol)
             return bn_fail(BN_ERR_FORMAT, "mesh block %zu (level %d): %c from %.17g to %.17g is not a block of its "
@@ -209,6 +233,63 @@ static bn_status block_coords(const bn_mesh *m, bn_mesh_octree *o, size_t b)
         o->ijk[3 * b + k] = (int64_t)g;
         const int64_t root = o->ijk[3 * b + k] >> (m->level[b] - 1);
         if (root + 1 > o->nroot[k]) o->nroot[k] = (int)(root + 1);
+    }
+    return BN_OK;
+}
+
+/* Block b's root and its Morton range below the root at level L. */
+static span block_span(const bn_mesh *m, const bn_mesh_octree *o, size_t b, int L)
+{
+    const int shift = L - m->level[b];
+    const int64_t *c = o->ijk + 3 * b;
+    span sp;
+    uint32_t fine[3];
+    for (int k = 0; k < 3; k++) {
+        sp.root[k] = c[k] >> (m->level[b] - 1);
+        fine[k] = (uint32_t)((c[k] - (sp.root[k] << (m->level[b] - 1))) << shift);
+    }
+    sp.first = bn_key_morton(fine[0], fine[1], fine[2]);
+    sp.last = sp.first + ((uint64_t)1 << (3 * shift)) - 1;
+    sp.block = b;
+    return sp;
+}
+
+/* The place of finest-level key k below root r, for a message. */
+static void key_place(const bn_mesh_octree *o, const int64_t r[3], uint64_t k, double x[3])
+{
+    uint32_t f[3];
+    bn_key_morton_decode(k, &f[0], &f[1], &f[2]);
+    for (int a = 0; a < 3; a++)
+        x[a] = o->domain_lo[a] + ((double)r[a] + ldexp((double)f[a], 1 - o->max_level)) * o->root_side[a];
+}
+
+static bn_status hole_at(const bn_mesh *m, const bn_mesh_octree *o, const span *sp, uint64_t k)
+{
+    double x[3];
+    key_place(o, sp->root, k, x);
+    return bn_fail(BN_ERR_FORMAT, "mesh: no leaf block covers (%.9g, %.9g, %.9g), in root block (%lld, %lld, %lld) "
+                   "by block %zu (level %d): leaf blocks must tile their root blocks", x[0], x[1], x[2],
+                   (long long)sp->root[0], (long long)sp->root[1], (long long)sp->root[2], sp->block,
+                   m->level[sp->block]);
+}
+
+/* Sorted spans: no two of a root overlap, then (an overlap leaves a hole
+ * where the moved block was: named first) consecutive ones abut, from 0
+ * to the root's last key, so that the leaves tile every root present. */
+static bn_status check_tiling(const bn_mesh *m, const bn_mesh_octree *o, const span *sp)
+{
+    const size_t n = m->n_blocks;
+    for (size_t i = 1; i < n; i++)
+        if (same_root(&sp[i], &sp[i - 1]) && sp[i].first <= sp[i - 1].last)
+            return bn_fail(BN_ERR_FORMAT, "mesh blocks %zu (level %d) and %zu (level %d) overlap: leaf blocks must "
+                           "tile the domain without overlap", sp[i - 1].block, m->level[sp[i - 1].block], sp[i].block,
+                           m->level[sp[i].block]);
+    const uint64_t end = (uint64_t)1 << (3 * (o->max_level - 1)); /* keys below a root */
+    for (size_t i = 0; i < n; i++) {
+        const int starts = i == 0 || !same_root(&sp[i], &sp[i - 1]), ends = i + 1 == n || !same_root(&sp[i], &sp[i + 1]);
+        if (starts && sp[i].first != 0) return hole_at(m, o, &sp[i], 0);
+        if (!starts && sp[i].first != sp[i - 1].last + 1) return hole_at(m, o, &sp[i], sp[i - 1].last + 1);
+        if (ends && sp[i].last != end - 1) return hole_at(m, o, &sp[i], sp[i].last + 1);
     }
     return BN_OK;
 }
@@ -222,27 +303,10 @@ bn_status bn_mesh_octree_make(const bn_mesh *m, bn_mesh_octree *o)
     span *sp = o->ijk ? bn_alloc_array(m->n_blocks, sizeof *sp, "mesh block spans") : NULL;
     bn_status s = sp ? BN_OK : BN_ERR_NOMEM;
     for (size_t b = 0; s == BN_OK && b < m->n_blocks; b++) s = block_coords(m, o, b);
-    const int L = o->max_level;
-    for (size_t b = 0; s == BN_OK && b < m->n_blocks; b++) {
-        const int shift = L - m->level[b];
-        const int64_t *c = o->ijk + 3 * b;
-        int64_t root[3], fine[3];
-        for (int k = 0; k < 3; k++) {
-            root[k] = c[k] >> (m->level[b] - 1);
-            fine[k] = (c[k] - (root[k] << (m->level[b] - 1))) << shift;
-        }
-        const uint64_t r = ((uint64_t)root[2] * (uint64_t)o->nroot[1] + (uint64_t)root[1]) * (uint64_t)o->nroot[0] +
-                           (uint64_t)root[0];
-        const uint64_t first = morton3(fine[0], fine[1], fine[2], L - 1);
-        sp[b] = (span){r, first, first + ((uint64_t)1 << (3 * shift)) - 1, b};
-    }
+    for (size_t b = 0; s == BN_OK && b < m->n_blocks; b++) sp[b] = block_span(m, o, b, o->max_level);
     if (s == BN_OK) {
         qsort(sp, m->n_blocks, sizeof *sp, cmp_span);
-        for (size_t i = 1; s == BN_OK && i < m->n_blocks; i++)
-            if (sp[i].root == sp[i - 1].root && sp[i].first <= sp[i - 1].last)
-                s = bn_fail(BN_ERR_FORMAT, "mesh blocks %zu (level %d) and %zu (level %d) overlap: leaf blocks must "
-                            "tile the domain without overlap", sp[i - 1].block, m->level[sp[i - 1].block],
-                            sp[i].block, m->level[sp[i].block]);
+        s = check_tiling(m, o, sp);
     }
     free(sp);
     if (s != BN_OK) bn_mesh_octree_free(o);
@@ -260,26 +324,42 @@ void bn_mesh_octree_ancestor(const bn_mesh_octree *o, const bn_mesh *m, size_t b
     for (int k = 0; k < 3; k++) out[k] = o->ijk[3 * b + k] >> (m->level[b] - L);
 }
 
-bn_status bn_mesh_validate(const bn_mesh *m, const char *what)
+bn_status bn_mesh_bad_value(const bn_mesh *m, const char *what, int v, size_t cell)
+{
+    const size_t cells = bn_mesh_block_cells(m), b = cell / cells, c = cell % cells;
+    const int i = (int)(c % (size_t)m->nb[0]), j = (int)(c / (size_t)m->nb[0] % (size_t)m->nb[1]),
+              k = (int)(c / ((size_t)m->nb[0] * (size_t)m->nb[1]));
+    return bn_fail(BN_ERR_ARGUMENT, "%s: variable %s of block %zu, cell (%d, %d, %d), is %g (must be finite)", what,
+                   m->var_name[v], b, i, j, k, m->var[v][cell]);
+}
+
+bn_status bn_mesh_check_geometry(const bn_mesh *m, const char *what)
 {
     if (!what) what = "mesh";
     if (!m) return bn_fail(BN_ERR_ARGUMENT, "%s: mesh is NULL", what);
     if (m->n_blocks == 0) return bn_fail(BN_ERR_ARGUMENT, "%s: no blocks", what);
-    const size_t cells = bn_mesh_block_cells(m);
-    for (int v = 0; v < m->n_vars; v++)
-        for (size_t b = 0; b < m->n_blocks; b++)
-            for (size_t c = 0; c < cells; c++) {
-                const double x = m->var[v][b * cells + c];
-                if (isfinite(x)) continue;
-                const int i = (int)(c % (size_t)m->nb[0]), j = (int)(c / (size_t)m->nb[0] % (size_t)m->nb[1]),
-                          k = (int)(c / ((size_t)m->nb[0] * (size_t)m->nb[1]));
-                return bn_fail(BN_ERR_ARGUMENT, "%s: variable %s of block %zu, cell (%d, %d, %d), is %g (must be "
-                               "finite)", what, m->var_name[v], b, i, j, k, x);
-            }
+    bn_status s = BN_OK;
+    for (size_t b = 0; s == BN_OK && b < m->n_blocks; b++) s = check_block(b, m->level[b], m->lo + 3 * b, m->hi + 3 * b);
     bn_mesh_octree o;
-    bn_status s = bn_mesh_octree_make(m, &o);
+    if (s == BN_OK) s = bn_mesh_octree_make(m, &o);
     if (s != BN_OK) return bn_fail_context(s, "%s", what);
     bn_mesh_octree_free(&o);
+    return BN_OK;
+}
+
+bn_status bn_mesh_validate(const bn_mesh *m, const char *what)
+{
+    if (!what) what = "mesh";
+    BN_TRY(bn_mesh_check_geometry(m, what));
+    const size_t n = bn_mesh_cells(m);
+    for (int v = 0; v < m->n_vars; v++) {
+        size_t bad = n;
+        const double *x = m->var[v];
+#pragma omp parallel for reduction(min : bad) schedule(static)
+        for (long c = 0; c < (long)n; c++)
+            if (!isfinite(x[c]) && (size_t)c < bad) bad = (size_t)c;
+        if (bad < n) return bn_mesh_bad_value(m, what, v, bad);
+    }
     return BN_OK;
 }
 

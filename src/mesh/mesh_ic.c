@@ -43,7 +43,7 @@ bn_status bn_mesh_problem_parse(const char *s, bn_mesh_problem *out)
                    s ? s : "(null)");
 }
 
-static bn_status check_params(const bn_mesh_ic_params *p)
+bn_status bn_mesh_ic_check(const bn_mesh_ic_params *p)
 {
     if ((unsigned)p->problem > 2) return bn_fail(BN_ERR_ARGUMENT, "mesh problem %d unknown", (int)p->problem);
     if (p->block < 2 || p->block > BN_MESH_MAX_BLOCK_CELLS || p->block % 2)
@@ -57,6 +57,10 @@ static bn_status check_params(const bn_mesh_ic_params *p)
         return bn_fail(BN_ERR_ARGUMENT, "radius = %g: must be in (0, 0.5] (the body fits the unit cube)", p->radius);
     if (!(p->eccentricity >= 0 && p->eccentricity < 1))
         return bn_fail(BN_ERR_ARGUMENT, "eccentricity = %g: must be in [0, 1)", p->eccentricity);
+    /* the sphere's exact field is the sphere's: a flattened "sphere" would
+     * be meshed as a spheroid and compared with the wrong solution */
+    if (p->problem == BN_MESH_SPHERE && p->eccentricity != 0)
+        return bn_fail(BN_ERR_ARGUMENT, "eccentricity = %g: the sphere has none (use maclaurin)", p->eccentricity);
     if (!(p->density > 0 && p->density < 1e300) || !(p->G > 0 && p->G < 1e300))
         return bn_fail(BN_ERR_ARGUMENT, "density = %g, G = %g: must be finite and > 0", p->density, p->G);
     if (!(isfinite(p->c1) && p->c2 > 0 && p->c2 < 1e3))
@@ -115,9 +119,12 @@ typedef struct leaf {
     int64_t c[3];
 } leaf;
 
+/* Every block made, in a list (the mesh's order) and in a map from
+ * (level, corner) to its index in the list (v[0]) and whether it was split
+ * (v[1]): a block is found, and split, in constant time. */
 typedef struct leaf_set {
-    bn_block_map map; /* the live leaves                       */
-    leaf *list;       /* every leaf made, in order              */
+    bn_block_map map;
+    leaf *list;
     size_t list_n, list_cap;
 } leaf_set;
 
@@ -130,18 +137,8 @@ static bn_status leaf_add(leaf_set *s, int level, const int64_t c[3])
         s->list = l;
         s->list_cap = cap;
     }
-    s->list[s->list_n++] = (leaf){level, {c[0], c[1], c[2]}};
-    return bn_block_map_put(&s->map, level, c, 0, 0, NULL);
-}
-
-/* The map of the live leaves made again (after splits). */
-static bn_status leaf_rehash(leaf_set *s)
-{
-    bn_block_map_free(&s->map);
-    BN_TRY(bn_block_map_init(&s->map, s->list_n));
-    for (size_t i = 0; i < s->list_n; i++)
-        if (s->list[i].level) BN_TRY(bn_block_map_put(&s->map, s->list[i].level, s->list[i].c, 0, 0, NULL));
-    return BN_OK;
+    s->list[s->list_n] = (leaf){level, {c[0], c[1], c[2]}};
+    return bn_block_map_put(&s->map, level, c, (int64_t)s->list_n++, 0, NULL);
 }
 
 static void box_of(int level, const int64_t c[3], double lo[3], double hi[3])
@@ -153,12 +150,13 @@ static void box_of(int level, const int64_t c[3], double lo[3], double hi[3])
     }
 }
 
-/* Replace leaf i of the list by its 8 children (the slot keeps a
- * tombstone-free set: rebuilt by the caller's rehash). */
+/* Replace leaf i of the list by its 8 children, appended; marked split
+ * in the list (level 0) and in the map. */
 static bn_status leaf_split(leaf_set *s, size_t i)
 {
     const leaf l = s->list[i];
     s->list[i].level = 0;
+    bn_block_map_find(&s->map, l.level, l.c)->v[1] = 1;
     for (int o = 0; o < 8; o++) {
         const int64_t c[3] = {2 * l.c[0] + (o & 1), 2 * l.c[1] + ((o >> 1) & 1), 2 * l.c[2] + ((o >> 2) & 1)};
         BN_TRY(leaf_add(s, l.level + 1, c));
@@ -166,19 +164,41 @@ static bn_status leaf_split(leaf_set *s, size_t i)
     return BN_OK;
 }
 
-/* The level of the leaf that covers cell c of level L (an ancestor or c
- * itself); L + 1 when finer leaves cover it. */
-static int covering_level(const leaf_set *s, int L, const int64_t c[3])
+/* The slot of the leaf that covers cell c of level L (an ancestor or c
+ * itself), or NULL when finer leaves cover it. The deepest block found
+ * decides: a split one has its children below, all the way to level L. */
+static bn_block_slot *covering_leaf(const leaf_set *s, int L, const int64_t c[3])
 {
     for (int l = L; l >= 1; l--) {
         const int64_t a[3] = {c[0] >> (L - l), c[1] >> (L - l), c[2] >> (L - l)};
-        if (bn_block_map_find(&s->map, l, a)) return l;
+        bn_block_slot *k = bn_block_map_find(&s->map, l, a);
+        if (k) return k->v[1] ? NULL : k;
     }
-    return L + 1;
+    return NULL;
+}
+
+/* Leaf i against its 26 neighbours of its level: the leaves that cover
+ * them two or more levels coarser are split (their children come later in
+ * the list, and are balanced in their turn). *changed when any was. */
+static bn_status balance_leaf(leaf_set *s, size_t i, int *changed)
+{
+    const leaf l = s->list[i];
+    if (l.level < 3) return BN_OK; /* level 1 and 2 leaves have no coarser neighbour two levels up */
+    const int64_t n = (int64_t)1 << (l.level - 1);
+    for (int o = 0; o < 27; o++) {
+        const int64_t c[3] = {l.c[0] + o % 3 - 1, l.c[1] + o / 3 % 3 - 1, l.c[2] + o / 9 - 1};
+        if (o == 13 || c[0] < 0 || c[1] < 0 || c[2] < 0 || c[0] >= n || c[1] >= n || c[2] >= n) continue;
+        const bn_block_slot *k = covering_leaf(s, l.level, c);
+        if (!k || k->level >= l.level - 1) continue;
+        BN_TRY(leaf_split(s, (size_t)k->v[0]));
+        *changed = 1;
+    }
+    return BN_OK;
 }
 
 /* Refine by the predicate, then until neighbours differ by at most one
- * level: passes over the list until nothing changes. */
+ * level: passes over the list until nothing changes (each split costs
+ * O(1) map look-ups, the whole about linear in the blocks). */
 static bn_status build_octree(const bn_mesh_ic_params *p, leaf_set *s)
 {
     const int64_t root[3] = {0, 0, 0};
@@ -191,28 +211,9 @@ static bn_status build_octree(const bn_mesh_ic_params *p, leaf_set *s)
         if (l.level < p->max_level && (l.level < p->min_level || needs_refinement(p, lo, hi)))
             BN_TRY(leaf_split(s, i));
     }
-    BN_TRY(leaf_rehash(s));
     for (int changed = 1; changed;) {
         changed = 0;
-        for (size_t i = 0; i < s->list_n; i++) {
-            const leaf l = s->list[i];
-            if (l.level < 3) continue; /* level 1 and 2 leaves have no coarser neighbour two levels up */
-            const int64_t n = (int64_t)1 << (l.level - 1);
-            for (int o = 0; o < 27; o++) {
-                const int64_t c[3] = {l.c[0] + o % 3 - 1, l.c[1] + o / 3 % 3 - 1, l.c[2] + o / 9 - 1};
-                if (o == 13 || c[0] < 0 || c[1] < 0 || c[2] < 0 || c[0] >= n || c[1] >= n || c[2] >= n) continue;
-                const int cl = covering_level(s, l.level, c);
-                if (cl >= l.level - 1) continue;
-                const int64_t a[3] = {c[0] >> (l.level - cl), c[1] >> (l.level - cl), c[2] >> (l.level - cl)};
-                for (size_t j = 0; j < s->list_n; j++) /* the coarse neighbour: split it */
-                    if (s->list[j].level == cl && !memcmp(s->list[j].c, a, sizeof a)) {
-                        BN_TRY(leaf_split(s, j));
-                        break;
-                    }
-                BN_TRY(leaf_rehash(s));
-                changed = 1;
-            }
-        }
+        for (size_t i = 0; i < s->list_n; i++) BN_TRY(balance_leaf(s, i, &changed));
     }
     return BN_OK;
 }
@@ -270,7 +271,7 @@ bn_status bn_mesh_ic_generate(const bn_mesh_ic_params *p, bn_mesh **out)
 {
     if (!p || !out) return bn_fail(BN_ERR_ARGUMENT, "bn_mesh_ic_generate: NULL argument");
     *out = NULL;
-    BN_TRY(check_params(p));
+    BN_TRY(bn_mesh_ic_check(p));
     leaf_set s;
     memset(&s, 0, sizeof s);
     bn_mesh *m = NULL;

@@ -19,9 +19,12 @@ typedef struct bn_mesh_octree {
     int64_t *ijk;  /* 3 per block */
 } bn_mesh_octree;
 
-/* The octree of m's leaves: fails (naming the block) when a block's
- * sides do not match its level, its corner is off the level's grid, or
- * two leaves overlap (one inside another, or the same block twice). */
+/* The octree of m's leaves (boxes finite, levels in range: the caller's
+ * check): fails (naming the block) when a block's sides do not match its
+ * level, its corner is off the level's grid or 2^30 or more of its sides
+ * from the domain's corner, two leaves overlap (one inside another, or
+ * the same block twice), or the leaves leave a hole in a root block they
+ * are in (naming the place). */
 bn_status bn_mesh_octree_make(const bn_mesh *m, bn_mesh_octree *o);
 void bn_mesh_octree_free(bn_mesh_octree *o);
 
@@ -48,6 +51,17 @@ void bn_block_map_free(bn_block_map *m);
 bn_block_slot *bn_block_map_find(const bn_block_map *m, int level, const int64_t c[3]);
 /* The slot of (level, c), made (values v0, v1) when absent. */
 bn_status bn_block_map_put(bn_block_map *m, int level, const int64_t c[3], int64_t v0, int64_t v1, bn_block_slot **out);
+
+/* bn_mesh_validate without the variables: boxes, levels and the octree
+ * (what the field solver needs; it checks its source variables itself). */
+bn_status bn_mesh_check_geometry(const bn_mesh *m, const char *what);
+/* The message for variable v's value at cell (block * cells + cell) that
+ * is not finite, naming the block and the cell (i, j, k). */
+bn_status bn_mesh_bad_value(const bn_mesh *m, const char *what, int v, size_t cell);
+
+/* The parameters of the mesh test problems checked (mesh_ic.c): the
+ * generator's and the exact solution's. */
+bn_status bn_mesh_ic_check(const bn_mesh_ic_params *p);
 
 /* The comma-separated names in `list` (at most max, each shorter than
  * BN_MESH_NAME_LEN): how many, or -1 with the message set. */
