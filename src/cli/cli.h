@@ -19,6 +19,18 @@ int bn_cmd_mesh_ic(int argc, char **argv);
 int cli_compare_meshes(const char *pa, const char *pb, int json);
 /* bench --mesh (cmd_bench_mesh.c); the exit code. */
 int cli_bench_mesh(int argc, char **argv);
+/* The options the mesh commands share (potential, mesh-ic, bench --mesh;
+ * cli_mesh_options.c): their getopt codes, and a parser for each group
+ * that returns 0 when it took option c, 2 after a usage message, -1 when
+ * c is not one of its options. */
+enum {
+    CLI_OPT_SOURCE = 2000, CLI_OPT_METHOD, CLI_OPT_VEL, CLI_OPT_NOVEL, CLI_OPT_SMOOTH, CLI_OPT_THETA, CLI_OPT_TARGET,
+    CLI_OPT_NEAR, CLI_OPT_LEAF, CLI_OPT_G, CLI_OPT_BACKEND, CLI_OPT_DEVICE, /* the field solver's */
+    CLI_OPT_LEVELS, CLI_OPT_MIN_LEVEL, CLI_OPT_BLOCK, CLI_OPT_RADIUS, CLI_OPT_ECC, CLI_OPT_DENSITY,
+    CLI_OPT_SAMPLES /* the test problem's */
+};
+int cli_field_option(const char *cmd, int c, const char *arg, bn_field_params *p);
+int cli_mesh_ic_option(const char *cmd, int c, const char *arg, bn_mesh_ic_params *p);
 /* A JSON string literal of s to stdout (quotes and controls escaped). */
 void cli_json_string(const char *s);
 

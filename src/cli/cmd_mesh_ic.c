@@ -27,37 +27,29 @@ static void mesh_ic_help(void)
            "  --format F        flash (default) or banyan\n");
 }
 
-enum { OPT_LEVELS = 1000, OPT_MIN, OPT_BLOCK, OPT_RADIUS, OPT_ECC, OPT_DENS, OPT_SAMPLES, OPT_FORMAT };
+enum { OPT_FORMAT = 1000 };
 
 static int parse_option(const char *cmd, int c, const char *arg, bn_mesh_ic_params *p, int *flash)
 {
-    switch (c) {
-    case OPT_LEVELS: return cli_parse_int(cmd, "--levels", arg, 1, 12, &p->max_level) ? 0 : 2;
-    case OPT_MIN: return cli_parse_int(cmd, "--min-level", arg, 1, 12, &p->min_level) ? 0 : 2;
-    case OPT_BLOCK: return cli_parse_int(cmd, "--block", arg, 2, BN_MESH_MAX_BLOCK_CELLS, &p->block) ? 0 : 2;
-    case OPT_RADIUS: return cli_parse_double_in(cmd, "--radius", arg, (cli_range){0, 0.5, 1, 0}, &p->radius) ? 0 : 2;
-    case OPT_ECC: return cli_parse_double_in(cmd, "--eccentricity", arg, (cli_range){0, 1, 0, 1}, &p->eccentricity) ? 0 : 2;
-    case OPT_DENS: return cli_parse_double_in(cmd, "--density", arg, (cli_range){0, 1e300, 1, 0}, &p->density) ? 0 : 2;
-    case OPT_SAMPLES: return cli_parse_int(cmd, "--samples", arg, 1, 64, &p->samples) ? 0 : 2;
-    case OPT_FORMAT:
-        if (!strcmp(arg, "flash") || !strcmp(arg, "banyan")) {
-            *flash = !strcmp(arg, "flash");
-            return 0;
-        }
-        return cli_usage_error(cmd, "--format '%s': expected flash or banyan", arg);
-    default: return cli_usage_error(cmd, "unknown option");
+    if (c != OPT_FORMAT) {
+        const int r = cli_mesh_ic_option(cmd, c, arg, p);
+        return r < 0 ? cli_usage_error(cmd, "unknown option") : r;
     }
+    if (strcmp(arg, "flash") && strcmp(arg, "banyan"))
+        return cli_usage_error(cmd, "--format '%s': expected flash or banyan", arg);
+    *flash = !strcmp(arg, "flash");
+    return 0;
 }
 
 int bn_cmd_mesh_ic(int argc, char **argv)
 {
     const char *cmd = "mesh-ic", *out = NULL;
     static const struct option opts[] = {
-        {"levels", required_argument, 0, OPT_LEVELS},   {"min-level", required_argument, 0, OPT_MIN},
-        {"block", required_argument, 0, OPT_BLOCK},     {"radius", required_argument, 0, OPT_RADIUS},
-        {"eccentricity", required_argument, 0, OPT_ECC}, {"density", required_argument, 0, OPT_DENS},
-        {"samples", required_argument, 0, OPT_SAMPLES}, {"format", required_argument, 0, OPT_FORMAT},
-        {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+        {"levels", required_argument, 0, CLI_OPT_LEVELS},   {"min-level", required_argument, 0, CLI_OPT_MIN_LEVEL},
+        {"block", required_argument, 0, CLI_OPT_BLOCK},     {"radius", required_argument, 0, CLI_OPT_RADIUS},
+        {"eccentricity", required_argument, 0, CLI_OPT_ECC}, {"density", required_argument, 0, CLI_OPT_DENSITY},
+        {"samples", required_argument, 0, CLI_OPT_SAMPLES}, {"format", required_argument, 0, OPT_FORMAT},
+        {"output", required_argument, 0, 'o'},              {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         mesh_ic_help();

@@ -3,7 +3,6 @@
  * leaf cell of a FLASH or banyan mesh file. */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -37,72 +36,32 @@ static void potential_help(void)
            "  --device D        CUDA device (default 0)\n");
 }
 
-enum { OPT_METHOD = 999, OPT_SOURCE = 1000, OPT_VEL, OPT_NOVEL, OPT_SMOOTH, OPT_THETA, OPT_TARGET, OPT_NEAR, OPT_LEAF, OPT_PART, OPT_G,
-       OPT_BACKEND, OPT_DEVICE };
+enum { OPT_PART = 1000 };
 
 static int parse(int argc, char **argv, bn_field_params *p, const char **out, const char **particles, int *help)
 {
     const char *cmd = "potential";
     static const struct option opts[] = {
-        {"source", required_argument, 0, OPT_SOURCE},   {"velocity", no_argument, 0, OPT_VEL},
-        {"no-velocity", no_argument, 0, OPT_NOVEL},     {"smoothing", required_argument, 0, OPT_SMOOTH},
-        {"theta", required_argument, 0, OPT_THETA},     {"error-target", required_argument, 0, OPT_TARGET},
-        {"near", required_argument, 0, OPT_NEAR},       {"leaf-size", required_argument, 0, OPT_LEAF},
-        {"particles", required_argument, 0, OPT_PART},  {"G", required_argument, 0, OPT_G},
-        {"backend", required_argument, 0, OPT_BACKEND}, {"device", required_argument, 0, OPT_DEVICE},
-        {"method", required_argument, 0, OPT_METHOD},   {"output", required_argument, 0, 'o'},
+        {"source", required_argument, 0, CLI_OPT_SOURCE},   {"velocity", no_argument, 0, CLI_OPT_VEL},
+        {"no-velocity", no_argument, 0, CLI_OPT_NOVEL},     {"smoothing", required_argument, 0, CLI_OPT_SMOOTH},
+        {"theta", required_argument, 0, CLI_OPT_THETA},     {"error-target", required_argument, 0, CLI_OPT_TARGET},
+        {"near", required_argument, 0, CLI_OPT_NEAR},       {"leaf-size", required_argument, 0, CLI_OPT_LEAF},
+        {"particles", required_argument, 0, OPT_PART},      {"G", required_argument, 0, CLI_OPT_G},
+        {"backend", required_argument, 0, CLI_OPT_BACKEND}, {"device", required_argument, 0, CLI_OPT_DEVICE},
+        {"method", required_argument, 0, CLI_OPT_METHOD},   {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': *out = optarg; break;
-        case 'h': *help = 1; return 0;
-        case OPT_SOURCE: {
-            const int vort = strchr(optarg, ',') != NULL;
-            const double G = p->G;
-            const bn_field_method method = p->method;
-            *p = bn_field_params_default(vort ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
-            p->G = G;
-            p->method = method;
-            if (strlen(optarg) >= sizeof p->source_vars)
-                return cli_usage_error(cmd, "--source '%.40s...' is too long", optarg);
-            snprintf(p->source_vars, sizeof p->source_vars, "%s", optarg);
-            break;
-        }
-        case OPT_METHOD:
-            if (!strcmp(optarg, "tree") || !strcmp(optarg, "fft")) p->method = strcmp(optarg, "tree") ? BN_FIELD_FFT : BN_FIELD_TREE;
-            else return cli_usage_error(cmd, "--method '%s': expected tree or fft", optarg);
-            break;
-        case OPT_VEL: p->velocity = 1; break;
-        case OPT_NOVEL: p->velocity = 0; break;
-        case OPT_SMOOTH:
-            if (!cli_parse_double_in(cmd, "--smoothing", optarg, (cli_range){0, 100, 0, 0}, &p->smoothing)) return 2;
-            break;
-        case OPT_THETA:
-            if (!cli_parse_double_in(cmd, "--theta", optarg, (cli_range){0, 2, 0, 0}, &p->theta)) return 2;
-            break;
-        case OPT_TARGET:
-            if (!cli_parse_double_in(cmd, "--error-target", optarg, (cli_range){0, 1, 1, 1}, &p->error_target)) return 2;
-            break;
-        case OPT_NEAR:
-            if (!cli_parse_int(cmd, "--near", optarg, 0, 4, &p->near_cells)) return 2;
-            break;
-        case OPT_LEAF:
-            if (!cli_parse_int(cmd, "--leaf-size", optarg, 1, BN_LEAF_SIZE_MAX, &p->leaf_size)) return 2;
-            break;
-        case OPT_PART: *particles = optarg; break;
-        case OPT_G:
-            if (!cli_parse_double_in(cmd, "--G", optarg, (cli_range){0, 1e300, 1, 0}, &p->G)) return 2;
-            break;
-        case OPT_BACKEND:
-            if (bn_backend_parse(optarg, &p->backend) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
-            break;
-        case OPT_DEVICE:
-            if (!cli_parse_int(cmd, "--device", optarg, 0, BN_DEVICE_MAX, &p->device)) return 2;
-            break;
-        default: return cli_usage_error(cmd, "unknown option");
+        if (c == 'o') *out = optarg;
+        else if (c == 'h') {
+            *help = 1;
+            return 0;
+        } else if (c == OPT_PART) *particles = optarg;
+        else {
+            const int r = cli_field_option(cmd, c, optarg, p);
+            if (r != 0) return r < 0 ? cli_usage_error(cmd, "unknown option") : r;
         }
     }
     if (optind != argc - 1) return cli_usage_error(cmd, "expected one mesh file");

@@ -1,16 +1,16 @@
 /* Percentiles of the relative force and potential errors. */
 #include <math.h>
 #include <stdlib.h>
+#include "gravity/error_stats.h"
 #include "core/error.h"
 
-static int cmp_double(const void *a, const void *b)
+int bn_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* Percentile q in [0, 1] of sorted v (nearest rank). */
-static double percentile(const double *v, size_t n, double q)
+double bn_percentile(const double *v, size_t n, double q)
 {
     if (n == 0) return 0.0;
     size_t k = (size_t)ceil(q * (double)n);
@@ -35,12 +35,12 @@ bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_
         if (isnan(e[i])) e[i] = INFINITY; /* NaN must never pass a bound */
         sum += e[i] / (double)n; /* a mean that cannot overflow where each e[i] is finite */
     }
-    qsort(e, n, sizeof(double), cmp_double);
+    qsort(e, n, sizeof(double), bn_cmp_double);
     out->n = n;
-    out->acc_p50 = percentile(e, n, 0.50);
-    out->acc_p90 = percentile(e, n, 0.90);
-    out->acc_p99 = percentile(e, n, 0.99);
-    out->acc_p999 = percentile(e, n, 0.999);
+    out->acc_p50 = bn_percentile(e, n, 0.50);
+    out->acc_p90 = bn_percentile(e, n, 0.90);
+    out->acc_p99 = bn_percentile(e, n, 0.99);
+    out->acc_p999 = bn_percentile(e, n, 0.999);
     out->acc_max = e[n - 1];
     out->acc_mean = sum;
     out->pot_p50 = out->pot_p99 = out->pot_max = 0;
@@ -50,9 +50,9 @@ bn_status bn_error_stats_compute(size_t n, const double *acc, const double *acc_
             e[i] = r > 0 ? fabs(pot[i] - pot_ref[i]) / r : fabs(pot[i]);
             if (isnan(e[i])) e[i] = INFINITY;
         }
-        qsort(e, n, sizeof(double), cmp_double);
-        out->pot_p50 = percentile(e, n, 0.50);
-        out->pot_p99 = percentile(e, n, 0.99);
+        qsort(e, n, sizeof(double), bn_cmp_double);
+        out->pot_p50 = bn_percentile(e, n, 0.50);
+        out->pot_p99 = bn_percentile(e, n, 0.99);
         out->pot_max = e[n - 1];
     }
     free(e);

@@ -171,6 +171,8 @@ static bn_status pick_vars(hid_t f, const char *file, const char *vars, char nam
     if (vars) {
         n = bn_mesh_split_names(vars, names, BN_MESH_MAX_VARS, "variables");
         if (n < 0) return BN_ERR_ARGUMENT;
+        const int twice = bn_mesh_names_repeated(names, n);
+        if (twice >= 0) return bn_fail(BN_ERR_ARGUMENT, "variables '%s' name %s twice", vars, names[twice]);
     } else if (flash) {
         BN_TRY(bn_flash_unknowns_read(f, file, names, BN_MESH_MAX_VARS, &n));
     }
@@ -230,6 +232,12 @@ static bn_status native_blocks(hid_t f, const char *file, file_blocks *fb)
 
 static bn_status native_vars(hid_t f, const char *file, char names[][BN_MESH_NAME_LEN], int *n)
 {
+    *n = 0;
+    int present;
+    BN_TRY(bn_mh5_has(f, file, "variables", &present));
+    if (!present) return bn_fail(BN_ERR_FORMAT, "%s: no group /variables", file);
+    /* H5Gopen2 would follow an external link into another file */
+    BN_TRY(bn_h5_check_local(f, file, "variables"));
     hid_t g = H5Gopen2(f, "variables", H5P_DEFAULT);
     if (g < 0) return bn_h5_fail(BN_ERR_FORMAT, "%s: no group /variables", file);
     H5G_info_t info;

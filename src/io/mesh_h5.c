@@ -9,17 +9,77 @@
 
 #define FLASH_NAME_LEN 80
 
+/* Every group on the way to `name` ("blocks/lower": blocks) must be a link
+ * of this file: HDF5 follows an external link in the middle of a path
+ * into another file (or a FIFO) before the last link is looked at.
+ * *present is 0 when one of them is missing. */
+static bn_status parents_local(hid_t loc, const char *file, const char *name, int *present)
+{
+    char part[256];
+    *present = 1;
+    for (const char *slash = strchr(name, '/'); slash && *present; slash = strchr(slash + 1, '/')) {
+        const size_t len = (size_t)(slash - name);
+        if (len == 0) continue; /* "/x": the root group */
+        if (len >= sizeof part) return bn_fail(BN_ERR_FORMAT, "%s: the path '%.60s...' is too long", file, name);
+        memcpy(part, name, len);
+        part[len] = '\0';
+        BN_TRY(bn_h5_link_present(loc, file, part, present));
+        if (*present) BN_TRY(bn_h5_check_local(loc, file, part));
+    }
+    return BN_OK;
+}
+
 bn_status bn_mh5_has(hid_t loc, const char *file, const char *name, int *present)
 {
+    BN_TRY(parents_local(loc, file, name, present));
+    if (!*present) return BN_OK;
     return bn_h5_link_present(loc, file, name, present);
 }
 
-static void shape_text(int rank, const hsize_t *dims, char *buf, size_t len)
+/* A whole number in memory must come from integers in the file: HDF5
+ * would turn a level of 3.7 into 3 without a word. Compound types (FLASH's
+ * tables) are checked member by member. */
+static bn_status check_integers(hid_t d, const char *file, const char *name, hid_t mtype)
 {
-    size_t at = (size_t)snprintf(buf, len, "(");
-    for (int i = 0; i < rank && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
-    if (at < len) snprintf(buf + at, len - at, ")");
+    hid_t ft = H5Dget_type(d);
+    if (ft < 0) return bn_h5_fail(BN_ERR_FORMAT, "%s: cannot read the type of dataset '%s'", file, name);
+    const H5T_class_t mc = H5Tget_class(mtype), fc = H5Tget_class(ft);
+    bn_status s = BN_OK;
+    if (mc == H5T_INTEGER && fc != H5T_INTEGER)
+        s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' must hold integers (it holds %s)", file, name,
+                    fc == H5T_FLOAT ? "floating-point numbers" : "something else");
+    const int nm = mc == H5T_COMPOUND && fc == H5T_COMPOUND ? H5Tget_nmembers(mtype) : 0;
+    for (int i = 0; s == BN_OK && i < nm; i++) {
+        if (H5Tget_member_class(mtype, (unsigned)i) != H5T_INTEGER) continue;
+        char *mname = H5Tget_member_name(mtype, (unsigned)i);
+        const int at = mname ? H5Tget_member_index(ft, mname) : -1;
+        if (at >= 0 && H5Tget_member_class(ft, (unsigned)at) != H5T_INTEGER)
+            s = bn_fail(BN_ERR_FORMAT, "%s: field '%s' of dataset '%s' must hold integers", file, mname, name);
+        H5free_memory(mname);
+    }
+    H5Tclose(ft);
+    H5Eclear2(H5E_DEFAULT); /* a member missing from the file: H5Dread names it */
+    return s;
+}
+
+/* The shape of d: rank `rank`, extents want[k] where > 0; got gets it. */
+static bn_status check_shape(hid_t d, const char *file, const char *name, int rank, const hsize_t *want,
+                             hsize_t got[BN_MH5_MAX_RANK])
+{
+    hid_t space = H5Dget_space(d);
+    const int r = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    bn_status s = BN_OK;
+    if (r != rank) s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has %d dimensions, expected %d", file, name, r, rank);
+    else H5Sget_simple_extent_dims(space, got, NULL);
+    for (int k = 0; s == BN_OK && k < rank; k++)
+        if (want && want[k] > 0 && got[k] != want[k]) {
+            char a[96], b[96];
+            bn_h5_shape_text(rank, got, a, sizeof a);
+            bn_h5_shape_text(rank, want, b, sizeof b);
+            s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has shape %s, expected %s (0: any)", file, name, a, b);
+        }
+    if (space >= 0) H5Sclose(space);
+    return s;
 }
 
 bn_status bn_mh5_read(hid_t loc, const char *file, const char *name, int rank, const hsize_t *want, hsize_t *dims,
@@ -27,26 +87,13 @@ bn_status bn_mh5_read(hid_t loc, const char *file, const char *name, int rank, c
 {
     *buf = NULL;
     int present;
-    BN_TRY(bn_h5_link_present(loc, file, name, &present));
+    BN_TRY(bn_mh5_has(loc, file, name, &present));
     if (!present) return bn_fail(BN_ERR_FORMAT, "%s: no dataset '%s'", file, name);
     hid_t d;
-    BN_TRY(bn_h5_open_local(loc, file, name, &d));
-    hid_t space = H5Dget_space(d);
-    const int r = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    BN_TRY(bn_h5_open_present(loc, file, name, &d));
     hsize_t got[BN_MH5_MAX_RANK] = {0, 0, 0, 0};
-    bn_status s = BN_OK;
-    if (r != rank) {
-        s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has %d dimensions, expected %d", file, name, r, rank);
-    } else {
-        H5Sget_simple_extent_dims(space, got, NULL);
-        for (int k = 0; s == BN_OK && k < rank; k++)
-            if (want && want[k] > 0 && got[k] != want[k]) {
-                char a[96], b[96];
-                shape_text(rank, got, a, sizeof a);
-                shape_text(rank, want, b, sizeof b);
-                s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' has shape %s, expected %s (0: any)", file, name, a, b);
-            }
-    }
+    bn_status s = check_shape(d, file, name, rank, want, got);
+    if (s == BN_OK) s = check_integers(d, file, name, mtype);
     size_t count = 1;
     for (int k = 0; s == BN_OK && k < rank; k++) {
         if (got[k] > SIZE_MAX || __builtin_mul_overflow(count, (size_t)got[k], &count))
@@ -57,7 +104,6 @@ bn_status bn_mh5_read(hid_t loc, const char *file, const char *name, int rank, c
     if (s == BN_OK && !(b = bn_alloc_array(count ? count : 1, elem, name))) s = BN_ERR_NOMEM;
     if (s == BN_OK && count > 0 && H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, b) < 0)
         s = bn_h5_fail(BN_ERR_FORMAT, "%s: cannot read dataset '%s' (wrong type?)", file, name);
-    if (space >= 0) H5Sclose(space);
     H5Dclose(d);
     if (s != BN_OK) {
         free(b);
@@ -203,6 +249,11 @@ bn_status bn_flash_unknowns_read(hid_t f, const char *file, char names[][BN_MESH
         for (int c = BN_FLASH_VAR_LEN - 1; c >= 0 && (dst[c] == ' ' || dst[c] == '\0'); c--) dst[c] = '\0';
         if (!dst[0]) s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' entry %llu is empty", file, (unsigned long long)v);
     }
+    /* a name twice would make two variables of one dataset (and a copy
+     * that lists the variable it writes twice) */
+    const int twice = s == BN_OK ? bn_mesh_names_repeated(names, (int)dims[0]) : -1;
+    if (twice >= 0)
+        s = bn_fail(BN_ERR_FORMAT, "%s: 'unknown names' lists '%s' twice (entry %d)", file, names[twice], twice);
     free(buf);
     *n = s == BN_OK ? (int)dims[0] : 0;
     return s;
@@ -219,4 +270,12 @@ bn_status bn_flash_unknowns_write(hid_t f, char names[][BN_MESH_NAME_LEN], int n
     H5Tclose(t);
     free(buf);
     return s;
+}
+
+int bn_mesh_names_repeated(char names[][BN_MESH_NAME_LEN], int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(names[i], names[j])) return i;
+    return -1;
 }

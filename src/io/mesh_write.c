@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "core/error.h"
-#include "io/atomic_file.h"
+#include "core/files.h"
 #include "io/mesh_h5.h"
 #include "io/snapshot_h5.h"
 #include "mesh/mesh_internal.h"
@@ -24,20 +25,27 @@ static bn_status check_writable(const char *path, const bn_mesh *m)
     return BN_OK;
 }
 
-/* Create tmp, run write(f, ctx), close, rename onto path. */
+/* A new HDF5 file filled by write(f, ctx). */
+typedef struct h5_writer {
+    bn_status (*write)(hid_t f, const void *ctx);
+    const void *ctx;
+} h5_writer;
+
+static bn_status create_and_write(const char *tmp, void *ctx)
+{
+    const h5_writer *w = ctx;
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot create %s", tmp);
+    bn_status s = w->write(f, w->ctx);
+    if (H5Fclose(f) < 0 && s == BN_OK) s = bn_h5_fail(BN_ERR_IO, "cannot close %s", tmp);
+    return s;
+}
+
+/* path written whole by write(f, ctx), or not at all. */
 static bn_status write_atomic(const char *path, bn_status (*write)(hid_t, const void *), const void *ctx)
 {
-    bn_h5_quiet();
-    char *tmp = NULL;
-    BN_TRY(bn_atomic_begin(path, &tmp));
-    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    bn_status s = f < 0 ? bn_h5_fail(BN_ERR_IO, "cannot create %s", tmp) : write(f, ctx);
-    if (f >= 0 && H5Fclose(f) < 0 && s == BN_OK) s = bn_h5_fail(BN_ERR_IO, "cannot close %s", tmp);
-    if (s != BN_OK) {
-        bn_atomic_abort(tmp);
-        return bn_fail_context(s, "writing %s", path);
-    }
-    return bn_atomic_commit(tmp, path);
+    h5_writer w = {write, ctx};
+    return bn_h5_write_atomic(path, create_and_write, &w);
 }
 
 /* ---- banyan's layout ------------------------------------------------------ */
@@ -185,15 +193,18 @@ static bn_status flash_tree_make(const bn_mesh *m, flash_tree *t)
 
 /* Parent blocks from their children: the volume average of the 8 child
  * cells under each parent cell, deepest parents first. values: n blocks
- * x cells, leaves filled; gid: 15 per block (children at 7..14,
- * 1-based); order: the blocks by decreasing level. */
-static void restrict_parents(double *values, size_t n, const int *gid, const size_t *order, const int nb[3])
+ * x cells, leaves filled; leaf_of: the mesh leaf of each block (-1 for
+ * parents); gid: 15 per block (children at 7..14, 1-based); order: the
+ * blocks by decreasing level. */
+static void restrict_parents(double *values, size_t n, const int64_t *leaf_of, const int *gid, const size_t *order,
+                             const int nb[3])
 {
     const size_t cells = (size_t)nb[0] * (size_t)nb[1] * (size_t)nb[2];
     const int h[3] = {nb[0] / 2, nb[1] / 2, nb[2] / 2};
     for (size_t r = 0; r < n; r++) {
         const size_t p = order[r];
-        if (gid[15 * p + 7] <= 0) continue; /* a leaf */
+        /* a leaf keeps the mesh's values whatever its gid says */
+        if (leaf_of[p] >= 0) continue;
         double *dst = values + p * cells;
         for (int k = 0; k < nb[2]; k++)
             for (int j = 0; j < nb[1]; j++)
@@ -249,7 +260,7 @@ static bn_status all_blocks(const bn_mesh *m, int v, size_t n, const int64_t *le
     if (!a) return BN_ERR_NOMEM;
     for (size_t id = 0; id < n; id++)
         if (leaf_of[id] >= 0) memcpy(a + id * cells, m->var[v] + (size_t)leaf_of[id] * cells, cells * sizeof(double));
-    restrict_parents(a, n, gid, order, m->nb);
+    restrict_parents(a, n, leaf_of, gid, order, m->nb);
     *out = a;
     return BN_OK;
 }
@@ -298,11 +309,8 @@ static bn_status write_sim_info(hid_t f)
 /* The scalar and runtime-parameter tables that yt and FLASH look up. */
 static bn_status write_tables(hid_t f, const bn_mesh *m, const flash_tree *t)
 {
-    int lmin = BN_MESH_MAX_LEVEL, lmax = 1;
-    for (size_t b = 0; b < m->n_blocks; b++) {
-        lmin = m->level[b] < lmin ? m->level[b] : lmin;
-        lmax = m->level[b] > lmax ? m->level[b] : lmax;
-    }
+    int lmax = 1;
+    for (size_t b = 0; b < m->n_blocks; b++) lmax = m->level[b] > lmax ? m->level[b] : lmax;
     const bn_flash_param ints[] = {{"nxb", m->nb[0], NULL}, {"nyb", m->nb[1], NULL}, {"nzb", m->nb[2], NULL},
                                    {"dimensionality", 3, NULL}, {"globalnumblocks", (double)t->n, NULL},
                                    {"nstep", 0, NULL}, {"nbegin", 1, NULL}, {"checkpointfilenumber", 0, NULL},
@@ -310,6 +318,8 @@ static bn_status write_tables(hid_t f, const bn_mesh *m, const flash_tree *t)
     const bn_flash_param reals[] = {{"time", m->time, NULL}, {"dt", 0, NULL}, {"dtold", 0, NULL},
                                     {"redshift", 0, NULL}};
     const double *lo = t->o.domain_lo, *side = t->o.root_side;
+    /* lrefine_min 1 whatever the leaves: the file's tree holds every level
+     * from the root blocks down */
     const bn_flash_param rt_ints[] = {{"lrefine_min", 1, NULL}, {"lrefine_max", lmax, NULL},
                                       {"nblockx", t->o.nroot[0], NULL}, {"nblocky", t->o.nroot[1], NULL},
                                       {"nblockz", t->o.nroot[2], NULL}};
@@ -321,7 +331,6 @@ static bn_status write_tables(hid_t f, const bn_mesh *m, const flash_tree *t)
                                       {"yr_boundary_type", 0, "outflow"}, {"zl_boundary_type", 0, "outflow"},
                                       {"zr_boundary_type", 0, "outflow"}, {"grav_boundary_type", 0, "isolated"}};
     const bn_flash_param str_scalars[] = {{"run comment", 0, "written by banyan"}};
-    (void)lmin;
     BN_TRY(bn_flash_table_write(f, "integer scalars", BN_FLASH_INT, ints, sizeof ints / sizeof *ints));
     BN_TRY(bn_flash_table_write(f, "real scalars", BN_FLASH_REAL, reals, sizeof reals / sizeof *reals));
     BN_TRY(bn_flash_table_write(f, "string scalars", BN_FLASH_STRING, str_scalars, 1));
@@ -459,6 +468,52 @@ static bn_status match_leaves(const char *src, const bn_mesh *m, const double *b
     return BN_OK;
 }
 
+/* Is child block c in octant o of block p ((n, 3, 2) boxes)? PARAMESH
+ * numbers the children x fastest, as restrict_parents reads them. */
+static int in_octant(const double *box, size_t p, size_t c, int o)
+{
+    for (int k = 0; k < 3; k++) {
+        const double plo = box[6 * p + 2 * k], half = 0.5 * (box[6 * p + 2 * k + 1] - plo);
+        const double lo = plo + ((o >> k) & 1) * half, tol = 1e-9 * half;
+        if (!(fabs(box[6 * c + 2 * k] - lo) <= tol && fabs(box[6 * c + 2 * k + 1] - (lo + half)) <= tol)) return 0;
+    }
+    return 1;
+}
+
+/* The copy fills parents from the children 'gid' names, so the table must
+ * agree with 'node type' and the boxes: 8 children exactly for the
+ * non-leaves, none for the leaves, each a block one level deeper in its
+ * octant (a leaf with children would be overwritten by their average, a
+ * parent that names itself would be filled with zeros). */
+static bn_status check_children(const char *src, const flash_src *fs, const int *type, const double *box)
+{
+    for (size_t i = 0; i < fs->n; i++) {
+        const int *g = fs->gid + 15 * i;
+        for (int o = 0; o < 8; o++) {
+            const int c = g[7 + o];
+            if (type[i] == 1) {
+                if (c > 0)
+                    return bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu names child %d (block %d) but its 'node "
+                                   "type' is 1 (a leaf)", src, i, o + 1, c - 1);
+                continue;
+            }
+            if (c < 1 || (size_t)c > fs->n)
+                return bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu: child %d is %d (its 'node type' %d needs 8 "
+                               "children among the %zu blocks)", src, i, o + 1, c, type[i], fs->n);
+            const size_t b = (size_t)c - 1;
+            if (b == i)
+                return bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu names the block itself as child %d", src, i, o + 1);
+            if (fs->level[b] != fs->level[i] + 1)
+                return bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu: child %d (block %zu) has 'refine level' %d, "
+                               "expected %d", src, i, o + 1, b, fs->level[b], fs->level[i] + 1);
+            if (!in_octant(box, i, b, o))
+                return bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu: child %d (block %zu) does not lie in octant %d "
+                               "of the block's 'bounding box'", src, i, o + 1, b, o + 1);
+        }
+    }
+    return BN_OK;
+}
+
 static bn_status read_flash_src(const char *src, const bn_mesh *m, flash_src *fs)
 {
     memset(fs, 0, sizeof *fs);
@@ -475,11 +530,7 @@ static bn_status read_flash_src(const char *src, const bn_mesh *m, flash_src *fs
     if (s == BN_OK) s = bn_mh5_read(f, src, "gid", 2, want_gid, dims, H5T_NATIVE_INT, sizeof(int), &gid);
     fs->gid = gid;
     fs->level = lev;
-    for (size_t i = 0; s == BN_OK && i < fs->n; i++)
-        for (int o = 7; o < 15; o++)
-            if (fs->gid[15 * i + o] > (int)fs->n || (o > 7 && (fs->gid[15 * i + 7] > 0) != (fs->gid[15 * i + o] > 0)))
-                s = bn_fail(BN_ERR_FORMAT, "%s: 'gid' of block %zu names child %d (%zu blocks)", src, i,
-                            fs->gid[15 * i + o], fs->n);
+    if (s == BN_OK) s = check_children(src, fs, type, box);
     if (s == BN_OK && !(fs->leaf_of = bn_alloc_array(fs->n ? fs->n : 1, sizeof(int64_t), "file blocks"))) s = BN_ERR_NOMEM;
     if (s == BN_OK) s = match_leaves(src, m, box, type, fs);
     free(box);
@@ -503,26 +554,46 @@ static bn_status copy_bytes(const char *src, const char *dst)
     return s;
 }
 
-/* Write values a (every block) as dataset `name` of f: replaced where it
- * exists with the same shape (in the file's type), else created. */
-static bn_status put_var(hid_t f, const char *file, const char *name, const double *a, const hsize_t dv[4])
+/* May the link `name` of the copy go? Any link but a hard one names
+ * something else (a soft link to dens, another file): only the name goes.
+ * A dataset of the file's own goes when it has the shape the new one will
+ * have: another shape says the file is not laid out as the mesh read
+ * from it. */
+static bn_status check_replaceable(hid_t f, const char *file, const char *name, const hsize_t dv[4])
 {
-    int present;
-    BN_TRY(bn_mh5_has(f, file, name, &present));
-    if (!present) return bn_mh5_write(f, name, 4, dv, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a);
-    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-    hid_t space = d >= 0 ? H5Dget_space(d) : -1;
+    H5L_info_t li;
+    if (H5Lget_info(f, name, &li, H5P_DEFAULT) < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot look up %s/%s", file, name);
+    if (li.type != H5L_TYPE_HARD) return BN_OK;
+    hid_t d = H5Oopen(f, name, H5P_DEFAULT);
+    if (d < 0 || H5Iget_type(d) != H5I_DATASET) {
+        if (d >= 0) H5Oclose(d);
+        H5Eclear2(H5E_DEFAULT);
+        return bn_fail(BN_ERR_FORMAT, "%s: '%s' exists and is not a dataset: not replaced", file, name);
+    }
+    hid_t space = H5Dget_space(d);
     hsize_t got[4] = {0, 0, 0, 0};
     const int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     if (rank == 4) H5Sget_simple_extent_dims(space, got, NULL);
-    bn_status s = BN_OK;
-    if (rank != 4 || memcmp(got, dv, sizeof got))
-        s = bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' exists with another shape: not replaced", file, name);
-    else if (H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a) < 0)
-        s = bn_h5_fail(BN_ERR_IO, "%s: cannot write dataset '%s'", file, name);
     if (space >= 0) H5Sclose(space);
-    if (d >= 0) H5Dclose(d);
-    return s;
+    H5Oclose(d);
+    if (rank != 4 || memcmp(got, dv, sizeof got))
+        return bn_fail(BN_ERR_FORMAT, "%s: dataset '%s' exists with another shape: not replaced", file, name);
+    return BN_OK;
+}
+
+/* Write values a (every block) as a new float64 dataset `name` of the
+ * copy f. An existing link of that name is removed, never written
+ * through: a soft link would overwrite what it names (dens), an external
+ * link another file, an integer dataset would truncate the values. */
+static bn_status put_var(hid_t f, const char *file, const char *name, const double *a, const hsize_t dv[4])
+{
+    int present;
+    BN_TRY(bn_h5_link_present(f, file, name, &present));
+    if (present) {
+        BN_TRY(check_replaceable(f, file, name, dv));
+        if (H5Ldelete(f, name, H5P_DEFAULT) < 0) return bn_h5_fail(BN_ERR_IO, "%s: cannot replace '%s'", file, name);
+    }
+    return bn_mh5_write(f, name, 4, dv, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, a);
 }
 
 /* "unknown names" with the new names appended (each once). */
@@ -562,10 +633,45 @@ static bn_status fill_copy(hid_t f, const char *file, const bn_mesh *m, const fl
     return s;
 }
 
+/* What the copy is made of: its source, the mesh read from it, the
+ * source's tree and the variables to write. */
+typedef struct copy_job {
+    const char *src;
+    const bn_mesh *m;
+    const flash_src *fs;
+    char (*names)[BN_MESH_NAME_LEN];
+    int nv;
+} copy_job;
+
+static bn_status copy_and_fill(const char *tmp, void *ctx)
+{
+    const copy_job *j = ctx;
+    BN_TRY(copy_bytes(j->src, tmp));
+    hid_t f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open the copy %s", tmp);
+    bn_status s = fill_copy(f, j->src, j->m, j->fs, j->names, j->nv);
+    if (H5Fclose(f) < 0 && s == BN_OK) s = bn_h5_fail(BN_ERR_IO, "cannot close %s", tmp);
+    return s;
+}
+
+/* The copy must not replace its source, whatever names them: the same
+ * string, ./x.h5 for x.h5, a hard or a symbolic link (device and inode).
+ * The rename would be atomic, but the source is the caller's input and
+ * this function promises a copy; the command line checks the same before
+ * computing, this protects every other caller. */
+static bn_status check_not_source(const char *src, const char *dst)
+{
+    struct stat ss, ds;
+    BN_TRY(bn_check_regular_file(src, src, &ss));
+    if (stat(dst, &ds) == 0 && ss.st_dev == ds.st_dev && ss.st_ino == ds.st_ino)
+        return bn_fail(BN_ERR_ARGUMENT, "the copy %s is its source %s: refusing to overwrite it", dst, src);
+    return BN_OK;
+}
+
 bn_status bn_mesh_write_flash_copy(const char *src, const char *dst, const bn_mesh *m, const char *vars)
 {
     if (!src || !dst || !m || !vars) return bn_fail(BN_ERR_ARGUMENT, "bn_mesh_write_flash_copy: NULL argument");
-    if (!strcmp(src, dst)) return bn_fail(BN_ERR_ARGUMENT, "the copy %s is its source: refusing to overwrite it", dst);
+    BN_TRY(check_not_source(src, dst));
     BN_TRY(check_writable(dst, m));
     BN_TRY(check_flash_names(m));
     char names[BN_MESH_MAX_VARS][BN_MESH_NAME_LEN];
@@ -577,17 +683,8 @@ bn_status bn_mesh_write_flash_copy(const char *src, const char *dst, const bn_me
     bn_h5_quiet();
     flash_src fs;
     BN_TRY(read_flash_src(src, m, &fs));
-    char *tmp = NULL;
-    bn_status s = bn_atomic_begin(dst, &tmp);
-    if (s == BN_OK) s = copy_bytes(src, tmp);
-    hid_t f = s == BN_OK ? H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT) : -1;
-    if (s == BN_OK && f < 0) s = bn_h5_fail(BN_ERR_IO, "cannot open the copy %s", tmp);
-    if (s == BN_OK) s = fill_copy(f, src, m, &fs, names, nv);
-    if (f >= 0 && H5Fclose(f) < 0 && s == BN_OK) s = bn_h5_fail(BN_ERR_IO, "cannot close %s", tmp);
+    copy_job j = {src, m, &fs, names, nv};
+    const bn_status s = bn_h5_write_atomic(dst, copy_and_fill, &j);
     flash_src_free(&fs);
-    if (s != BN_OK) {
-        bn_atomic_abort(tmp);
-        return bn_fail_context(s, "writing %s", dst);
-    }
-    return bn_atomic_commit(tmp, dst);
+    return s;
 }

@@ -1,5 +1,6 @@
 /* HDF5 plumbing for snapshots: quiet errors, attributes, column datasets. */
 #include "io/snapshot_h5.h"
+#include "io/atomic_file.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -260,7 +261,14 @@ bn_status bn_h5_write_ids(hid_t group, const char *name, size_t n, const uint64_
     return BN_OK;
 }
 
-/* "(100, 2)", numpy's way of writing a shape. */
+void bn_h5_shape_text(int rank, const hsize_t *dims, char *buf, size_t len)
+{
+    size_t at = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < rank && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
+    if (at < len) snprintf(buf + at, len - at, rank == 1 ? ",)" : ")");
+}
+
 static void shape_text(hid_t space, char *buf, size_t len)
 {
     hsize_t dims[8];
@@ -270,10 +278,7 @@ static void shape_text(hid_t space, char *buf, size_t len)
         return;
     }
     H5Sget_simple_extent_dims(space, dims, NULL);
-    size_t at = (size_t)snprintf(buf, len, "(");
-    for (int i = 0; i < rank && at < len; i++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%llu", i ? ", " : "", (unsigned long long)dims[i]);
-    if (at < len) snprintf(buf + at, len - at, rank == 1 ? ",)" : ")");
+    bn_h5_shape_text(rank, dims, buf, len);
 }
 
 bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid_t *dset)
@@ -282,6 +287,12 @@ bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid
     int present;
     BN_TRY(bn_h5_link_present(group, where, name, &present));
     if (!present) return bn_fail(BN_ERR_FORMAT, "missing dataset %s/%s", where, name);
+    return bn_h5_open_present(group, where, name, dset);
+}
+
+bn_status bn_h5_open_present(hid_t group, const char *where, const char *name, hid_t *dset)
+{
+    *dset = -1;
     BN_TRY(bn_h5_check_local(group, where, name));
     hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
     if (d < 0) return bn_h5_fail(BN_ERR_FORMAT, "cannot open dataset %s/%s", where, name);
@@ -396,4 +407,17 @@ bn_status bn_h5_read_ids(hid_t dset, const char *path, size_t rows, uint64_t *id
                                (long long)sid[i]);
     }
     return BN_OK;
+}
+
+bn_status bn_h5_write_atomic(const char *path, bn_status (*fill)(const char *tmp, void *ctx), void *ctx)
+{
+    bn_h5_quiet();
+    char *tmp = NULL;
+    BN_TRY(bn_atomic_begin(path, &tmp));
+    const bn_status s = fill(tmp, ctx);
+    if (s != BN_OK) {
+        bn_atomic_abort(tmp);
+        return bn_fail_context(s, "writing %s", path);
+    }
+    return bn_atomic_commit(tmp, path);
 }

@@ -60,6 +60,17 @@ bn_status bn_h5_write_ids(hid_t group, const char *name, size_t n, const uint64_
 /* Open dataset `name` of `group`: present, a local link, its data in the
  * file (no external storage or virtual mapping); *dset -1 on failure. */
 bn_status bn_h5_open_local(hid_t group, const char *where, const char *name, hid_t *dset);
+/* The same for a link the caller has found present (and named missing in
+ * its own words when it was not). */
+bn_status bn_h5_open_present(hid_t group, const char *where, const char *name, hid_t *dset);
+/* "(100, 2)", "(100,)": numpy's way of writing a shape, for messages. */
+void bn_h5_shape_text(int rank, const hsize_t *dims, char *buf, size_t len);
+
+/* ---- whole files ---- */
+/* Write `path` whole or not at all: fill(tmp, ctx) writes a temporary
+ * file next to it (HDF5 quiet), which replaces path only when fill
+ * succeeds; on failure it is removed and the message says "writing path". */
+bn_status bn_h5_write_atomic(const char *path, bn_status (*fill)(const char *tmp, void *ctx), void *ctx);
 /* Open dataset `name` of `group` and check its shape: n x ncol (ncol 3)
  * or n (ncol 1). *rows gets n. `where` is the group path ("/PartType1"). */
 bn_status bn_h5_open_dataset(hid_t group, const char *where, const char *name, int ncol, hid_t *dset,
