@@ -66,8 +66,7 @@ void cuda_destroy(void *p)
         cudaStreamSynchronize(st->s);
         cudaStreamDestroy(st->s);
     }
-    for (int k = 0; k < 2; k++)
-        if (st->pinned[k]) cudaFreeHost(st->pinned[k]);
+    bn_staging_free(&st->stage); /* after the stream's last transfer */
     free(st);
 }
 
@@ -429,6 +428,7 @@ bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
 bn_status cuda_block_kick(void *p, const bn_block_kick *k, int *max_bin, long *n_kicked)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_cuda_need_velocities(st, "block kick"));
     BN_TRY(ensure_block_buffers(st));
     BN_CUDA_CHECK(cudaMemsetAsync(st->block_ints, 0, 2 * sizeof(int), st->s));
     BN_TRY(bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, k, st->block_ints, NULL, st->s));
@@ -449,12 +449,14 @@ bn_status cuda_finish(void *p)
 bn_status cuda_kick(void *p, double dt)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_cuda_need_velocities(st, "kick"));
     return bn_gpu_kick(st->vel, st->acc, st->n, dt, NULL, st->s);
 }
 
 bn_status cuda_drift(void *p, double dt)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_cuda_need_velocities(st, "drift"));
     return bn_gpu_drift(st->pos, st->vel, st->n, dt, NULL, st->s);
 }
 
@@ -467,6 +469,7 @@ bn_status cuda_max_accel(void *p, double *amax)
 bn_status cuda_energies(void *p, bn_energies *e)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(bn_cuda_need_velocities(st, "energies"));
     BN_TRY(bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s));
     return poll_tree(st); /* the energies waited for the device */
 }
@@ -485,9 +488,14 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     switch (stage) {
-    case BN_STAGE_HALF_KICK: return bn_gpu_kick(st->vel, st->acc, st->n, 0, st->clock, st->s);
-    case BN_STAGE_DRIFT: return bn_gpu_drift(st->pos, st->vel, st->n, 0, st->clock, st->s);
+    case BN_STAGE_HALF_KICK:
+        BN_TRY(bn_cuda_need_velocities(st, "the clock's half kick"));
+        return bn_gpu_kick(st->vel, st->acc, st->n, 0, st->clock, st->s);
+    case BN_STAGE_DRIFT:
+        BN_TRY(bn_cuda_need_velocities(st, "the clock's drift"));
+        return bn_gpu_drift(st->pos, st->vel, st->n, 0, st->clock, st->s);
     case BN_STAGE_BLOCK_KICK:
+        BN_TRY(bn_cuda_need_velocities(st, "the clock's block kick"));
         BN_TRY(ensure_block_buffers(st));
         return bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
     case BN_STAGE_FORCES: return step_forces(st, r);

@@ -8,6 +8,7 @@
 #include "banyan.h"
 #include "core/cuda_check.h"
 #include "core/input_summary.h"
+#include "core/staging_cuda.h"
 #include "gravity/walk_gpu.h"
 #include "integrate/clock.h"
 #include "tree/tree_cuda.h"
@@ -29,8 +30,7 @@ struct bn_cuda_state {
                          an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
-    int positions_only; /* upload_positions: no velocities, no host copies */
-    void *pinned[2];  /* staging of upload_positions and download_forces,
+    bn_staging stage; /* staging of upload_positions and download_forces,
                          made at their first use                         */
     int have_forces;
     int tree_valid;   /* the tree matches the particles' order: a block
@@ -50,10 +50,14 @@ struct bn_cuda_state {
     cudaEvent_t ev[BN_EV_COUNT];
 };
 
-template <typename T>
-bn_status bn_cuda_dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
+/* Velocities (and the host copies of masses and ids) exist unless the
+ * particles came by upload_positions, which makes none (n == 0 makes no
+ * arrays either way): the one test of it, for every operation that
+ * needs them. */
+inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op)
 {
-    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
+    if (st->n == 0 || st->vel[0]) return BN_OK;
+    return bn_fail(BN_ERR_INTERNAL, "%s: the particles were uploaded without velocities (upload_positions)", op);
 }
 
 /* particles_cuda.cu: device particle arrays and the host copies of

@@ -60,5 +60,14 @@ void bn_cuda_set_alloc_limit(size_t bytes);
 
 #ifdef __cplusplus
 }
+
+/* n elements of T, tallied (bn_cuda_alloc); NULL when n == 0 (nothing
+ * reads a buffer of no elements). The one typed form for every CUDA
+ * source. */
+template <typename T>
+bn_status bn_cuda_dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
+{
+    return bn_cuda_alloc((void **)p, n * sizeof(T), what, s);
+}
 #endif
 #endif

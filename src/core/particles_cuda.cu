@@ -40,7 +40,6 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->host_id = NULL;
     st->n = 0;
     st->have_forces = 0;
-    st->positions_only = 0;
 }
 
 namespace {
@@ -143,28 +142,37 @@ __global__ void unsort_f64(const double *src, const int *orig, int n, double *ds
     if (i < n) dst[orig[i]] = src[i];
 }
 
-/* dst[orig[i]] = component c of acc[i] (0-2 acceleration, 3 potential). */
-__global__ void unsort_acc(const float4 *acc, const int *orig, int n, int c, double *dst)
+/* dst[c][orig[i]] = component c of acc[i] (0-2 acceleration, 3
+ * potential) for each dst[c] given (not NULL): one read of acc[i] for
+ * all of them. T: double (download) or float (download_forces). */
+template <typename T>
+__global__ void unsort_acc(const float4 *acc, const int *orig, int n, T *x, T *y, T *z, T *w)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float4 a = acc[i];
-    dst[orig[i]] = c == 0 ? a.x : c == 1 ? a.y : c == 2 ? a.z : a.w;
+    const int o = orig[i];
+    if (x) x[o] = a.x;
+    if (y) y[o] = a.y;
+    if (z) z[o] = a.z;
+    if (w) w[o] = a.w;
 }
 
-/* One array to the host through the device scratch `tmp`: src doubles
- * (acc == NULL) or component c of acc. */
+/* One array to the host through the device scratch `tmp` (n doubles):
+ * src doubles (src == NULL: component c of acc). */
 bn_status download_array(bn_cuda_state *st, const double *src, int c, double *tmp, double *dst)
 {
     const int n = st->n, blocks = (n + kThreads - 1) / kThreads;
+    if (n == 0) return BN_OK; /* no grid of 0 blocks */
+    double *one[4] = {NULL, NULL, NULL, NULL};
+    one[c] = tmp;
     if (src)
         unsort_f64<<<blocks, kThreads, 0, st->s>>>(src, st->orig, n, tmp);
     else
-        unsort_acc<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp);
+        unsort_acc<double><<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, one[0], one[1], one[2], one[3]);
     BN_CUDA_LAUNCH_CHECK();
     /* waited for: dst may be pageable, and tmp is reused next */
     return bn_cuda_read(dst, tmp, (size_t)n * sizeof(double), "particle download", st->s);
-    return BN_OK;
 }
 
 bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
@@ -193,8 +201,7 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
 bn_status bn_cuda_particles_download(void *p, bn_particles *out)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    if (st->positions_only)
-        return bn_fail(BN_ERR_INTERNAL, "download: the particles were uploaded without velocities (upload_positions)");
+    BN_TRY(bn_cuda_need_velocities(st, "download"));
     BN_TRY(bn_particles_resize(out, (size_t)st->n));
     double *tmp = NULL;
     BN_TRY(bn_cuda_dev_alloc(&tmp, (size_t)st->n, "download scratch", st->s));
@@ -205,108 +212,74 @@ bn_status bn_cuda_particles_download(void *p, bn_particles *out)
 
 /* ---- a force call's transfers: only what it needs, staged -------------------- */
 namespace {
-const size_t kPinned = 32u << 20; /* bytes of each staging buffer */
+/* Staging chunks of masses are whole mass blocks (input_summary.h): the
+ * same total mass bits as bn_particles_total_mass. */
+static_assert((BN_STAGING_BYTES / sizeof(float)) % BN_MASS_BLOCK == 0, "staging chunks of whole mass blocks");
 
-bn_status ensure_pinned(bn_cuda_state *st)
+/* One host array inspected into sum while copied into the staging
+ * buffers (plain copies there: streaming stores were slower). */
+struct inspect_up {
+    const double *src;
+    int axis;              /* 0-2 coordinates (doubles); -1 masses (floats) */
+    bn_input_summary *sum;
+};
+
+void fill_inspected(void *ctx, void *pin, size_t off, size_t len)
 {
-    for (int k = 0; k < 2; k++)
-        if (!st->pinned[k]) BN_CUDA_CHECK(cudaMallocHost(&st->pinned[k], kPinned));
-    return BN_OK;
+    const inspect_up *u = (const inspect_up *)ctx;
+    if (u->axis < 0) bn_stage_masses((float *)pin, u->src + off, len, off, u->sum);
+    else bn_stage_coords((double *)pin, u->src + off, len, off, u->axis, u->sum);
 }
 
-/* Staging chunks are whole mass blocks (input_summary.h): the same total
- * mass bits as bn_particles_total_mass. */
-static_assert((kPinned / sizeof(double)) % BN_MASS_BLOCK == 0, "staging chunks of whole mass blocks");
-enum { STAGE_MASS = 3 }; /* kind of stage_up: 0-2 an axis, or the masses */
-
-/* n coordinates of axis `kind` (doubles) or masses (made floats) from
- * host src to device dst through the two staging buffers, inspected into
- * sum while copied: the parallel copy into one buffer overlaps the
- * other's transfer (a buffer is reused after its transfer: the events). */
-bn_status stage_up(bn_cuda_state *st, void *dst, const double *src, size_t n, int kind, bn_input_summary *sum,
-                   cudaEvent_t ev[2])
+/* n coordinates of one axis (doubles) or masses (made floats) to the
+ * device, inspected into sum on the way. */
+bn_status stage_inspected(bn_cuda_state *st, void *dst, const double *src, size_t n, int axis, bn_input_summary *sum)
 {
-    const size_t chunk = kPinned / sizeof(double), size = kind == STAGE_MASS ? sizeof(float) : sizeof(double);
-    for (size_t off = 0, c = 0; off < n; off += chunk, c++) {
-        const size_t len = n - off < chunk ? n - off : chunk;
-        BN_CUDA_CHECK(cudaEventSynchronize(ev[c & 1]));
-        void *pin = st->pinned[c & 1];
-        if (kind == STAGE_MASS) bn_stage_masses((float *)pin, src + off, len, off, sum);
-        else bn_stage_coords((double *)pin, src + off, len, off, kind, sum);
-        BN_CUDA_CHECK(cudaMemcpyAsync((char *)dst + off * size, pin, len * size, cudaMemcpyHostToDevice, st->s));
-        BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
-    }
-    return BN_OK;
+    inspect_up u = {src, axis, sum};
+    return bn_stage_up(&st->stage, st->s, dst, n, axis < 0 ? sizeof(float) : sizeof(double), fill_inspected, &u);
 }
 
-/* n floats from device src to host doubles dst, pipelined (the next
- * chunk's transfer under this chunk's copy out of its buffer), the first
- * non-finite value lowering *first_bad. Floats cross, not doubles: half
+/* Floats out of the staging buffers into host doubles, the first
+ * non-finite one lowering *first_bad. Floats cross, not doubles: half
  * the bytes over the bus. */
-bn_status stage_down(bn_cuda_state *st, double *dst, const float *src, size_t n, size_t *first_bad,
-                     cudaEvent_t ev[2])
+struct floats_down {
+    double *dst;
+    size_t *first_bad;
+};
+
+void drain_floats(void *ctx, const void *pin, size_t off, size_t len)
 {
-    const size_t chunk = kPinned / sizeof(float), chunks = (n + chunk - 1) / chunk;
-    for (size_t c = 0; c <= chunks; c++) {
-        if (c < chunks) {
-            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_TRY(bn_cuda_read_queued(st->pinned[c & 1], src + off, len * sizeof(float), "forces (staged)", st->s));
-            BN_CUDA_CHECK(cudaEventRecord(ev[c & 1], st->s));
-        }
-        if (c == 0) continue;
-        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
-        BN_CUDA_CHECK(cudaEventSynchronize(ev[p & 1]));
-        bn_unstage_floats(dst + off, (const float *)st->pinned[p & 1], len, off, first_bad);
-    }
-    return BN_OK;
+    const floats_down *d = (const floats_down *)ctx;
+    bn_unstage_floats(d->dst + off, (const float *)pin, len, off, d->first_bad);
 }
 
-/* dst[orig[i]] = component c of acc[i] as a float (download_forces). */
-__global__ void unsort_acc_f32(const float4 *acc, const int *orig, int n, int c, float *dst)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const float4 a = acc[i];
-    dst[orig[i]] = c == 0 ? a.x : c == 1 ? a.y : c == 2 ? a.z : a.w;
-}
-
-bn_status upload_positions(bn_cuda_state *st, const bn_particles *in, bn_input_summary *sum, cudaEvent_t ev[2])
+bn_status upload_positions(bn_cuda_state *st, const bn_particles *in, bn_input_summary *sum)
 {
     const int n = st->n;
     for (int k = 0; k < 3; k++) {
         BN_TRY(bn_cuda_dev_alloc(&st->pos[k], (size_t)n, "positions", st->s));
-        BN_TRY(stage_up(st, st->pos[k], in->pos[k], (size_t)n, k, sum, ev));
+        BN_TRY(stage_inspected(st, st->pos[k], in->pos[k], (size_t)n, k, sum));
     }
     BN_TRY(bn_cuda_dev_alloc(&st->mass, (size_t)n, "masses", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->orig, (size_t)n, "particle order", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->acc, (size_t)n, "accelerations", st->s));
     BN_TRY(bn_cuda_dev_alloc(&st->body, (size_t)n, "tree bodies", st->s));
-    BN_TRY(stage_up(st, st->mass, in->mass, (size_t)n, STAGE_MASS, sum, ev));
+    BN_TRY(stage_inspected(st, st->mass, in->mass, (size_t)n, -1, sum));
     BN_CUDA_CHECK(cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s));
-    iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
-    BN_CUDA_LAUNCH_CHECK();
+    if (n > 0) { /* no grid of 0 blocks */
+        iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
+        BN_CUDA_LAUNCH_CHECK();
+    }
     return BN_OK;
 }
 
-/* The two events of a staged transfer (free staging buffers). */
-bn_status make_events(cudaEvent_t ev[2])
+/* After a staged transfer, failed or not: the stream drained (nothing
+ * of this call is left in flight), its failure folded into r. */
+bn_status end_staging(bn_cuda_state *st, bn_status r)
 {
-    ev[0] = ev[1] = NULL;
-    for (int k = 0; k < 2; k++)
-        if (cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming) != cudaSuccess) {
-            ev[k] = NULL;
-            return bn_fail(BN_ERR_DEVICE, "cudaEventCreate for the staging buffers");
-        }
-    return BN_OK;
-}
-
-/* After a staged transfer, failed or not: the stream drained, so the
- * staging buffers are free again, and the events released. */
-void end_staging(bn_cuda_state *st, cudaEvent_t ev[2])
-{
-    cudaStreamSynchronize(st->s);
-    for (int k = 0; k < 2; k++)
-        if (ev[k]) cudaEventDestroy(ev[k]);
+    const cudaError_t e = cudaStreamSynchronize(st->s);
+    if (r == BN_OK && e != cudaSuccess) return bn_cuda_fail(e, "the staged transfers", __FILE__, __LINE__);
+    return r;
 }
 
 /* The float units from the summary: the same cube and total mass as
@@ -326,14 +299,10 @@ bn_status bn_cuda_particles_upload_positions(void *p, const bn_particles *in, bn
     if (in->n > (size_t)INT_MAX / 2)
         return bn_fail(BN_ERR_ARGUMENT, "GPU backend: %zu particles is more than the %d it indexes", in->n,
                        INT_MAX / 2);
-    BN_TRY(ensure_pinned(st));
+    BN_TRY(bn_staging_init(&st->stage));
     BN_TRY(bn_summary_init(sum, in->n));
-    st->n = (int)in->n;
-    st->positions_only = 1;
-    cudaEvent_t ev[2] = {NULL, NULL};
-    bn_status r = make_events(ev);
-    if (r == BN_OK) r = upload_positions(st, in, sum, ev);
-    end_staging(st, ev);
+    st->n = (int)in->n; /* no velocities: bn_cuda_need_velocities refuses what needs them */
+    const bn_status r = end_staging(st, upload_positions(st, in, sum));
     if (r != BN_OK) {
         bn_summary_free(sum);
         bn_cuda_particles_free(st);
@@ -350,18 +319,23 @@ bn_status bn_cuda_particles_download_forces(void *p, bn_particles *out, size_t *
     if (!st->have_forces || out->n != (size_t)st->n)
         return bn_fail(BN_ERR_INTERNAL, "download_forces: no forces for %zu particles", out->n);
     BN_TRY(bn_particles_ensure_forces(out));
+    BN_TRY(bn_staging_init(&st->stage));
     *first_bad = out->n;
     const int n = st->n, blocks = (n + kThreads - 1) / kThreads;
     float *tmp = NULL;
     BN_TRY(bn_cuda_dev_alloc(&tmp, 4 * (size_t)n, "download scratch", st->s));
-    for (int c = 0; c < 4; c++)
-        unsort_acc_f32<<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, c, tmp + (size_t)c * n);
-    bn_status r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "the forces' unsort kernel");
-    cudaEvent_t ev[2] = {NULL, NULL};
-    if (r == BN_OK) r = make_events(ev);
-    for (int c = 0; r == BN_OK && c < 4; c++)
-        r = stage_down(st, c < 3 ? out->acc[c] : out->pot, tmp + (size_t)c * n, (size_t)n, first_bad, ev);
-    end_staging(st, ev);
+    float *part[4];
+    for (int c = 0; c < 4; c++) part[c] = tmp + (size_t)c * n;
+    bn_status r = BN_OK;
+    if (n > 0) { /* no grid of 0 blocks */
+        unsort_acc<float><<<blocks, kThreads, 0, st->s>>>(st->acc, st->orig, n, part[0], part[1], part[2], part[3]);
+        if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the forces' unsort kernel failed to launch");
+    }
+    for (int c = 0; r == BN_OK && c < 4; c++) {
+        floats_down d = {c < 3 ? out->acc[c] : out->pot, first_bad};
+        r = bn_stage_down(&st->stage, st->s, part[c], (size_t)n, sizeof(float), drain_floats, &d, "forces (staged)");
+    }
+    r = end_staging(st, r);
     bn_cuda_free(tmp, st->s);
     return r;
 }

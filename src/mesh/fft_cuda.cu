@@ -80,13 +80,12 @@ bn_status cufft_check(cufftResult r, const char *what)
                    what, (int)r);
 }
 
-/* The plans and the kernels' spectra for this grid, made unless the
- * cache holds them. */
-bn_status ensure_cache(bn_field_gpu *fg, const bn_fft_grid *g, const pad &p, int near, int nk, double *r)
+/* The plans and the 4 kernels' spectra (phi and its gradient) for this
+ * grid, made unless the cache holds them. */
+bn_status ensure_cache(bn_field_gpu *fg, const bn_fft_grid *g, const pad &p, int near, double *r)
 {
     bn_fft_cache *c = &fg->fft;
-    if (c->valid && !memcmp(c->n, g->n, sizeof c->n) && !memcmp(c->h, g->h, sizeof c->h) && c->near == near &&
-        c->nk >= nk)
+    if (c->valid && !memcmp(c->n, g->n, sizeof c->n) && !memcmp(c->h, g->h, sizeof c->h) && c->near == near)
         return BN_OK;
     bn_fft_cache_free(fg);
     cudaStream_t s = fg->s;
@@ -101,11 +100,11 @@ bn_status ensure_cache(bn_field_gpu *fg, const bn_fft_grid *g, const pad &p, int
     }
     c->inv = inv;
     c->valid = 1; /* the plans exist: bn_fft_cache_free releases them from here on */
-    c->nk = 0;
     BN_TRY(cufft_check(cufftSetStream(fwd, s), "cufftSetStream"));
     BN_TRY(cufft_check(cufftSetStream(inv, s), "cufftSetStream"));
-    BN_TRY(bn_cuda_alloc(&c->spectra, Mc * 4 * sizeof(cufftDoubleComplex), "FFT kernels' spectra", s));
-    cufftDoubleComplex *ks = (cufftDoubleComplex *)c->spectra;
+    cufftDoubleComplex *ks = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&ks, Mc * 4, "FFT kernels' spectra", s));
+    c->spectra = ks;
     for (int t = 0; t < 4; t++) {
         kernel_fill<<<grid_of(M), 256, 0, s>>>(p, g->h[0], g->h[1], g->h[2], near, t, r);
         BN_CUDA_LAUNCH_CHECK();
@@ -114,7 +113,6 @@ bn_status ensure_cache(bn_field_gpu *fg, const bn_fft_grid *g, const pad &p, int
     memcpy(c->n, g->n, sizeof c->n);
     memcpy(c->h, g->h, sizeof c->h);
     c->near = near;
-    c->nk = 4;
     return BN_OK;
 }
 
@@ -184,18 +182,17 @@ bn_status run(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, co
              g->n[0] / m->nb[0], g->n[1] / m->nb[1], g->n[2] / m->nb[2]};
     const size_t M = (size_t)p.m0 * p.m1 * p.m2, Mc = (size_t)(p.m0 / 2 + 1) * p.m1 * p.m2;
     const size_t n = (size_t)p.n0 * p.n1 * p.n2, nblk = (size_t)p.bx * p.by * p.bz;
-    /* the block at each block position of the grid */
-    bn_status r = bn_cuda_alloc((void **)&b->block_of, nblk * sizeof(int), "FFT block map", s);
-    if (r == BN_OK && cudaMemcpyAsync(b->block_of, g->block, nblk * sizeof(int), cudaMemcpyHostToDevice, s) != cudaSuccess)
-        r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
-    if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the FFT block map");
-    BN_TRY(r);
-    BN_TRY(bn_cuda_alloc((void **)&b->r, M * sizeof(double), "FFT grid (padded)", s));
-    BN_TRY(ensure_cache(fg, g, p, prm->near_cells, 4, b->r));
-    BN_TRY(bn_cuda_alloc((void **)&b->qs, Mc * (size_t)K * sizeof(cufftDoubleComplex), "FFT sources", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->w, Mc * sizeof(cufftDoubleComplex), "FFT products", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->val, n * sizeof(double), "FFT source values", s));
-    BN_TRY(bn_cuda_alloc((void **)&b->out, n * sizeof(double), "FFT values", s));
+    /* the block at each block position of the grid (no wait: a copy from
+     * pageable memory has read g->block when it returns, and g->block
+     * lives past this call's closing wait anyway) */
+    BN_TRY(bn_cuda_dev_alloc(&b->block_of, nblk, "FFT block map", s));
+    BN_CUDA_CHECK(cudaMemcpyAsync(b->block_of, g->block, nblk * sizeof(int), cudaMemcpyHostToDevice, s));
+    BN_TRY(bn_cuda_dev_alloc(&b->r, M, "FFT grid (padded)", s));
+    BN_TRY(ensure_cache(fg, g, p, prm->near_cells, b->r));
+    BN_TRY(bn_cuda_dev_alloc(&b->qs, Mc * (size_t)K, "FFT sources", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->w, Mc, "FFT products", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->val, n, "FFT source values", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->out, n, "FFT values", s));
     const double vol = g->h[0] * g->h[1] * g->h[2];
     for (int c = 0; c < K; c++) {
         BN_TRY(bn_field_stage_copy(fg, b->val, m->var[var[c]], n, 1));

@@ -69,7 +69,7 @@ BN_HD int bn_fft_offset(int i, int n, int *valid)
  * strengths q (K per grid cell, value x volume). */
 bn_status bn_fft_cpu_solve(const bn_fft_grid *g, int K, int near, int want_grad, const double *q, double *raw);
 /* The same with cuFFT, straight from the mesh's source variables var[]
- * to its output variables out[] (fft_cuda.cu; field_gpu_stub.c without
+ * to its output variables out[] (fft_cuda.cu; core/cuda_stub.c without
  * CUDA). */
 struct bn_field_gpu;
 bn_status bn_fft_gpu_mesh(struct bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const bn_fft_grid *g,

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,7 @@
 #define FIELD_FRONTIER 8192    /* nodes per warp's frontier (then a node is
                                   taken whole, as a leaf: exact)            */
 #define FIELD_NEAR_MAX 4
-#define FIELD_SLICES 1         /* evaluation slices, each downloaded while the next is evaluated: 8 slices made the evaluation 2x slower (a tail per slice), so 1 */
+#define FIELD_BRICKS_MAX 64    /* bricks of at most 8^3 cells per mesh block */
 #define FIELD_TABLE ((2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1) * (2 * FIELD_NEAR_MAX + 1))
 
 __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) */
@@ -52,17 +53,13 @@ __constant__ float4 c_near_table[FIELD_TABLE]; /* T_phi, T_g (field_internal.h) 
 
 namespace {
 
-template <typename T>
-bn_status dev_alloc(T **p, size_t n, const char *what, cudaStream_t s)
-{
-    return bn_cuda_alloc((void **)p, (n ? n : 1) * sizeof(T), what, s);
-}
-
+/* n elements of host h to a new device array *d (queued; from pageable
+ * memory the call has read h when it returns). */
 template <typename T>
 bn_status upload(T **d, const T *h, size_t n, const char *what, cudaStream_t s)
 {
-    BN_TRY(dev_alloc(d, n, what, s));
-    BN_CUDA_CHECK(cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, s));
+    BN_TRY(bn_cuda_dev_alloc(d, n, what, s));
+    if (n > 0) BN_CUDA_CHECK(cudaMemcpyAsync(*d, h, n * sizeof(T), cudaMemcpyHostToDevice, s));
     return BN_OK;
 }
 
@@ -99,13 +96,15 @@ struct field_groups {
 struct field_lists {
     int *n_cell, *n_body, *n_near;     /* per group (then exclusive scans) */
     int *cells, *bodies, *near;
-    unsigned long long *counts;        /* pp, pc, near pairs          */
+    unsigned long long *counts;        /* pp, pc pairs; list lengths: near,
+                                          cell, body (64-bit: checked
+                                          before the 32-bit scans)     */
 };
 
 struct field_units {
     double ref[3], ls, qs;
     float eps2;
-    int K, near, leaf_theta_unused;
+    int K, near;
     float aspect[3];
 };
 
@@ -315,13 +314,17 @@ __device__ void descend(const list_args &a, int g, int *front, int near_pass, un
         ncur = nnext;
     }
     if (!a.fill && lane == 0) {
-        if (near_pass) a.l.n_near[g] = len_body;
-        else {
+        if (near_pass) {
+            a.l.n_near[g] = len_body;
+            atomicAdd(&a.l.counts[2], (unsigned long long)len_body);
+        } else {
             a.l.n_cell[g] = len_cell;
             a.l.n_body[g] = len_body;
             const unsigned long long cnt = (unsigned long long)a.g.count[g];
             atomicAdd(&a.l.counts[0], cnt * (unsigned long long)len_body);
             atomicAdd(&a.l.counts[1], cnt * (unsigned long long)len_cell);
+            atomicAdd(&a.l.counts[3], (unsigned long long)len_cell);
+            atomicAdd(&a.l.counts[4], (unsigned long long)len_body);
         }
     }
 }
@@ -351,7 +354,6 @@ struct eval_args {
     double pot_unit, acc_unit;   /* raw sums back to user units            */
     /* mesh targets: the finished values straight into cell order */
     int mesh_out;                /* 1: write out[] instead of raw          */
-    int group0;                  /* the launch's first group               */
     float *out[6];               /* gpot, gacx..z or psix..z, velx..z, as
                                     raw floats: times out_scale on the host,
                                     while copied out of the staging buffers
@@ -361,8 +363,9 @@ struct eval_args {
     int velocity;                /* vorticity: also u = curl psi           */
     int nb[3], bricks;           /* cells per block, bricks per block      */
     unsigned long long *bad;     /* the first cell with a value not finite */
-    int4 brick_lo[64], brick_n[64]; /* a brick's first cell and extent (w:
-                                       its first target within the block) */
+    int4 brick_lo[FIELD_BRICKS_MAX]; /* a brick's first cell            */
+    int4 brick_n[FIELD_BRICKS_MAX];  /* its extent (w: its first target
+                                        within the block)              */
 };
 
 /* The raw sums of one target as the mesh's variables (field.c's
@@ -442,7 +445,7 @@ __global__ void __launch_bounds__(FIELD_THREADS) eval_kernel(eval_args a)
     __shared__ float4 s_q[FIELD_THREADS];
     __shared__ float4 s_c[FIELD_CELL_TILE];
     __shared__ float s_m[FIELD_CELL_TILE * K * 10];
-    const int g = a.group0 + blockIdx.x, tid = threadIdx.x;
+    const int g = blockIdx.x, tid = threadIdx.x;
     const float4 gc = a.g.centre[g];
     const int first = a.g.first[g], count = a.g.count[g];
     float3 x[2];
@@ -646,10 +649,11 @@ bn_status upload_sources(bn_field_gpu *fg, const bn_mesh *m, const bn_field_sour
         h[i] = b >= 0 ? (m->hi[3 * (size_t)b] - m->lo[3 * (size_t)b]) / m->nb[0] : 0.0;
     }
     for (int k = 0; r == BN_OK && k < 3; k++) r = upload(&x->src_x[k], src->x[k], n, "field sources", s);
+    /* q is refilled at once: a copy from pageable memory has read it when
+     * the call returns (no wait); the one wait is before h and q are freed */
     for (int k = 0; r == BN_OK && k < K; k++) {
         for (size_t i = 0; i < n; i++) q[i] = src->q[(size_t)K * i + k];
         r = upload(&x->src_q[k], q, n, "field sources", s);
-        if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the sources");
     }
     if (r == BN_OK) r = upload(&x->src_h, h, n, "field sources", s);
     if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "uploading the sources");
@@ -665,26 +669,26 @@ bn_status build_tree(bn_field_gpu *fg, const bn_field_params *prm, int n, int K,
     bn_gpu_tree_store *ts = &fg->tree;
     BN_TRY(bn_gpu_tree_store_init(ts, s));
     BN_TRY(bn_gpu_bounding_box(x->src_x, n, ts, s));
-    BN_TRY(dev_alloc(&x->keys, (size_t)n, "field keys", s));
-    BN_TRY(dev_alloc(&x->keys_alt, (size_t)n, "field keys", s));
-    BN_TRY(dev_alloc(&x->vals, (size_t)n, "field order", s));
-    BN_TRY(dev_alloc(&x->vals_alt, (size_t)n, "field order", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->keys, (size_t)n, "field keys", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->keys_alt, (size_t)n, "field keys", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->vals, (size_t)n, "field order", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->vals_alt, (size_t)n, "field order", s));
     BN_TRY(bn_gpu_keys(x->src_x, n, ts->frame, 1, x->keys, x->vals, s));
     BN_TRY(bn_gpu_sort_pairs(&x->keys, &x->keys_alt, &x->vals, &x->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s));
     ts->t.n = n;
     BN_TRY(bn_gpu_build(ts, x->keys, x->vals, n, prm->leaf_size, BN_GROUP_SIZE_MAX, 0, (int2 *)x->keys_alt,
                         (unsigned *)x->vals_alt, s));
     for (int k = 0; k < 3; k++) {
-        BN_TRY(dev_alloc(&x->b.x[k], (size_t)n, "field bodies", s));
+        BN_TRY(bn_cuda_dev_alloc(&x->b.x[k], (size_t)n, "field bodies", s));
         BN_TRY(bn_gpu_gather8(x->src_x[k], x->vals, x->b.x[k], n, s));
-        BN_TRY(dev_alloc(&x->b.q[k], (size_t)n, "field bodies", s));
+        BN_TRY(bn_cuda_dev_alloc(&x->b.q[k], (size_t)n, "field bodies", s));
         if (k < K) BN_TRY(bn_gpu_gather8(x->src_q[k], x->vals, x->b.q[k], n, s));
     }
-    BN_TRY(dev_alloc(&x->b.h, (size_t)n, "field bodies", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->b.h, (size_t)n, "field bodies", s));
     BN_TRY(bn_gpu_gather8(x->src_h, x->vals, x->b.h, n, s));
-    BN_TRY(dev_alloc(&x->b.hi, (size_t)n, "field bodies", s));
-    BN_TRY(dev_alloc(&x->b.lo, (size_t)n, "field bodies", s));
-    BN_TRY(dev_alloc(&x->b.qs, (size_t)n, "field bodies", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->b.hi, (size_t)n, "field bodies", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->b.lo, (size_t)n, "field bodies", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->b.qs, (size_t)n, "field bodies", s));
     bodies_kernel<<<blocks((size_t)n, 256), 256, 0, s>>>(x->b, n, u);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
@@ -697,14 +701,14 @@ bn_status moments(bn_field_gpu *fg, const bn_field_params *prm, const field_unit
     const size_t nn = (size_t)t->n_nodes, K = (size_t)u.K;
     x->nd.body = t->node_body;
     x->nd.child = t->node_child;
-    BN_TRY(dev_alloc(&x->nd.box, 6 * nn, "field nodes", s));
-    BN_TRY(dev_alloc(&x->nd.mom, 10 * K * nn, "field moments", s));
-    BN_TRY(dev_alloc(&x->nd.reach, nn, "field nodes", s));
-    BN_TRY(dev_alloc(&x->nd.c_hi, nn, "field nodes", s));
-    BN_TRY(dev_alloc(&x->nd.c_lo, nn, "field nodes", s));
-    BN_TRY(dev_alloc(&x->nd.m, 10 * K * nn, "field moments", s));
-    BN_TRY(dev_alloc(&x->nd.near_lo, nn, "field nodes", s));
-    BN_TRY(dev_alloc(&x->nd.near_hi, nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.box, 6 * nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.mom, 10 * K * nn, "field moments", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.reach, nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.c_hi, nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.c_lo, nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.m, 10 * K * nn, "field moments", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.near_lo, nn, "field nodes", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->nd.near_hi, nn, "field nodes", s));
     for (int L = t->n_levels - 1; L >= 0; L--) {
         const int lo = t->level_start[L], hi = t->level_start[L + 1];
         if (hi > lo) moments_kernel<<<blocks((size_t)(hi - lo), 128), 128, 0, s>>>(x->nd, x->b, u, lo, hi);
@@ -760,7 +764,7 @@ bn_status upload_targets(bn_field_gpu *fg, const bn_field_targets *t, const fiel
 }
 
 /* In place: a[0..n] = exclusive scan of a[0..n) (a has n + 1 entries). */
-bn_status exclusive_scan(int *a, int n, solve_bufs *x, cudaStream_t s)
+bn_status exclusive_scan(int *a, int n, cudaStream_t s)
 {
     size_t bytes = 0;
     BN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, bytes, a, a, n + 1, s));
@@ -769,7 +773,6 @@ bn_status exclusive_scan(int *a, int n, solve_bufs *x, cudaStream_t s)
     const cudaError_t e = cub::DeviceScan::ExclusiveSum(tmp, bytes, a, a, n + 1, s);
     bn_cuda_free(tmp, s);
     BN_CUDA_CHECK(e);
-    (void)x;
     return BN_OK;
 }
 
@@ -780,15 +783,16 @@ bn_status make_lists(bn_field_gpu *fg, int with_near, solve_bufs *x, unsigned lo
     int sms = 0;
     BN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, fg->device));
     const int grid = sms * 8 < blocks((size_t)ng, FIELD_LIST_WARPS) ? sms * 8 : blocks((size_t)ng, FIELD_LIST_WARPS);
-    BN_TRY(dev_alloc(&x->frontier, (size_t)grid * FIELD_LIST_WARPS * 2 * FIELD_FRONTIER, "field walk frontier", s));
-    BN_TRY(dev_alloc(&x->l.n_cell, (size_t)ng + 1, "field lists", s));
-    BN_TRY(dev_alloc(&x->l.n_body, (size_t)ng + 1, "field lists", s));
-    BN_TRY(dev_alloc(&x->l.n_near, (size_t)ng + 1, "field lists", s));
-    BN_TRY(dev_alloc(&x->l.counts, 3, "field counts", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->frontier, (size_t)grid * FIELD_LIST_WARPS * 2 * FIELD_FRONTIER, "field walk frontier",
+                             s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.n_cell, (size_t)ng + 1, "field lists", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.n_body, (size_t)ng + 1, "field lists", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.n_near, (size_t)ng + 1, "field lists", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.counts, 5, "field counts", s));
     BN_CUDA_CHECK(cudaMemsetAsync(x->l.n_cell, 0, ((size_t)ng + 1) * sizeof(int), s));
     BN_CUDA_CHECK(cudaMemsetAsync(x->l.n_body, 0, ((size_t)ng + 1) * sizeof(int), s));
     BN_CUDA_CHECK(cudaMemsetAsync(x->l.n_near, 0, ((size_t)ng + 1) * sizeof(int), s));
-    BN_CUDA_CHECK(cudaMemsetAsync(x->l.counts, 0, 3 * sizeof(unsigned long long), s));
+    BN_CUDA_CHECK(cudaMemsetAsync(x->l.counts, 0, 5 * sizeof(unsigned long long), s));
     list_args a;
     a.nd = x->nd;
     a.b = x->b;
@@ -799,25 +803,26 @@ bn_status make_lists(bn_field_gpu *fg, int with_near, solve_bufs *x, unsigned lo
     a.fill = 0;
     list_kernel<<<grid, 32 * FIELD_LIST_WARPS, 0, s>>>(a);
     BN_CUDA_LAUNCH_CHECK();
-    BN_TRY(exclusive_scan(x->l.n_cell, ng, x, s));
-    BN_TRY(exclusive_scan(x->l.n_body, ng, x, s));
-    BN_TRY(exclusive_scan(x->l.n_near, ng, x, s));
-    int tot[3];
-    BN_TRY(bn_cuda_read(&tot[0], x->l.n_cell + ng, sizeof(int), "field list length", s));
-    BN_TRY(bn_cuda_read(&tot[1], x->l.n_body + ng, sizeof(int), "field list length", s));
-    BN_TRY(bn_cuda_read(&tot[2], x->l.n_near + ng, sizeof(int), "field list length", s));
-    BN_TRY(bn_cuda_read(counts, x->l.counts, 2 * sizeof(unsigned long long), "field counts", s));
-    if (tot[0] < 0 || tot[1] < 0 || tot[2] < 0)
-        return bn_fail(BN_ERR_DEVICE_NOMEM, "the field solver's interaction lists overflow 2^31 entries: use a larger "
-                       "theta or fewer targets per call");
-    BN_TRY(dev_alloc(&x->l.cells, (size_t)tot[0], "field cell list", s));
-    BN_TRY(dev_alloc(&x->l.bodies, (size_t)tot[1], "field body list", s));
-    BN_TRY(dev_alloc(&x->l.near, (size_t)tot[2], "field near list", s));
+    /* the lists' lengths summed in 64 bits, read with the pair counts
+     * (one wait): offsets are scanned in int, so a longer list fails here */
+    unsigned long long c[5];
+    BN_TRY(bn_cuda_read(c, x->l.counts, sizeof c, "field list lengths", s));
+    const unsigned long long n_cell = c[3], n_body = c[4], n_near = c[2];
+    const unsigned long long most = (unsigned long long)INT_MAX;
+    if (n_cell > most || n_body > most || n_near > most)
+        return bn_fail(BN_ERR_DEVICE_NOMEM, "the field solver's interaction lists overflow 2^31 entries (%llu cells, "
+                       "%llu bodies, %llu near): use a larger theta or fewer targets per call", n_cell, n_body, n_near);
+    BN_TRY(exclusive_scan(x->l.n_cell, ng, s));
+    BN_TRY(exclusive_scan(x->l.n_body, ng, s));
+    BN_TRY(exclusive_scan(x->l.n_near, ng, s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.cells, (size_t)n_cell, "field cell list", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.bodies, (size_t)n_body, "field body list", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->l.near, (size_t)n_near, "field near list", s));
     a.l = x->l;
     a.fill = 1;
     list_kernel<<<grid, 32 * FIELD_LIST_WARPS, 0, s>>>(a);
     BN_CUDA_LAUNCH_CHECK();
-    counts[2] = (unsigned long long)tot[2];
+    for (int k = 0; k < 3; k++) counts[k] = c[k];
     return BN_OK;
 }
 
@@ -841,7 +846,7 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 {
     cudaStream_t s = fg->s;
     const size_t per = 4 * (size_t)u.K;
-    BN_TRY(dev_alloc(&x->raw, t->n * per, "field values", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->raw, t->n * per, "field values", s));
     eval_args a;
     a.nd = x->nd;
     a.b = x->b;
@@ -854,7 +859,6 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
     a.pot_unit = u.ls / u.qs;
     a.acc_unit = u.ls * u.ls / u.qs;
     a.mesh_out = 0;
-    a.group0 = 0;
     for (size_t g = 0; g < t->n_groups; g++)
         if (t->count[g] > 2 * FIELD_THREADS)
             return bn_fail(BN_ERR_INTERNAL, "target group %zu has %d targets (at most %d)", g, t->count[g],
@@ -869,69 +873,53 @@ bn_status evaluate(bn_field_gpu *fg, const bn_field_targets *t, const field_unit
 
 const size_t kStreamRun = 4096; /* values per thread at a time (staging copies) */
 
-/* n doubles from the host to the device (or back) through the two
- * pinned staging buffers, pipelined: the host's copy of one chunk (in
- * parallel) overlaps the transfer of the next. */
-bn_status stage_copy_on(bn_field_gpu *fg, cudaStream_t s, double *dst, const double *src, size_t n, int to_device)
+/* The staging callbacks (core/staging_cuda.h) of the mesh's transfers:
+ * doubles copied as they are (in parallel), or raw floats times scale
+ * into host doubles (the product the device checked) with streaming
+ * stores (core/stream_store.h). */
+struct doubles_ctx {
+    double *dst;        /* host, downloads */
+    const double *src;  /* host, uploads   */
+};
+
+void fill_doubles(void *ctx, void *pin, size_t off, size_t len)
 {
-    const size_t chunk = FIELD_PINNED / sizeof(double), chunks = (n + chunk - 1) / chunk;
-    if (to_device) {
-        for (size_t c = 0; c < chunks; c++) {
-            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            double *pin = (double *)fg->pinned[c & 1];
-            BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[c & 1])); /* its transfer two chunks ago is done */
+    const double *src = ((const doubles_ctx *)ctx)->src + off;
+    double *p = (double *)pin;
 #pragma omp parallel for schedule(static)
-            for (long i = 0; i < (long)len; i++) pin[i] = src[off + (size_t)i];
-            BN_CUDA_CHECK(cudaMemcpyAsync(dst + off, pin, len * sizeof(double), cudaMemcpyHostToDevice, s));
-            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
-        }
-        BN_CUDA_CHECK(cudaStreamSynchronize(s));
-        return BN_OK;
-    }
-    for (size_t c = 0; c <= chunks; c++) {
-        if (c < chunks) { /* queue chunk c's transfer, then copy out chunk c - 1 */
-            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_TRY(bn_cuda_read_queued(fg->pinned[c & 1], src + off, len * sizeof(double), "field values (staged)", s));
-            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
-        }
-        if (c == 0) continue;
-        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
-        const double *pin = (const double *)fg->pinned[p & 1];
-        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[p & 1]));
-#pragma omp parallel for schedule(static)
-        for (long i = 0; i < (long)len; i++) dst[off + (size_t)i] = pin[i];
-    }
-    return BN_OK;
+    for (long i = 0; i < (long)len; i++) p[i] = src[i];
 }
 
-bn_status stage_copy_impl(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
+void drain_doubles(void *ctx, const void *pin, size_t off, size_t len)
 {
-    return stage_copy_on(fg, fg->s, dst, src, n, to_device);
+    double *dst = ((const doubles_ctx *)ctx)->dst + off;
+    const double *p = (const double *)pin;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)len; i++) dst[i] = p[i];
 }
 
-/* n raw floats from the device to host doubles times scale, pipelined
- * as stage_copy_on's download (the product the device checked). */
-bn_status stage_down_scaled(bn_field_gpu *fg, cudaStream_t s, double *dst, const float *src, size_t n, double scale)
+struct scaled_ctx {
+    double *dst;
+    double scale;
+};
+
+void drain_scaled(void *ctx, const void *pin, size_t off, size_t len)
 {
-    const size_t chunk = FIELD_PINNED / sizeof(float), chunks = (n + chunk - 1) / chunk;
-    for (size_t c = 0; c <= chunks; c++) {
-        if (c < chunks) {
-            const size_t off = c * chunk, len = n - off < chunk ? n - off : chunk;
-            BN_TRY(bn_cuda_read_queued(fg->pinned[c & 1], src + off, len * sizeof(float), "field values (staged)", s));
-            BN_CUDA_CHECK(cudaEventRecord(fg->staged[c & 1], s));
-        }
-        if (c == 0) continue;
-        const size_t p = c - 1, off = p * chunk, len = n - off < chunk ? n - off : chunk;
-        const float *pin = (const float *)fg->pinned[p & 1];
-        BN_CUDA_CHECK(cudaEventSynchronize(fg->staged[p & 1]));
-        const long runs = (long)((len + kStreamRun - 1) / kStreamRun);
+    const scaled_ctx *c = (const scaled_ctx *)ctx;
+    const float *p = (const float *)pin;
+    const long runs = (long)((len + kStreamRun - 1) / kStreamRun);
 #pragma omp parallel for schedule(static)
-        for (long r = 0; r < runs; r++) {
-            const size_t a = (size_t)r * kStreamRun, e = a + kStreamRun < len ? a + kStreamRun : len;
-            bn_stream_scaled_floats(dst + off + a, pin + a, e - a, scale);
-        }
+    for (long r = 0; r < runs; r++) {
+        const size_t a = (size_t)r * kStreamRun, e = a + kStreamRun < len ? a + kStreamRun : len;
+        bn_stream_scaled_floats(c->dst + off + a, p + a, e - a, c->scale);
     }
-    return BN_OK;
+}
+
+/* n raw floats from the device to host doubles times scale. */
+bn_status stage_down_scaled(bn_field_gpu *fg, double *dst, const float *src, size_t n, double scale)
+{
+    scaled_ctx c = {dst, scale};
+    return bn_stage_down(&fg->stage, fg->s, src, n, sizeof(float), drain_scaled, &c, "field values (staged)");
 }
 
 /* The units of the raw outputs (write_mesh): gravity G times the
@@ -1019,7 +1007,7 @@ __global__ void particle_sources_kernel(int n, int at, const double *px, const d
 }
 
 /* Targets: every cell, brick after brick, as hi + lo floats. */
-__global__ void mesh_targets_kernel(const double *box, eval_args a, field_units u, float4 *t_hi, float4 *t_lo, int n_groups)
+__global__ void mesh_targets_kernel(const double *box, eval_args a, field_units u, float4 *t_hi, float4 *t_lo)
 {
     const int g = blockIdx.x, l = threadIdx.x;
     const int blk = g / a.bricks, br = g % a.bricks;
@@ -1031,11 +1019,10 @@ __global__ void mesh_targets_kernel(const double *box, eval_args a, field_units 
         cell_of(box + 6 * (size_t)blk, a.nb, c, x, h);
         float hi[3], lw[3];
         for (int k = 0; k < 3; k++) split((x[k] - u.ref[k]) * u.ls, &hi[k], &lw[k]);
-        const size_t at = (size_t)g * 0 + (size_t)blk * (size_t)(a.nb[0] * a.nb[1] * a.nb[2]) + (size_t)n.w + (size_t)t;
+        const size_t at = (size_t)blk * (size_t)(a.nb[0] * a.nb[1] * a.nb[2]) + (size_t)n.w + (size_t)t;
         t_hi[at] = make_float4(hi[0], hi[1], hi[2], 0.0f);
         t_lo[at] = make_float4(lw[0], lw[1], lw[2], 0.0f);
     }
-    (void)n_groups;
 }
 
 /* The groups (bricks) from the block table: first target, count, the
@@ -1064,10 +1051,14 @@ __global__ void mesh_groups_kernel(const double *box, eval_args a, field_units u
 }
 
 /* The bricks of a block: cut along each axis into pieces of at most 8
- * cells (field.c's bn_field_targets_mesh, the same order). */
-void brick_pattern(const bn_mesh *m, eval_args *a)
+ * cells (field.c's bn_field_targets_mesh, the same order). The count is
+ * checked first: the kernels' table has FIELD_BRICKS_MAX entries. */
+bn_status brick_pattern(const bn_mesh *m, eval_args *a)
 {
     const int cx = (m->nb[0] + 7) / 8, cy = (m->nb[1] + 7) / 8, cz = (m->nb[2] + 7) / 8;
+    if ((long long)cx * cy * cz > FIELD_BRICKS_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "blocks of %dx%dx%d cells: the GPU field solver takes at most %d bricks of "
+                       "8^3 cells per block", m->nb[0], m->nb[1], m->nb[2], FIELD_BRICKS_MAX);
     int r = 0, at = 0;
     for (int bz = 0; bz < cz; bz++)
         for (int by = 0; by < cy; by++)
@@ -1081,6 +1072,27 @@ void brick_pattern(const bn_mesh *m, eval_args *a)
             }
     a->bricks = r;
     for (int k = 0; k < 3; k++) a->nb[k] = m->nb[k];
+    return BN_OK;
+}
+
+/* The nonzero cells' indices compacted (CUB) into md->index, their
+ * count and the first bad source read back (one wait). */
+bn_status select_sources(mesh_dev *md, int cells, solve_bufs *x, int *nc, unsigned long long *bad, cudaStream_t s)
+{
+    int *d_count = NULL;
+    size_t bytes = 0;
+    thrust::counting_iterator<int> it(0);
+    bn_status r = bn_cuda_dev_alloc(&d_count, 1, "mesh source count", s);
+    cudaError_t e = cudaSuccess;
+    if (r == BN_OK) e = cub::DeviceSelect::Flagged(NULL, bytes, it, md->flag, md->index, d_count, cells, s);
+    if (r == BN_OK && e == cudaSuccess) r = bn_cuda_alloc(&x->scan_tmp, bytes, "mesh source select", s);
+    if (r == BN_OK && e == cudaSuccess)
+        e = cub::DeviceSelect::Flagged(x->scan_tmp, bytes, it, md->flag, md->index, d_count, cells, s);
+    if (r == BN_OK && e != cudaSuccess) r = bn_cuda_fail(e, "cub::DeviceSelect::Flagged", __FILE__, __LINE__);
+    if (r == BN_OK) r = bn_cuda_read_queued(bad, md->bad, sizeof *bad, "mesh source check", s);
+    if (r == BN_OK) r = bn_cuda_read(nc, d_count, sizeof *nc, "mesh source count", s);
+    bn_cuda_free(d_count, s);
+    return r;
 }
 
 /* The block table and the source variables to the device; the nonzero
@@ -1104,28 +1116,18 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
     free(box);
     BN_TRY(r);
     for (int k = 0; k < K; k++) {
-        BN_TRY(dev_alloc(&md->val[k], cells, "mesh source values", s));
-        BN_TRY(stage_copy_impl(fg, md->val[k], m->var[var[k]], cells, 1));
+        BN_TRY(bn_cuda_dev_alloc(&md->val[k], cells, "mesh source values", s));
+        BN_TRY(bn_field_stage_copy(fg, md->val[k], m->var[var[k]], cells, 1));
     }
-    BN_TRY(dev_alloc(&md->flag, cells, "mesh source flags", s));
-    BN_TRY(dev_alloc(&md->index, cells, "mesh source index", s));
-    BN_TRY(dev_alloc(&md->bad, 2, "mesh checks", s));
+    BN_TRY(bn_cuda_dev_alloc(&md->flag, cells, "mesh source flags", s));
+    BN_TRY(bn_cuda_dev_alloc(&md->index, cells, "mesh source index", s));
+    BN_TRY(bn_cuda_dev_alloc(&md->bad, 2, "mesh checks", s));
     BN_CUDA_CHECK(cudaMemsetAsync(md->bad, 0xff, 2 * sizeof(unsigned long long), s));
     flag_kernel<<<blocks(cells, 256), 256, 0, s>>>(*md, K);
     BN_CUDA_LAUNCH_CHECK();
-    int *d_count = NULL;
-    BN_TRY(dev_alloc(&d_count, 1, "mesh source count", s));
-    size_t bytes = 0;
-    thrust::counting_iterator<int> it(0);
-    BN_CUDA_CHECK(cub::DeviceSelect::Flagged(NULL, bytes, it, md->flag, md->index, d_count, (int)cells, s));
-    BN_TRY(bn_cuda_alloc(&x->scan_tmp, bytes, "mesh source select", s));
-    BN_CUDA_CHECK(cub::DeviceSelect::Flagged(x->scan_tmp, bytes, it, md->flag, md->index, d_count, (int)cells, s));
     int nc = 0;
     unsigned long long bad = 0;
-    r = bn_cuda_read_queued(&bad, md->bad, sizeof bad, "mesh source check", s);
-    if (r == BN_OK) r = bn_cuda_read(&nc, d_count, sizeof nc, "mesh source count", s);
-    bn_cuda_free(d_count, s);
-    BN_TRY(r);
+    BN_TRY(select_sources(md, (int)cells, x, &nc, &bad, s));
     if (bad != ~0ull) { /* the first bad value: its variable, block and cell named */
         bn_field_params p;
         memset(&p, 0, sizeof p);
@@ -1133,13 +1135,16 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
         return bn_field_bad_source(&p, m, var[bad % 4], (size_t)(bad / 4));
     }
     md->n_src = nc;
+    if (extra && extra->n > (size_t)INT32_MAX / 2 - (size_t)nc)
+        return bn_fail(BN_ERR_ARGUMENT, "%d source cells and %zu particles: the GPU field solver takes up to 2^30 "
+                       "sources", nc, extra->n);
     const int np = extra ? (int)extra->n : 0, n = nc + np;
     for (int k = 0; k < 3; k++) {
-        BN_TRY(dev_alloc(&x->src_x[k], (size_t)n, "field sources", s));
-        BN_TRY(dev_alloc(&x->src_q[k], (size_t)n, "field sources", s));
+        BN_TRY(bn_cuda_dev_alloc(&x->src_x[k], (size_t)n, "field sources", s));
+        BN_TRY(bn_cuda_dev_alloc(&x->src_q[k], (size_t)n, "field sources", s));
     }
-    BN_TRY(dev_alloc(&x->src_h, (size_t)n, "field sources", s));
-    BN_TRY(dev_alloc(&md->absq, (size_t)n, "field sources", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->src_h, (size_t)n, "field sources", s));
+    BN_TRY(bn_cuda_dev_alloc(&md->absq, (size_t)n, "field sources", s));
     if (nc > 0)
         mesh_sources_kernel<<<blocks((size_t)nc, 256), 256, 0, s>>>(*md, K, m->nb[0], m->nb[1], m->nb[2], x->src_x[0],
                                                                    x->src_x[1], x->src_x[2], x->src_q[0], x->src_q[1],
@@ -1164,8 +1169,7 @@ bn_status mesh_sources(bn_field_gpu *fg, const bn_mesh *m, const int *var, int K
 
 /* The units of the mesh path: ref the domain's centre, the length unit
  * from its extent, the strength unit from the sum of |q| (CUB). */
-bn_status mesh_units(bn_field_gpu *fg, const bn_mesh *m, const mesh_dev *md, int n, int K, solve_bufs *x,
-                     field_units *u)
+bn_status mesh_units(bn_field_gpu *fg, const bn_mesh *m, const mesh_dev *md, int n, int K, field_units *u)
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, extent = 0;
     for (size_t b = 0; b < m->n_blocks; b++)
@@ -1178,17 +1182,17 @@ bn_status mesh_units(bn_field_gpu *fg, const bn_mesh *m, const mesh_dev *md, int
         extent = fmax(extent, hi[k] - lo[k]);
     }
     double *d_sum = NULL, sum = 0;
-    BN_TRY(dev_alloc(&d_sum, 1, "strength sum", fg->s));
-    size_t bytes = 0;
-    BN_CUDA_CHECK(cub::DeviceReduce::Sum(NULL, bytes, md->absq, d_sum, n, fg->s));
     void *tmp = NULL;
-    BN_TRY(bn_cuda_alloc(&tmp, bytes, "strength sum", fg->s));
-    const cudaError_t e = cub::DeviceReduce::Sum(tmp, bytes, md->absq, d_sum, n, fg->s);
-    bn_status r = e == cudaSuccess ? bn_cuda_read(&sum, d_sum, sizeof sum, "strength sum", fg->s)
-                                   : bn_cuda_fail(e, "cub::DeviceReduce::Sum", __FILE__, __LINE__);
+    size_t bytes = 0;
+    bn_status r = bn_cuda_dev_alloc(&d_sum, 1, "strength sum", fg->s);
+    cudaError_t e = cudaSuccess;
+    if (r == BN_OK) e = cub::DeviceReduce::Sum(NULL, bytes, md->absq, d_sum, n, fg->s);
+    if (r == BN_OK && e == cudaSuccess) r = bn_cuda_alloc(&tmp, bytes, "strength sum", fg->s);
+    if (r == BN_OK && e == cudaSuccess) e = cub::DeviceReduce::Sum(tmp, bytes, md->absq, d_sum, n, fg->s);
+    if (r == BN_OK && e != cudaSuccess) r = bn_cuda_fail(e, "cub::DeviceReduce::Sum", __FILE__, __LINE__);
+    if (r == BN_OK) r = bn_cuda_read(&sum, d_sum, sizeof sum, "strength sum", fg->s);
     bn_cuda_free(tmp, fg->s);
     bn_cuda_free(d_sum, fg->s);
-    (void)x;
     u->ls = bn_gpu_unit_scale(extent);
     u->qs = bn_gpu_unit_scale(sum);
     u->K = K;
@@ -1223,9 +1227,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     memset(&md, 0, sizeof md);
     eval_args a;
     memset(&a, 0, sizeof a);
-    brick_pattern(m, &a);
-    if (a.bricks > 64) return bn_fail(BN_ERR_ARGUMENT, "blocks of %dx%dx%d cells: at most 64 bricks of 8^3 per block",
-                                      m->nb[0], m->nb[1], m->nb[2]);
+    BN_TRY(brick_pattern(m, &a));
     bn_cuda_reset_peak();
     trace tr;
     trace_begin(&tr, s);
@@ -1241,7 +1243,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         free_bufs(&x, s);
         return BN_OK;
     }
-    if (r == BN_OK) r = mesh_units(fg, m, &md, n, K, &x, &u);
+    if (r == BN_OK) r = mesh_units(fg, m, &md, n, K, &u);
     u.eps2 = (float)(eps2 * u.ls * u.ls);
     if (r == BN_OK) r = build_tree(fg, prm, n, K, u, &x);
     trace_mark(&tr, s, "tree");
@@ -1249,15 +1251,15 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     trace_mark(&tr, s, "moments");
     const size_t cells = bn_mesh_cells(m);
     x.g.n = (int)(m->n_blocks * (size_t)a.bricks);
-    if (r == BN_OK) r = dev_alloc(&x.g.first, (size_t)x.g.n, "target groups", s);
-    if (r == BN_OK) r = dev_alloc(&x.g.count, (size_t)x.g.n, "target groups", s);
-    if (r == BN_OK) r = dev_alloc(&x.g.centre, (size_t)x.g.n, "target groups", s);
-    if (r == BN_OK) r = dev_alloc(&x.g.half, (size_t)x.g.n, "target groups", s);
-    if (r == BN_OK) r = dev_alloc(&x.t_hi, cells, "field targets", s);
-    if (r == BN_OK) r = dev_alloc(&x.t_lo, cells, "field targets", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.first, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.count, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.centre, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.half, (size_t)x.g.n, "target groups", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.t_hi, cells, "field targets", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&x.t_lo, cells, "field targets", s);
     if (r == BN_OK) {
         mesh_groups_kernel<<<blocks((size_t)x.g.n, 128), 128, 0, s>>>(md.box, a, u, x.g);
-        mesh_targets_kernel<<<x.g.n, 128, 0, s>>>(md.box, a, u, x.t_hi, x.t_lo, x.g.n);
+        mesh_targets_kernel<<<x.g.n, 128, 0, s>>>(md.box, a, u, x.t_hi, x.t_lo);
         if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the mesh's target kernels failed to launch");
     }
     trace_mark(&tr, s, "targets (device)");
@@ -1265,7 +1267,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     if (r == BN_OK) r = make_lists(fg, with_near, &x, counts);
     trace_mark(&tr, s, "lists");
     float *d_out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-    for (int v = 0; r == BN_OK && v < nv; v++) r = dev_alloc(&d_out[v], cells, "field values", s);
+    for (int v = 0; r == BN_OK && v < nv; v++) r = bn_cuda_dev_alloc(&d_out[v], cells, "field values", s);
     if (r == BN_OK) {
         a.nd = x.nd;
         a.b = x.b;
@@ -1283,31 +1285,16 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
         for (int v = 0; v < 6; v++) a.out[v] = d_out[v];
         mesh_out_scales(&a, K);
     }
-    /* the evaluation in slices of whole blocks (cells contiguous), each
-     * slice's values downloaded on the second stream while the next ones
-     * are evaluated */
-    const int slices = (int)(m->n_blocks < FIELD_SLICES ? m->n_blocks : FIELD_SLICES);
-    cudaEvent_t done[FIELD_SLICES];
-    for (int k = 0; k < slices; k++) cudaEventCreateWithFlags(&done[k], cudaEventDisableTiming);
-    for (int k = 0; r == BN_OK && k < slices; k++) {
-        const size_t b0 = m->n_blocks * (size_t)k / (size_t)slices, b1 = m->n_blocks * (size_t)(k + 1) / (size_t)slices;
-        a.group0 = (int)(b0 * (size_t)a.bricks);
-        const int ng = (int)((b1 - b0) * (size_t)a.bricks);
-        if (ng > 0 && K == 1) eval_kernel<1><<<ng, FIELD_THREADS, 0, s>>>(a);
-        else if (ng > 0) eval_kernel<3><<<ng, FIELD_THREADS, 0, s>>>(a);
+    /* one evaluation, then the values down on the same stream (in
+     * slices downloaded while the next was evaluated it was slower: a
+     * tail per slice) */
+    if (r == BN_OK && x.g.n > 0) {
+        if (K == 1) eval_kernel<1><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
+        else eval_kernel<3><<<x.g.n, FIELD_THREADS, 0, s>>>(a);
         if (cudaGetLastError() != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the evaluation kernel failed to launch");
-        cudaEventRecord(done[k], s);
     }
     trace_mark(&tr, s, "evaluate");
-    const size_t bc = bn_mesh_block_cells(m);
-    for (int k = 0; r == BN_OK && k < slices; k++) {
-        const size_t c0 = m->n_blocks * (size_t)k / (size_t)slices * bc, c1 = m->n_blocks * (size_t)(k + 1) / (size_t)slices * bc;
-        if (cudaStreamWaitEvent(fg->s2, done[k], 0) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "waiting for a slice");
-        for (int v = 0; r == BN_OK && v < nv; v++)
-            r = stage_down_scaled(fg, fg->s2, out[v] + c0, d_out[v] + c0, c1 - c0, a.out_scale[v]);
-    }
-    for (int k = 0; k < slices; k++) cudaEventDestroy(done[k]);
-    if (r == BN_OK && cudaStreamSynchronize(fg->s2) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the download failed");
+    for (int v = 0; r == BN_OK && v < nv; v++) r = stage_down_scaled(fg, out[v], d_out[v], cells, a.out_scale[v]);
     trace_mark(&tr, s, "download (after the evaluation)");
     trace_end(&tr, s);
     st->t_sources = 1e-3 * tr.ms[1];
@@ -1338,7 +1325,12 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
 
 extern "C" bn_status bn_field_stage_copy(bn_field_gpu *fg, double *dst, const double *src, size_t n, int to_device)
 {
-    return stage_copy_impl(fg, dst, src, n, to_device);
+    doubles_ctx c = {dst, src};
+    if (!to_device)
+        return bn_stage_down(&fg->stage, fg->s, src, n, sizeof(double), drain_doubles, &c, "field values (staged)");
+    BN_TRY(bn_stage_up(&fg->stage, fg->s, dst, n, sizeof(double), fill_doubles, &c));
+    BN_CUDA_CHECK(cudaStreamSynchronize(fg->s)); /* the upload's failures reported here */
+    return BN_OK;
 }
 
 extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
@@ -1350,14 +1342,11 @@ extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
     g->device = device;
     cudaError_t e = cudaSetDevice(device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s2, cudaStreamNonBlocking);
-    for (int k = 0; k < 2 && e == cudaSuccess; k++) {
-        e = cudaMallocHost(&g->pinned[k], FIELD_PINNED);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&g->staged[k], cudaEventDisableTiming);
-    }
-    if (e != cudaSuccess) {
-        free(g);
-        return bn_cuda_fail(e, "cudaSetDevice / cudaStreamCreate", __FILE__, __LINE__);
+    bn_status r = e == cudaSuccess ? BN_OK : bn_cuda_fail(e, "cudaSetDevice / cudaStreamCreate", __FILE__, __LINE__);
+    if (r == BN_OK) r = bn_staging_init(&g->stage);
+    if (r != BN_OK) {
+        bn_field_gpu_free(g); /* what was made */
+        return r;
     }
     *out = g;
     return BN_OK;
@@ -1366,15 +1355,13 @@ extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
 extern "C" void bn_field_gpu_free(bn_field_gpu *g)
 {
     if (!g) return;
-    bn_gpu_tree_store_free(&g->tree, g->s);
-    bn_fft_cache_free(g);
-    cudaStreamSynchronize(g->s);
-    for (int k = 0; k < 2; k++) {
-        if (g->pinned[k]) cudaFreeHost(g->pinned[k]);
-        if (g->staged[k]) cudaEventDestroy(g->staged[k]);
+    if (g->s) { /* without a stream (a failed create) nothing else was made */
+        bn_gpu_tree_store_free(&g->tree, g->s);
+        bn_fft_cache_free(g);
+        cudaStreamSynchronize(g->s);
     }
-    cudaStreamDestroy(g->s);
-    if (g->s2) cudaStreamDestroy(g->s2);
+    bn_staging_free(&g->stage); /* after the stream's last transfer */
+    if (g->s) cudaStreamDestroy(g->s);
     free(g);
 }
 
@@ -1402,8 +1389,7 @@ extern "C" bn_status bn_field_gpu_solve(bn_field_gpu *fg, const bn_field_params 
     trace_begin(&tr, fg->s);
     bn_status r = with_near ? upload_table(m, prm->near_cells, &u, fg->s) : BN_OK;
     if (r == BN_OK) r = upload_sources(fg, m, src, &x);
-    if (r == BN_OK) r = build_tree(fg, prm, (int)src->n, src->K, u, &x);
-    if (r == BN_OK) r = cudaStreamSynchronize(fg->s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "tree");
+    if (r == BN_OK) r = build_tree(fg, prm, (int)src->n, src->K, u, &x); /* its shape read back: no wait here */
     trace_mark(&tr, fg->s, "upload sources, tree");
     if (r == BN_OK) r = moments(fg, prm, u, &x);
     trace_mark(&tr, fg->s, "moments");

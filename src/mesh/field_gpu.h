@@ -3,27 +3,24 @@
 #ifndef BN_FIELD_GPU_H
 #define BN_FIELD_GPU_H
 #include <cuda_runtime.h>
+#include "core/staging_cuda.h"
 #include "tree/tree_cuda.h"
-
-#define FIELD_PINNED (32u << 20) /* bytes of each of the two staging buffers */
 
 /* What the FFT solver keeps between calls on one grid: its plans and the
  * kernels' spectra (fft_cuda.cu). */
 struct bn_fft_cache {
-    int n[3], near, nk;
+    int n[3], near;
     double h[3];
-    void *spectra;         /* nk kernels' transforms (cufftDoubleComplex) */
+    void *spectra;         /* the 4 kernels' transforms (cufftDoubleComplex) */
     int fwd, inv;          /* cuFFT plans (cufftHandle)                   */
     int valid;
 };
 
 struct bn_field_gpu {
     int device;
-    cudaStream_t s;
-    cudaStream_t s2;       /* downloads overlapped with the evaluation      */
+    cudaStream_t s;        /* every transfer and kernel of the solver      */
     bn_gpu_tree_store tree;
-    void *pinned[2];       /* staging between pageable host arrays and the device */
-    cudaEvent_t staged[2]; /* a staging buffer's last transfer                      */
+    bn_staging stage;      /* between pageable host arrays and the device */
     struct bn_fft_cache fft;
 };
 
