@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Weak and strong scaling of banyan's force step to 1024 GPUs: a model
+from measured per-stage costs (BENCHMARKS.md), the volume of the locally
+essential trees (LETs) and published network bandwidths.
+
+    python3 scripts/scaling-model.py            # the tables in BENCHMARKS.md
+
+Every input is named below with where it comes from: "measured" (a run in
+BENCHMARKS.md), "published" (a vendor's or a paper's figure) or "assumed"
+(a judgement, to be replaced by issue 18's measurements).
+"""
+import math
+
+# ---- measured on one H100 (BENCHMARKS.md, session 12 run 12) --------------
+# force step (sort, build, moments, groups, walk) at the tuned settings
+# (bonsai-box, theta 0.67, leaves 32, groups 256; p99 1.3-2e-3), Plummer:
+# log2(n) -> seconds
+T_1GPU = {20: 4.16e-3, 24: 40.3e-3, 26: 160.8e-3}
+T_FLOOR = 1.0e-3  # assumed: below 2^20 a step costs at least the launches and syncs of its ~15 kernels
+# the walk: 31.5 ms of the 40.3 at 2^24 for 1047 + 286 interactions per
+# particle; 215657 groups (one per 78 particles)
+T_INTERACTION = 31.5e-3 / (2.0**24 * (1047 + 286))
+PARTICLES_PER_GROUP = 2.0**24 / 215657
+C_FAR = 2.0  # assumed: a far cell costs a group's expansion about two interactions' time
+
+
+def t_local(n):
+    """One GPU's force step for n particles: log-log between the measured
+    points, the 2^20-2^24 slope below 2^20 down to T_FLOOR."""
+    pts = sorted(T_1GPU.items())
+    x = math.log2(n)
+    lo, hi = (pts[0], pts[1]) if x < pts[1][0] else (pts[1], pts[2])
+    slope = math.log(hi[1] / lo[1]) / (hi[0] - lo[0])
+    return max(T_FLOOR, lo[1] * math.exp(slope * (x - lo[0])))
+
+
+# ---- measured on the CPU backend across ranks (session 15, run 16) ---------
+# bodies and cells a rank sends (all receivers together), as a fraction of
+# its share, Plummer 2^23 on P ranks: (P, share, bodies, cells)
+LET_RUNS = [(2, 2**23 / 2, 403613, 175437), (4, 2**23 / 4, 357413, 167908), (8, 2**23 / 8, 293743, 138460)]
+# walk work with the received trees walked separately, against one tree:
+# rank 0's walks (its own and the received trees', the exchange taken out)
+# at 2^23 with 16 / P threads each, against one process's walk with 16
+# threads (its call 7.81 s less its tree build, ~0.56 s): (P, walks, exchange)
+WALK_RUNS = [(2, 9.65, 1.38), (4, 10.6, 0.86), (8, 11.8, 0.67)]
+WALK_1 = 7.81 - 0.56
+# overhead of the walks per unit of LET fraction (alpha): extra work / fraction
+ALPHA_CPU = [((w - x) / WALK_1 - 1.0) / (r[2] / r[1]) for (p, w, x), r in zip(WALK_RUNS, LET_RUNS)]
+ALPHA = sum(ALPHA_CPU) / len(ALPHA_CPU)  # ~1.8 (an upper bound: the ranks shared one memory system)
+ALPHA_MERGED = 1.0  # assumed: received trees merged under one root (Bonsai), each LET element walked as a local one
+
+# ---- published bandwidths ----------------------------------------------------
+NET = {  # bytes/s per GPU achievable, and per-message latency (s)
+    "IB NDR 400 Gb/s per GPU (H100 clusters)": (40e9, 3e-6),
+    "Aries, Piz Daint (Bonsai's weak scaling)": (8e9, 2e-6),
+}
+PCIE_STAGING = 20e9  # assumed: host-staged MPI (no CUDA-aware MPI), PCIe 5 x16 ~ 25 GB/s one way
+
+# ---- the wire format (assumed: floats, as the GPU's own tree) ---------------
+BODY_BYTES, CELL_BYTES = 16, 48
+TOP_CELLS_PER_RANK = 64  # assumed: a far domain is opened 2 levels deep by any receiver box
+
+
+def let_fraction(p, share):
+    """LET bodies sent by a rank over its share: the measured fraction at
+    the nearest measured rank count, moved to `share` by the surface law
+    (fraction ~ share^(-1/3)); past 8 ranks every domain has its full set
+    of neighbours (assumed: 1.3x the 8-rank fraction, the 26 neighbours
+    of a cube against ~8 at P = 8)."""
+    pm = min(p, 8)
+    row = min(LET_RUNS, key=lambda r: abs(r[0] - pm))
+    f = row[2] / row[1] * (row[1] / share) ** (1.0 / 3.0)
+    return f * (1.3 if p > 8 else 1.0)
+
+
+def step(p, share, alpha, net, top_tree=True):
+    """Modelled time of one force step on p GPUs with `share` particles each."""
+    t_loc = t_local(share)
+    if p == 1:
+        return t_loc, 0.0, 0.0
+    f = let_fraction(p, share)
+    bodies = f * share
+    cells = bodies * (LET_RUNS[-1][3] / LET_RUNS[-1][2])  # cells per body sent, measured at 8 ranks
+    # cells of far domains every group meets: every remote rank's top
+    # cells, or with a global top tree (GADGET's top-level tree) a walk of
+    # O(log P) of its cells (assumed: 64 per doubling of P)
+    far = (p - 1) * TOP_CELLS_PER_RANK if not top_tree else TOP_CELLS_PER_RANK * math.log2(p)
+    volume = bodies * BODY_BYTES + (cells + far) * CELL_BYTES
+    bw, lat = NET[net]
+    t_comm = volume / min(bw, PCIE_STAGING) + (p - 1) * lat
+    t_remote = alpha * f * t_loc  # the received trees' walks
+    t_far = share / PARTICLES_PER_GROUP * far * C_FAR * T_INTERACTION
+    t_walk = 0.78 * t_loc  # the walk's share of the step (31.5 of 40.3 ms): what the exchange overlaps
+    exposed = max(0.0, t_comm - t_walk)
+    t_decomp = 0.01 * share * 64 / min(bw, PCIE_STAGING) + 2 * math.log2(p) * lat  # 1% of particles move per step
+    t_reduce = 4 * math.log2(p) * lat  # the clock's reductions (max |a|, bins, counts)
+    total = t_loc + t_remote + t_far + exposed + t_decomp + t_reduce
+    return total, volume, t_comm
+
+
+def table(kind, shares, net, alpha, top_tree=True):
+    print(f"\n{kind}, {net}, alpha {alpha:.2f}{'' if top_tree else ', no global top tree'}")
+    print("| GPUs | particles per GPU | LET fraction | LET MB per step | comm ms | step ms | efficiency |")
+    print("|---|---|---|---|---|---|---|")
+    base = None
+    for p, share in shares:
+        t, vol, tc = step(p, share, alpha, net, top_tree)
+        ideal = t_local(share) if kind.startswith("weak") else t_local(shares[0][1]) / p
+        base = base or t
+        f = let_fraction(p, share) if p > 1 else 0.0
+        print(f"| {p} | {share / 2**20:.1f} M | {f:.3f} | {vol / 1e6:.1f} | {tc * 1e3:.2f} | {t * 1e3:.1f} | "
+              f"{100 * ideal / t:.0f}% |")
+
+
+def main():
+    print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
+    ps = [1, 2, 4, 8, 16, 64, 256, 1024]
+    for net in NET:
+        for alpha in (ALPHA, ALPHA_MERGED):
+            table("weak scaling, 2^25 per GPU", [(p, 2.0**25) for p in ps], net, alpha)
+    for alpha in (ALPHA, ALPHA_MERGED):
+        table("strong scaling, 2^27 in all", [(p, 2.0**27 / p) for p in ps], list(NET)[0], alpha)
+    table("weak scaling, 2^25 per GPU", [(p, 2.0**25) for p in ps], list(NET)[0], ALPHA_MERGED, top_tree=False)
+
+
+if __name__ == "__main__":
+    main()
