@@ -385,8 +385,32 @@ BN_API bn_status bn_snapshot_write(const char *path, const bn_particles *p,
                                    const bn_snapshot_meta *meta);
 /* Read a GADGET-4/SWIFT-style file: float or double coordinates, 32- or
  * 64-bit ids, per-particle Masses or Header/MassTable. Reads PartType1
- * (or every PartType present, concatenated). meta may be NULL. */
+ * (or every PartType present, concatenated). meta may be NULL. A file of
+ * a snapshot split over several (NumFilesPerSnapshot > 1, GADGET-4's
+ * "<stem>.<k>.hdf5") reads every file of it, in file order: the counts
+ * must add up to NumPart_Total and the ids must be unique over all. */
 BN_API bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_meta *meta);
+
+/* Snapshots split over files (GADGET-4's NumFilesPerSnapshot), e.g. one
+ * per MPI rank: file k of a snapshot named "<stem>.hdf5" is
+ * "<stem>.<k>.hdf5". */
+#define BN_SNAPSHOT_MAX_FILES 65536
+/* The name of file k of the split snapshot `path` ("snap.hdf5" ->
+ * "snap.3.hdf5"; a path without ".hdf5" gets ".<k>.hdf5" appended). */
+BN_API bn_status bn_snapshot_part_path(const char *path, int k, char *out, size_t cap);
+/* Write file `index` of `n_files` holding p (which may be empty), with
+ * NumPart_Total n_total: every file of the set must be written for a
+ * reader to accept it. Atomic per file (a temporary name renamed). */
+BN_API bn_status bn_snapshot_write_part(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
+                                        int index, int n_files, uint64_t n_total);
+/* Rank `rank` of `ranks` readers' share of a snapshot: the files [F rank
+ * / ranks, F (rank + 1) / ranks) of a split snapshot of F files (none
+ * when F < ranks leaves this rank without one: *out has 0 particles), or
+ * for a single file its rows [N rank / ranks, N (rank + 1) / ranks).
+ * Checks as bn_snapshot_read over what it reads; *n_total: the particles
+ * of the whole snapshot (may be NULL). */
+BN_API bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_particles **out,
+                                        bn_snapshot_meta *meta, uint64_t *n_total);
 
 /* ------------------------------------------------------------------ */
 /* Images                                                               */
@@ -508,6 +532,26 @@ typedef struct bn_block_info {
     double cycle_start, cycle_length;
 } bn_block_info;
 BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
+/* Several ranks (bn_comm_world under mpirun; see "Many processes"): every
+ * rank passes its own particles (bn_simulation_set_particles; any number,
+ * none included) and then calls every function below that computes or
+ * steps, in the same order: they become collective. Forces come from every
+ * rank's particles, each step's length and block-step bins are decided from
+ * numbers the same on every rank (max |a|, the finest bin, the counts), and
+ * bn_simulation_energies sums every rank's, in rank order. CPU backend
+ * (AUTO takes it); no error target. c must outlive sim. NULL or one rank:
+ * this process alone. */
+BN_API bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c);
+/* Collective: the largest rank's cost in the last force evaluation (its walk
+ * flops from the interaction counts) over the mean; 1 in one process. */
+BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
+/* Collective, at a synchronised time (block steps: a cycle's end): cut the
+ * domains again (bn_domain_decompose), each particle weighted by its rank's
+ * measured cost per particle (by count before any forces), and move the
+ * particles with their forces; st (may be NULL) gets the cut's numbers.
+ * Nothing in one process. */
+typedef struct bn_domain_stats bn_domain_stats;
+BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);
 /* Stats of the last force evaluation. On the GPU a step queues its work
  * and returns before the device is done; asking for the stats waits for
  * that evaluation (zeros if it failed). */
@@ -801,13 +845,13 @@ typedef struct bn_domain {
     bn_curve curve;
 } bn_domain;
 
-typedef struct bn_domain_stats {
+struct bn_domain_stats {
     double weight_local;      /* this rank's weight after the exchange      */
     double weight_max, weight_mean; /* over the ranks                       */
     double imbalance;         /* weight_max / weight_mean (1 = perfect)     */
     size_t sent, received;    /* particles to and from other ranks          */
     double t_total;           /* wall seconds                               */
-} bn_domain_stats;
+};
 
 /* Collective: cut the domains from every rank's particles p (weights w,
  * one per local particle, or NULL) and move each particle to its rank.

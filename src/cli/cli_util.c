@@ -18,8 +18,10 @@ int cli_fail(const char *cmd, bn_status s)
     return 1;
 }
 
+/* Under mpirun every rank parses the same command line: rank 0 speaks. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    if (bn_comm_rank(cli_comm()) != 0) return 2;
     va_list ap;
     fprintf(stderr, "banyan %s: error: ", cmd);
     va_start(ap, fmt);

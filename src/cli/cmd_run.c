@@ -15,6 +15,7 @@
 #include "core/timer.h"
 #include "gravity/force_checks.h"
 #include "io/params.h"
+#include "parallel/comm.h"
 
 typedef struct run_ctx {
     bn_run_params *prm;
@@ -31,7 +32,25 @@ typedef struct run_ctx {
     double wall0;
     double next_energy; /* next logged time when Statistics:interval > 0 */
     long energy_rows;
+    /* several ranks (mpirun): rank 0 writes every output */
+    const bn_comm *comm;
+    int root;
+    run_ranks ranks;
+    long balanced_at;   /* the step of the last re-balance            */
+    long rebalances;
+    double imbalance;   /* the last measured (largest rank over mean) */
 } run_ctx;
+
+/* Re-balance (several ranks) at a synchronised time, at least every
+ * RUN_REBALANCE_STEPS steps, sooner when the largest rank's walk cost
+ * passes the mean by RUN_REBALANCE_IMBALANCE; never within
+ * RUN_REBALANCE_MIN_STEPS steps of the last (the counts would still be
+ * those of the old domains). */
+#define RUN_REBALANCE_STEPS 64
+#define RUN_REBALANCE_IMBALANCE 1.1
+#define RUN_REBALANCE_MIN_STEPS 4
+
+static int several(const run_ctx *c) { return bn_comm_size(c->comm) > 1; }
 
 static void run_help(void)
 {
@@ -102,10 +121,11 @@ static bn_status load_particles(run_ctx *c, bn_particles **out)
 static bn_status check_start(run_ctx *c)
 {
     const bn_particles *p = NULL;
-    BN_TRY(bn_simulation_particles(c->sim, &p));
-    if (bn_particles_check_forces(p, "the initial forces") != BN_OK)
-        return bn_fail_context(BN_ERR_ARGUMENT, "the forces overflow (G = %g, softening %g)", c->prm->gravity.G,
-                               c->prm->gravity.softening);
+    bn_status s = bn_simulation_particles(c->sim, &p);
+    if (s == BN_OK && bn_particles_check_forces(p, "the initial forces") != BN_OK)
+        s = bn_fail_context(BN_ERR_ARGUMENT, "the forces overflow (G = %g, softening %g)", c->prm->gravity.G,
+                            c->prm->gravity.softening);
+    BN_TRY(bn_comm_agree(c->comm, s));
     bn_energies e;
     BN_TRY(bn_simulation_energies(c->sim, &e));
     if (!isfinite(e.total))
@@ -114,6 +134,7 @@ static bn_status check_start(run_ctx *c)
     double amax = 0;
     for (size_t i = 0; p->acc[0] && i < p->n; i++) /* hypot: |a| of 1e200 does not overflow */
         amax = fmax(amax, hypot(hypot(p->acc[0][i], p->acc[1][i]), p->acc[2][i]));
+    BN_TRY(bn_comm_allreduce(c->comm, &amax, 1, BN_REDUCE_MAX)); /* every rank plans the same */
     return run_plan_check(c->prm, c->t_start, amax);
 }
 
@@ -122,18 +143,26 @@ static bn_status check_start(run_ctx *c)
 static bn_status setup_simulation(run_ctx *c)
 {
     bn_particles *p = NULL;
-    BN_TRY(load_particles(c, &p));
+    /* every rank reads or generates the whole set (the same on each) */
+    BN_TRY(bn_comm_agree(c->comm, load_particles(c, &p)));
     c->n = p->n;
+    bn_status s = several(c) ? run_ranks_split(c->comm, &c->ranks, &p) : BN_OK; /* agreed */
+    if (s != BN_OK) {
+        bn_particles_free(p);
+        return s;
+    }
     bn_integrator_params integ = c->prm->integ;
     integ.dt_min = run_plan_dt_min(c->prm, c->t_start);
-    bn_status s = bn_simulation_create(&c->sim);
+    s = bn_simulation_create(&c->sim);
+    if (s == BN_OK) s = bn_simulation_set_comm(c->sim, c->comm);
     if (s == BN_OK) s = bn_simulation_set_gravity(c->sim, &c->prm->gravity);
     if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &integ);
     if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
     bn_particles_free(p);
-    BN_TRY(s);
-    BN_TRY(bn_simulation_set_time(c->sim, c->t_start));
-    BN_TRY(run_schedule_build(&c->sched, c->prm, c->t_start));
+    if (s == BN_OK) s = bn_simulation_set_time(c->sim, c->t_start);
+    if (s == BN_OK) s = run_schedule_build(&c->sched, c->prm, c->t_start);
+    BN_TRY(bn_comm_agree(c->comm, s));
+    BN_TRY(bn_simulation_rebalance(c->sim, NULL)); /* the first domains, by count */
     BN_TRY(bn_simulation_compute_forces(c->sim));
     return check_start(c);
 }
@@ -189,10 +218,9 @@ static bn_status check_output_dirs(run_ctx *c)
 
 /* Every directory first (the picture's too: a missing one would only show
  * after the whole run), then the files. */
-static bn_status prepare_outputs(run_ctx *c)
+static bn_status make_outputs(run_ctx *c)
 {
     char path[RUN_PATH_MAX];
-    BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
     BN_TRY(check_output_names(c));
     BN_TRY(check_output_dirs(c));
     BN_TRY(run_make_dirs(c->outdir));
@@ -212,20 +240,45 @@ static bn_status prepare_outputs(run_ctx *c)
                                bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
 }
 
+/* Rank 0 makes and writes the outputs; every rank knows where snapshots
+ * go. */
+static bn_status prepare_outputs(run_ctx *c)
+{
+    BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
+    return bn_comm_agree(c->comm, c->root ? make_outputs(c) : BN_OK);
+}
+
+/* Every particle, on the writer: this process's, or every rank's gathered
+ * on rank 0 in the initial order (*owned, to be freed; *p NULL on the
+ * other ranks). */
+static bn_status all_particles(run_ctx *c, const bn_particles **p, bn_particles **owned)
+{
+    *owned = NULL;
+    bn_status s = bn_simulation_particles(c->sim, p);
+    if (!several(c)) return s;
+    BN_TRY(bn_comm_agree(c->comm, s));
+    BN_TRY(run_ranks_gather(c->comm, &c->ranks, *p, owned));
+    *p = *owned;
+    return BN_OK;
+}
+
 static bn_status write_snapshot(run_ctx *c)
 {
     char name[BN_PARAM_STRLEN + 32], path[RUN_PATH_MAX];
     snprintf(name, sizeof name, "%s_%04zu.hdf5", c->prm->snap_basename, c->sched.next);
     BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
     const bn_particles *p = NULL;
-    BN_TRY(bn_simulation_particles(c->sim, &p));
+    bn_particles *owned = NULL;
+    BN_TRY(all_particles(c, &p, &owned));
     bn_snapshot_meta meta = bn_snapshot_meta_default();
     meta.time = bn_simulation_time(c->sim);
     meta.units.G = c->prm->gravity.G;
     meta.gravity = *bn_simulation_gravity(c->sim); /* an error target's choice */
     meta.gravity.backend = bn_simulation_backend(c->sim);
     meta.accuracy = *bn_simulation_accuracy(c->sim);
-    BN_TRY(bn_snapshot_write(path, p, &meta));
+    const bn_status s = c->root ? bn_snapshot_write(path, p, &meta) : BN_OK;
+    bn_particles_free(owned);
+    BN_TRY(bn_comm_agree(c->comm, s));
     c->sched.next++;
     return BN_OK;
 }
@@ -238,8 +291,13 @@ static bn_status log_energy(run_ctx *c)
         return bn_fail(BN_ERR_ARGUMENT, "at t = %.9g the energy is not finite (kinetic %g, potential %g): the forces "
                        "or velocities overflowed", bn_simulation_time(c->sim), e.kinetic, e.potential);
     c->energy_rows++;
-    return run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e, bn_wall_seconds() - c->wall0,
-                              bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
+    /* every rank keeps the time of the last row (outputs_due asks) */
+    if (!c->root) c->log.last_time = bn_simulation_time(c->sim);
+    return bn_comm_agree(c->comm, c->root ? run_energy_log_row(&c->log, bn_simulation_time(c->sim), &e,
+                                                                bn_wall_seconds() - c->wall0,
+                                                                bn_simulation_gravity(c->sim),
+                                                                bn_simulation_accuracy(c->sim))
+                                          : BN_OK);
 }
 
 /* Outputs due at the current time (steps land exactly on them). With
@@ -268,6 +326,22 @@ static bn_status outputs_due(run_ctx *c)
  * progress line's pace (a look costs one wait for the device). */
 #define RUN_BATCH_STEPS 64
 
+/* Several ranks, at a synchronised time: the domains cut again when due
+ * (RUN_REBALANCE_*); the decision comes from counts that every rank
+ * shares, so every rank takes it. */
+static bn_status maybe_rebalance(run_ctx *c)
+{
+    if (!several(c) || bn_simulation_block_info(c->sim).tick != 0) return BN_OK;
+    const long steps = bn_simulation_steps(c->sim), since = steps - c->balanced_at;
+    if (since < RUN_REBALANCE_MIN_STEPS || bn_simulation_time(c->sim) >= c->prm->t_end) return BN_OK;
+    BN_TRY(bn_simulation_imbalance(c->sim, &c->imbalance));
+    if (c->imbalance < RUN_REBALANCE_IMBALANCE && since < RUN_REBALANCE_STEPS) return BN_OK;
+    BN_TRY(bn_simulation_rebalance(c->sim, NULL));
+    c->balanced_at = steps;
+    c->rebalances++;
+    return BN_OK;
+}
+
 /* The steps between outputs run as batches (bn_simulation_advance): on
  * the GPU the host waits for the device only where an output, the
  * progress line or a batch's end needs the time. */
@@ -275,7 +349,7 @@ static bn_status integrate(run_ctx *c)
 {
     c->next_energy = c->t_start;
     BN_TRY(outputs_due(c));
-    run_progress_start(&c->progress, c->t_start, c->prm->t_end, c->quiet);
+    run_progress_start(&c->progress, c->t_start, c->prm->t_end, c->quiet || !c->root);
     while (bn_simulation_time(c->sim) < c->prm->t_end) {
         double stop = fmin(c->prm->t_end, run_schedule_next(&c->sched));
         if (c->prm->energy_interval > 0) stop = fmin(stop, c->next_energy);
@@ -284,6 +358,7 @@ static bn_status integrate(run_ctx *c)
         if (s != BN_OK)
             return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), bn_simulation_steps(c->sim));
         BN_TRY(outputs_due(c));
+        BN_TRY(maybe_rebalance(c));
         run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
                             c->log.last_rel);
     }
@@ -297,9 +372,12 @@ static bn_status render_final(run_ctx *c)
     char path[RUN_PATH_MAX];
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->render_file));
     const bn_particles *p = NULL;
-    BN_TRY(bn_simulation_particles(c->sim, &p));
+    bn_particles *owned = NULL;
+    BN_TRY(all_particles(c, &p, &owned));
     bn_render_params rp = bn_render_params_default();
-    return bn_render_png(path, p, &rp);
+    const bn_status s = c->root ? bn_render_png(path, p, &rp) : BN_OK;
+    bn_particles_free(owned);
+    return bn_comm_agree(c->comm, s);
 }
 
 static void print_summary(const run_ctx *c)
@@ -318,6 +396,9 @@ static void print_summary(const run_ctx *c)
         printf("  %ld checks of the error (%.3f s), %ld searches (%.3f s)\n", a->checks, a->t_checks, a->tunings,
                a->t_tuning - a->t_checks);
     }
+    if (several(c))
+        printf("  %d ranks: domains cut %ld times after the first; last measured imbalance %.3f (largest rank's walk "
+               "over the mean)\n", bn_comm_size(c->comm), c->rebalances, c->imbalance);
     const long idle = bn_simulation_idle_steps(c->sim);
     if (idle > 0) /* queued in a batch after it had reached its output time */
         printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);
@@ -334,7 +415,7 @@ static bn_status run(run_ctx *c)
     BN_TRY(prepare_outputs(c));
     BN_TRY(integrate(c));
     BN_TRY(render_final(c));
-    return run_energy_log_close(&c->log);
+    return bn_comm_agree(c->comm, run_energy_log_close(&c->log));
 }
 
 int bn_cmd_run(int argc, char **argv)
@@ -348,14 +429,18 @@ int bn_cmd_run(int argc, char **argv)
     int n_over = 0, print_defaults = 0, c, rc = 0;
     run_ctx ctx = {0};
     ctx.outdir = ".";
+    ctx.log.last_time = NAN; /* no row yet, on every rank (rank 0's log says so again when opened) */
+    ctx.comm = cli_comm();
+    ctx.root = bn_comm_rank(ctx.comm) == 0;
     optind = 1;
+    opterr = ctx.root; /* getopt's own messages: one, not one per rank */
     while ((c = getopt_long(argc, argv, "P:o:qh", opts, NULL)) != -1) {
         if (c == 'P') overrides[n_over++] = optarg;
         else if (c == 'o') ctx.outdir = optarg;
         else if (c == 'q') ctx.quiet = 1;
         else if (c == 'D') print_defaults = 1;
         else if (c == 'h') {
-            run_help();
+            if (ctx.root) run_help();
             free(overrides);
             return 0;
         } else {
@@ -370,17 +455,19 @@ int bn_cmd_run(int argc, char **argv)
         return cli_usage_error(cmd, "expected at most one parameter file, got '%s' and '%s'", file, argv[optind]);
     }
     ctx.prm = bn_alloc(sizeof *ctx.prm, "parameters");
-    bn_status s = ctx.prm ? load_params(ctx.prm, file, overrides, n_over) : BN_ERR_NOMEM;
-    if (s == BN_OK && print_defaults) s = bn_run_params_print(ctx.prm, stdout, BN_PARAMS_DOC);
+    /* every rank reads the parameters (one that cannot stops them all) */
+    bn_status s = bn_comm_agree(ctx.comm, ctx.prm ? load_params(ctx.prm, file, overrides, n_over) : BN_ERR_NOMEM);
+    if (s == BN_OK && print_defaults) s = ctx.root ? bn_run_params_print(ctx.prm, stdout, BN_PARAMS_DOC) : BN_OK;
     else if (s == BN_OK) s = run(&ctx);
     if (s != BN_OK) {
         run_progress_end(&ctx.progress);
-        rc = cli_fail(cmd, s);
-    } else if (!print_defaults) {
+        rc = ctx.root ? cli_fail(cmd, s) : 1; /* every rank has the same failure: one message */
+    } else if (!print_defaults && ctx.root) {
         print_summary(&ctx);
     }
     run_energy_log_close(&ctx.log);
     run_schedule_free(&ctx.sched);
+    run_ranks_free(&ctx.ranks);
     bn_simulation_free(ctx.sim);
     free(ctx.prm);
     free(overrides);

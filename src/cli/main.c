@@ -20,7 +20,7 @@ static const command commands[] = {
     {"ic", bn_cmd_ic, "make initial conditions (plummer, hernquist, nfw, uniform-sphere, uniform-cube)", 0},
     {"forces", bn_cmd_forces, "compute accelerations and potentials of a snapshot (also under mpirun)", 1},
     {"compare", bn_cmd_compare, "relative force errors of one snapshot against another", 0},
-    {"run", bn_cmd_run, "run a simulation from a YAML parameter file", 0},
+    {"run", bn_cmd_run, "run a simulation from a YAML parameter file (also under mpirun)", 1},
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
     {"bench", bn_cmd_bench, "time the force computation stage by stage", 0},
@@ -49,7 +49,7 @@ static int run_command(const command *cmd, int argc, char **argv)
     if (bn_comm_size(world) > 1 && !cmd->ranks) {
         if (bn_comm_rank(world) == 0)
             fprintf(stderr, "banyan %s: error: runs in one process; under mpirun (%d ranks) only 'banyan forces' "
-                    "spreads its work over the ranks\n", cmd->name, bn_comm_size(world));
+                    "and 'banyan run' spread their work over the ranks\n", cmd->name, bn_comm_size(world));
         rc = 2;
     } else {
         rc = cmd->fn(argc, argv);

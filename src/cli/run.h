@@ -88,4 +88,22 @@ bn_status run_path_join(char *out, size_t size, const char *dir, const char *nam
 bn_status run_make_dirs(const char *path);
 /* mkdir -p of the directory part of a file path (nothing for a bare name). */
 bn_status run_make_parent_dirs(const char *path);
+
+/* ---- several ranks (run_ranks.c) ---------------------------------------------- */
+typedef struct run_id_place {
+    uint64_t id;
+    size_t index; /* in the initial set */
+} run_id_place;
+typedef struct run_ranks {
+    run_id_place *place; /* rank 0: every particle's id and place, by id */
+    size_t n;
+} run_ranks;
+/* Collective: *p, the whole initial set on every rank, becomes this
+ * rank's slice of it; rank 0 keeps where each id was (ids must be
+ * unique: the message names the two particles). */
+bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p);
+/* Collective: every rank's particles (with forces when they have them) on
+ * rank 0, in the initial set's order: *all (NULL on the other ranks). */
+bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_particles *mine, bn_particles **all);
+void run_ranks_free(run_ranks *rr);
 #endif

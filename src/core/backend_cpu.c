@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "gravity/gravity_cpu.h"
 #include "integrate/integrate_cpu.h"
+#include "parallel/comm.h"
 #include "parallel/forces_dist.h"
 
 typedef struct cpu_state {
@@ -63,8 +64,14 @@ static bn_status cpu_upload(void *st, const bn_particles *p)
     s->bin = NULL;
     s->have_forces = 0;
     s->have_tree = 0;
+    /* forces that come with the particles are theirs (a re-balance moves
+     * them with the particles, bn_simulation_rebalance): the next step
+     * starts from them instead of computing them again */
+    const int with_forces = p->acc[0] && p->acc[1] && p->acc[2] && p->pot;
     BN_TRY(bn_particles_copy(&s->p, p));
-    return bn_particles_ensure_forces(s->p);
+    BN_TRY(bn_particles_ensure_forces(s->p));
+    s->have_forces = with_forces; /* no old |a| yet: the accel criterion's first walk is as after any upload */
+    return BN_OK;
 }
 
 static bn_status cpu_download(void *st, bn_particles *out)
@@ -158,7 +165,7 @@ static bn_status ensure_bins(cpu_state *s)
 static bn_status cpu_forces_active(void *st, int bin_min, int rebuild)
 {
     cpu_state *s = st;
-    BN_TRY(ensure_bins(s));
+    BN_TRY(bn_comm_agree(s->comm, ensure_bins(s))); /* before the collective evaluation */
     return evaluate(s, s->g.method == BN_METHOD_DIRECT ? NULL : s->bin, bin_min, rebuild);
 }
 
@@ -243,10 +250,30 @@ static bn_status cpu_max_accel(void *st, double *amax)
     return BN_OK;
 }
 
+/* Several ranks: every rank's sums, added in rank order (the same bits for
+ * the same ranks), the centre of mass from the summed first moments. */
 static bn_status cpu_energies(void *st, bn_energies *e)
 {
     cpu_state *s = st;
-    return bn_energies_compute(s->p, e);
+    BN_TRY(bn_energies_compute(s->p, e));
+    if (bn_comm_size(s->comm) <= 1) return BN_OK;
+    const double m = bn_particles_total_mass(s->p);
+    double v[12] = {e->kinetic, e->potential, m};
+    for (int k = 0; k < 3; k++) {
+        v[3 + k] = e->momentum[k];
+        v[6 + k] = e->angular_momentum[k];
+        v[9 + k] = e->com[k] * m; /* bn_energies_compute divided by m */
+    }
+    BN_TRY(bn_comm_allreduce(s->comm, v, 12, BN_REDUCE_SUM));
+    e->kinetic = v[0];
+    e->potential = v[1];
+    for (int k = 0; k < 3; k++) {
+        e->momentum[k] = v[3 + k];
+        e->angular_momentum[k] = v[6 + k];
+        e->com[k] = v[2] > 0 ? v[9 + k] / v[2] : 0;
+    }
+    e->total = e->kinetic + e->potential;
+    return BN_OK;
 }
 
 /* The forces of the clock's step: nothing when it is idle; with block
@@ -258,11 +285,35 @@ static bn_status cpu_step_forces(cpu_state *s, const bn_step_rule *r)
     return cpu_forces_active(s, s->clock.bin_min, r->rebuild);
 }
 
+/* Several ranks step together: every decision of the clock (the shared
+ * step's length, the next tick and its active bins, rebuilds) must come
+ * from the same numbers on every rank. The shared step's max |a| is the
+ * largest over the ranks. */
+static bn_status shared_amax(cpu_state *s, const bn_step_rule *r)
+{
+    s->clock.amax = r->eta > 0 ? bn_max_accel_cpu(s->p) : 0;
+    if (r->eta > 0 && bn_comm_size(s->comm) > 1) BN_TRY(bn_comm_allreduce(s->comm, &s->clock.amax, 1, BN_REDUCE_MAX));
+    return BN_OK;
+}
+
+/* After a block kick: the finest bin over the ranks (the next tick) and
+ * the particles kicked on all of them. */
+static bn_status agree_kick(cpu_state *s, bn_clock *c)
+{
+    if (bn_comm_size(s->comm) <= 1) return BN_OK;
+    double bin = c->max_bin, count = c->n_active;
+    BN_TRY(bn_comm_allreduce(s->comm, &bin, 1, BN_REDUCE_MAX));
+    BN_TRY(bn_comm_allreduce(s->comm, &count, 1, BN_REDUCE_SUM));
+    c->max_bin = (int)bin;
+    c->n_active = (int)count;
+    return BN_OK;
+}
+
 static bn_status cpu_clock_stage(void *st, const bn_step_rule *r, bn_clock_stage stage)
 {
     cpu_state *s = st;
     bn_clock *c = &s->clock;
-    if (stage == BN_STAGE_SHARED_PLAN) c->amax = r->eta > 0 ? bn_max_accel_cpu(s->p) : 0;
+    if (stage == BN_STAGE_SHARED_PLAN) BN_TRY(shared_amax(s, r));
     if (bn_clock_apply(c, r, stage)) return BN_OK;
     switch (stage) {
     case BN_STAGE_HALF_KICK:
@@ -274,9 +325,9 @@ static bn_status cpu_clock_stage(void *st, const bn_step_rule *r, bn_clock_stage
     case BN_STAGE_BLOCK_KICK: {
         if (!c->kick_on) return BN_OK;
         long kicked = 0;
-        BN_TRY(cpu_block_kick(s, &c->kick, &c->max_bin, &kicked));
+        BN_TRY(bn_comm_agree(s->comm, cpu_block_kick(s, &c->kick, &c->max_bin, &kicked)));
         c->n_active = (int)kicked;
-        return BN_OK;
+        return agree_kick(s, c);
     }
     case BN_STAGE_FORCES: return cpu_step_forces(s, r);
     default: return bn_fail(BN_ERR_ARGUMENT, "clock stage %d unknown", (int)stage);

@@ -10,6 +10,7 @@
 #include "gravity/force_checks.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
+#include "parallel/comm.h"
 
 struct bn_simulation {
     bn_gravity_params grav;
@@ -38,6 +39,13 @@ struct bn_simulation {
     bn_accuracy acc;
     int tuned;                /* a search was made for these particles  */
     long last_check;          /* the step of the last check             */
+    /* several ranks (bn_simulation_set_comm): host holds this rank's
+     * particles; every decision of a step is taken from numbers that
+     * are the same on every rank */
+    const bn_comm *comm;
+    double n_global;          /* particles on all ranks (at the upload)  */
+    int forces_moved;         /* a re-balance moved the forces with the
+                                 particles: the upload keeps them         */
 };
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -56,6 +64,8 @@ bn_status bn_simulation_create(bn_simulation **out)
     *out = sim;
     return BN_OK;
 }
+
+static int ranks(const bn_simulation *sim) { return bn_comm_size(sim->comm); }
 
 static void drop_backend(bn_simulation *sim)
 {
@@ -93,9 +103,34 @@ static bn_status require_synchronised(const bn_simulation *sim, const char *what
                    "at time %.17g first", what, c->tick, 1 << (sim->integ.time_bins - 1), c->cycle_end);
 }
 
+/* What several ranks cannot do yet, named by its parameter. */
+static bn_status ranks_support(const bn_gravity_params *g, int n)
+{
+    if (n <= 1) return BN_OK;
+    if (g->method == BN_METHOD_TREE && g->error_target > 0)
+        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g chooses its settings in one process only (this "
+                       "run has %d ranks): give Gravity:theta instead", g->error_target, n);
+    if (g->backend == BN_BACKEND_GPU)
+        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:backend = gpu runs in one process only (this run has %d ranks): "
+                       "the GPU backend does not exchange trees yet; use backend cpu", n);
+    return BN_OK;
+}
+
+bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
+{
+    if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_comm: simulation is NULL");
+    BN_TRY(ranks_support(&sim->grav, bn_comm_size(c)));
+    BN_TRY(require_synchronised(sim, "bn_simulation_set_comm"));
+    BN_TRY(sync_host(sim));
+    drop_backend(sim); /* the next one is told the ranks */
+    sim->comm = c;
+    return BN_OK;
+}
+
 bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g)
 {
     BN_TRY(bn_gravity_params_validate(g));
+    BN_TRY(ranks_support(g, ranks(sim)));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_gravity"));
     BN_TRY(sync_host(sim));
     drop_backend(sim);
@@ -133,7 +168,10 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
 
 bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
 {
-    BN_TRY(bn_particles_validate(p, "particles"));
+    /* several ranks: a rank may hold none; the set is judged whole, by
+     * all ranks together, at the upload */
+    if (ranks(sim) <= 1) BN_TRY(bn_particles_validate(p, "particles"));
+    else if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_particles: particle set is NULL");
     bn_particles *copy = NULL;
     BN_TRY(bn_particles_copy(&copy, p));
     bn_particles_free(sim->host);
@@ -170,25 +208,62 @@ bn_status bn_simulation_add_particle(bn_simulation *sim, const double pos[3], co
     return BN_OK;
 }
 
-/* Make sure the backend exists and holds the particles. */
-static bn_status ensure_backend(bn_simulation *sim)
+/* Several ranks: the particles are checked as one set, as bn_gravity
+ * does (each rank judges its own, the range and total mass that the
+ * other checks need are every rank's), and counted. A rank may hold
+ * none. */
+static bn_status check_inputs_ranks(bn_simulation *sim)
 {
-    if (!sim->ops) {
-        BN_TRY(bn_backend_select(sim->grav.backend, sim->grav.device, &sim->ops));
-        bn_status s = sim->ops->create(&sim->state, &sim->grav);
-        if (s != BN_OK) {
-            sim->ops = NULL;
-            return s;
-        }
-    }
-    if (!sim->backend_current) {
+    const bn_particles *p = sim->host;
+    bn_input_summary sum;
+    bn_status s = bn_summarize_particles(p, &sum);
+    if (s == BN_OK && sum.first_bad < p->n) s = bn_particles_fault(p, sum.first_bad, "particles");
+    BN_TRY(bn_comm_agree(sim->comm, s));
+    BN_TRY(bn_comm_reduce_box(sim->comm, sum.lo, sum.hi));
+    double v[2] = {sum.mass, (double)p->n};
+    BN_TRY(bn_comm_allreduce(sim->comm, v, 2, BN_REDUCE_SUM));
+    sum.mass = v[0];
+    sim->n_global = v[1];
+    if (!(v[1] > 0)) return bn_fail(BN_ERR_ARGUMENT, "particles: no particles on any of %d ranks", ranks(sim));
+    return bn_force_inputs_judge(&sim->grav, p, &sum); /* the same on every rank */
+}
+
+/* The backend for this simulation's ranks: several take the CPU's (AUTO
+ * too: the GPU backend does not exchange trees yet). */
+static bn_status create_backend(bn_simulation *sim)
+{
+    const bn_backend want = ranks(sim) > 1 && sim->grav.backend == BN_BACKEND_AUTO ? BN_BACKEND_CPU : sim->grav.backend;
+    BN_TRY(bn_backend_select(want, sim->grav.device, &sim->ops));
+    bn_status s = sim->ops->create(&sim->state, &sim->grav);
+    if (s == BN_OK && ranks(sim) > 1) s = sim->ops->set_comm(sim->state, sim->comm);
+    if (s != BN_OK) drop_backend(sim);
+    return s;
+}
+
+static bn_status upload(bn_simulation *sim)
+{
+    if (ranks(sim) > 1) {
+        BN_TRY(check_inputs_ranks(sim)); /* agreed */
+    } else {
         BN_TRY(bn_particles_validate(sim->host, "particles"));
         BN_TRY(bn_force_inputs_check(&sim->grav, sim->host));
-        BN_TRY(sim->ops->upload(sim->state, sim->host));
-        BN_TRY(sim->ops->clock_write(sim->state, &sim->clock));
-        sim->backend_current = 1;
-        sim->have_forces = 0;
+        sim->n_global = (double)sim->host->n;
     }
+    BN_TRY(bn_comm_agree(sim->comm, sim->ops->upload(sim->state, sim->host)));
+    BN_TRY(sim->ops->clock_write(sim->state, &sim->clock));
+    sim->backend_current = 1;
+    sim->have_forces = sim->forces_moved;
+    sim->forces_moved = 0;
+    return BN_OK;
+}
+
+/* Make sure the backend exists and holds the particles (collective over
+ * the ranks, and agreed, whenever it does something: the flags that
+ * decide are the same on every rank). */
+static bn_status ensure_backend(bn_simulation *sim)
+{
+    if (!sim->ops) BN_TRY(bn_comm_agree(sim->comm, create_backend(sim)));
+    if (!sim->backend_current) BN_TRY(upload(sim));
     return BN_OK;
 }
 
@@ -358,25 +433,29 @@ static int block_wants_rebuild(const bn_simulation *sim)
 {
     if (sim->clock.ends) return 1; /* every particle active */
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
-    return sim->excess_flops >= BN_REBUILD_FLOPS_PER_PARTICLE * (double)sim->host->n;
+    return sim->excess_flops >= BN_REBUILD_FLOPS_PER_PARTICLE * sim->n_global; /* every rank's */
 }
 
 /* After a step's forces: its walk flops per active particle against a
- * fresh tree's for the same active bins. */
-static void block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
+ * fresh tree's for the same active bins (every rank's counts: n_active is
+ * theirs too, and every rank must decide the same). */
+static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
-    if (sim->integ.tree_rebuild > 0 || n_active <= 0) return;
+    if (sim->integ.tree_rebuild > 0 || n_active <= 0) return BN_OK;
     const bn_force_stats *st = bn_simulation_force_stats(sim);
-    const double flops = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, n_active);
+    double count[3] = {st->n_pp, st->n_pc, st->n_far};
+    BN_TRY(bn_comm_allreduce(sim->comm, count, 3, BN_REDUCE_SUM));
+    const double flops = bn_walk_flops(count[0], count[1], count[2], n_active);
     const double per = flops / n_active;
     if (rebuilt) sim->excess_flops = 0;
     if (rebuilt || !(sim->fresh_flops[bin_min] > 0)) {
         sim->fresh_flops[bin_min] = per;
-        return;
+        return BN_OK;
     }
     const double excess = flops - sim->fresh_flops[bin_min] * n_active;
     if (excess > 0) sim->excess_flops += excess;
+    return BN_OK;
 }
 
 /* One block step: a new cycle if the last one ended (bins of every
@@ -404,8 +483,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
     if (!host_decides) return BN_OK;
     BN_TRY(read_clock(sim));
     sim->steps_since_build = r->rebuild ? 1 : sim->steps_since_build + 1;
-    block_tune_rebuild(sim, sim->clock.bin_min, r->rebuild); /* the end keeps the plan's bins */
-    return BN_OK;
+    return block_tune_rebuild(sim, sim->clock.bin_min, r->rebuild); /* the end keeps the plan's bins */
 }
 
 /* ---- batches ---- */
@@ -561,4 +639,70 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
     b.cycle_start = c->cycle_start;
     b.cycle_length = c->cycle_length;
     return b;
+}
+
+/* ---- several ranks: load balance ---- */
+
+/* This rank's cost in the last evaluation: its walk's flops (the
+ * interaction counts, as the self-tuned rebuild weighs them; counts, not
+ * seconds, so that the decisions are the same in every run). */
+static double rank_cost(bn_simulation *sim)
+{
+    if (!sim->ops || !sim->have_forces) return 0;
+    const bn_force_stats *st = bn_simulation_force_stats(sim);
+    return bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->host->n);
+}
+
+bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
+{
+    if (!sim || !imbalance) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_imbalance: NULL argument");
+    *imbalance = 1;
+    if (ranks(sim) <= 1) return BN_OK;
+    double sum = rank_cost(sim), max = sum;
+    BN_TRY(bn_comm_allreduce(sim->comm, &sum, 1, BN_REDUCE_SUM));
+    BN_TRY(bn_comm_allreduce(sim->comm, &max, 1, BN_REDUCE_MAX));
+    if (sum > 0) *imbalance = max / (sum / ranks(sim));
+    return BN_OK;
+}
+
+/* Each particle's weight for the cut: its rank's measured cost shared
+ * equally among the rank's particles (the walk counts per rank, not per
+ * particle), so that a rank whose particles cost more gives some away;
+ * NULL (by count) before any forces. */
+static bn_status cost_weights(bn_simulation *sim, double **w)
+{
+    *w = NULL;
+    const size_t n = sim->host->n;
+    const double cost = rank_cost(sim);
+    double any = cost;
+    BN_TRY(bn_comm_allreduce(sim->comm, &any, 1, BN_REDUCE_MIN));
+    if (!(any > 0)) return BN_OK; /* some rank measured nothing: by count */
+    double *v = bn_alloc((n ? n : 1) * sizeof *v, "load-balance weights");
+    BN_TRY(bn_comm_agree(sim->comm, v ? BN_OK : BN_ERR_NOMEM));
+    for (size_t i = 0; i < n; i++) v[i] = cost / (double)n;
+    *w = v;
+    return BN_OK;
+}
+
+bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)
+{
+    if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_rebalance: simulation is NULL");
+    if (st) memset(st, 0, sizeof *st);
+    if (ranks(sim) <= 1) return BN_OK;
+    BN_TRY(require_synchronised(sim, "bn_simulation_rebalance")); /* the same clock on every rank */
+    BN_TRY(bn_comm_agree(sim->comm, sync_host(sim)));
+    double *w = NULL;
+    BN_TRY(cost_weights(sim, &w));
+    const int had_forces = sim->have_forces && sim->host->acc[0] && sim->host->pot;
+    bn_domain d = {0};
+    const bn_status s = bn_domain_decompose(sim->comm, sim->host, w, sim->grav.curve, &d, st);
+    bn_domain_release(&d);
+    free(w);
+    /* the host holds the new domain (with its forces, which travelled
+     * with the particles); the backend gets it at the next upload */
+    sim->backend_current = 0;
+    sim->have_forces = 0;
+    sim->forces_moved = s == BN_OK && had_forces;
+    sim->stats_current = 0;
+    return s;
 }

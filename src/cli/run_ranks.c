@@ -1,0 +1,145 @@
+/* `banyan run` under mpirun: every rank holds the whole initial set
+ * (read or generated), keeps its slice, and the simulation cuts the
+ * domains; for a snapshot or the picture rank 0 gathers every rank's
+ * particles and puts them back in the initial set's order (by id: each
+ * id is the same particle all run long), so that P ranks write the same
+ * layout as one process. */
+#include <stdlib.h>
+#include <string.h>
+#include "cli/run.h"
+#include "core/error.h"
+#include "parallel/comm.h"
+
+/* One particle on its way to rank 0. */
+typedef struct run_record {
+    uint64_t id;
+    double pos[3], vel[3], mass, acc[3], pot;
+} run_record;
+
+static int by_id(const void *a, const void *b)
+{
+    const uint64_t x = ((const run_id_place *)a)->id, y = ((const run_id_place *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int record_by_id(const void *a, const void *b)
+{
+    const uint64_t x = ((const run_record *)a)->id, y = ((const run_record *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Rank 0's map from ids to places in the file; the ids must be unique
+ * (the same map on every rank would need them anyway). */
+static bn_status build_places(run_ranks *rr, const bn_particles *all)
+{
+    rr->place = bn_alloc_array(all->n ? all->n : 1, sizeof *rr->place, "particle places");
+    if (!rr->place) return BN_ERR_NOMEM;
+    rr->n = all->n;
+    for (size_t i = 0; i < all->n; i++) {
+        rr->place[i].id = all->id[i];
+        rr->place[i].index = i;
+    }
+    qsort(rr->place, rr->n, sizeof *rr->place, by_id);
+    for (size_t i = 1; i < rr->n; i++)
+        if (rr->place[i].id == rr->place[i - 1].id)
+            return bn_fail(BN_ERR_PARAMETER, "ParticleIDs: id %llu is held by particles %zu and %zu; several ranks "
+                           "put the particles back in order by id, which must be unique",
+                           (unsigned long long)rr->place[i].id, rr->place[i - 1].index, rr->place[i].index);
+    return BN_OK;
+}
+
+/* Particles [n r / P, n (r + 1) / P) of all. */
+static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_particles **out)
+{
+    const size_t P = (size_t)bn_comm_size(c), me = (size_t)bn_comm_rank(c);
+    const size_t a = all->n * me / P, e = all->n * (me + 1) / P;
+    BN_TRY(bn_particles_create(out, e - a));
+    for (size_t i = a; i < e; i++) {
+        for (int k = 0; k < 3; k++) {
+            (*out)->pos[k][i - a] = all->pos[k][i];
+            (*out)->vel[k][i - a] = all->vel[k][i];
+        }
+        (*out)->mass[i - a] = all->mass[i];
+        (*out)->id[i - a] = all->id[i];
+    }
+    return BN_OK;
+}
+
+bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p)
+{
+    bn_particles *mine = NULL;
+    bn_status s = bn_comm_rank(c) == 0 ? build_places(rr, *p) : BN_OK;
+    if (s == BN_OK) s = take_slice(c, *p, &mine);
+    BN_TRY(bn_comm_agree(c, s));
+    bn_particles_free(*p);
+    *p = mine;
+    return BN_OK;
+}
+
+static void to_record(const bn_particles *p, size_t i, run_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = p->id[i];
+    for (int k = 0; k < 3; k++) {
+        r->pos[k] = p->pos[k][i];
+        r->vel[k] = p->vel[k][i];
+        if (p->acc[k]) r->acc[k] = p->acc[k][i];
+    }
+    r->mass = p->mass[i];
+    if (p->pot) r->pot = p->pot[i];
+}
+
+/* The gathered records, sorted by id, into their places of the file. */
+static bn_status place_records(const run_ranks *rr, run_record *got, size_t n, int forces, bn_particles **out)
+{
+    if (n != rr->n) return bn_fail(BN_ERR_INTERNAL, "gathered %zu particles of %zu", n, rr->n);
+    qsort(got, n, sizeof *got, record_by_id);
+    BN_TRY(bn_particles_create(out, n));
+    bn_particles *p = *out;
+    if (forces) BN_TRY(bn_particles_ensure_forces(p));
+    for (size_t j = 0; j < n; j++) {
+        if (got[j].id != rr->place[j].id)
+            return bn_fail(BN_ERR_INTERNAL, "gathered id %llu where id %llu was expected",
+                           (unsigned long long)got[j].id, (unsigned long long)rr->place[j].id);
+        const size_t i = rr->place[j].index;
+        p->id[i] = got[j].id;
+        p->mass[i] = got[j].mass;
+        for (int k = 0; k < 3; k++) {
+            p->pos[k][i] = got[j].pos[k];
+            p->vel[k][i] = got[j].vel[k];
+            if (forces) p->acc[k][i] = got[j].acc[k];
+        }
+        if (forces) p->pot[i] = got[j].pot;
+    }
+    return BN_OK;
+}
+
+bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_particles *mine, bn_particles **all)
+{
+    *all = NULL;
+    run_record *send = bn_alloc_array(mine->n ? mine->n : 1, sizeof *send, "particles to gather");
+    BN_TRY(bn_comm_agree(c, send ? BN_OK : BN_ERR_NOMEM));
+    for (size_t i = 0; i < mine->n; i++) to_record(mine, i, send + i);
+    /* forces on every rank or on none (every rank computed them together) */
+    double forces = mine->acc[0] && mine->pot ? 1 : 0;
+    bn_status s = bn_comm_allreduce(c, &forces, 1, BN_REDUCE_MIN);
+    void *got = NULL;
+    size_t n = 0;
+    if (s == BN_OK) s = bn_comm_gather(c, 0, send, mine->n, sizeof *send, &got, &n, NULL);
+    free(send);
+    if (s != BN_OK) return s;
+    s = bn_comm_rank(c) == 0 ? place_records(rr, got, n, forces > 0, all) : BN_OK;
+    free(got);
+    if (s != BN_OK) {
+        bn_particles_free(*all);
+        *all = NULL;
+    }
+    return bn_comm_agree(c, s);
+}
+
+void run_ranks_free(run_ranks *rr)
+{
+    free(rr->place);
+    rr->place = NULL;
+    rr->n = 0;
+}

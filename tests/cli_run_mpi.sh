@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# banyan run under mpirun (CPU backend, ranks oversubscribed): the same
+# Plummer sphere run with 1-4 ranks, shared and block steps, against the
+# one-process run; determinism; a snapshot written by 3 ranks read by 2;
+# failures that stop every rank with one message and no hang.
+#
+# Bounds, and why:
+# - direct summation: every rank computes the same double sums in the same
+#   order per target, only the energy sums' order differs: E0 and the
+#   final positions agree with one process's to 1e-12 (relative; measured
+#   1e-14 and 1e-13).
+# - tree: the ranks' trees have other cells than the single tree, so the
+#   potentials differ at the tree's error level. The potential's relative
+#   error is ~1e-5 on average at theta 0.5 with quadrupoles (README's
+#   compare: p50 1e-5, max 1.5e-4), and W = 1/2 sum m phi averages it: E0
+#   with P ranks within 1e-4 of one process's (measured 1e-5).
+# - energy conservation: the one-process run's largest |E - E0|/|E0| over
+#   these 50 steps of dt 0.01 is 1.25e-4 with the tree and with direct
+#   summation alike (the step's error, not the forces'); every rank count
+#   within 3e-4 (measured 1.3e-4); 130 steps: within 8e-4 (measured 3.9e-4).
+# - final positions after 50 steps (t = 0.5, about a third of a crossing
+#   time at the half-mass radius): the force differences (1e-5 relative)
+#   grow by chaos but stay small; rms |x_P - x_1| within 1e-4 of the rms
+#   radius (measured 6e-6). Direct summation: 1e-12.
+set -u
+banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+"$banyan" --version | grep -q " mpi" || { echo "SKIP: banyan built without MPI"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
+py=/usr/bin/python3
+"$py" -c "import h5py, numpy" 2>/dev/null || { echo "SKIP: no h5py"; exit 77; }
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# as tests/CMakeLists.txt's BANYAN_MPI_ENV; ranks yield when they wait
+# (four ranks share two cores)
+export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 \
+  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_mca_base_component_disable_dlclose=1 \
+  LSAN_OPTIONS=suppressions=$here/tests/lsan-mpi.supp:fast_unwind_on_malloc=0:print_suppressions=0
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+cd "$scratch" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# 50 shared steps of dt 0.01; rebalances are due every 64 steps or when the
+# walk's imbalance passes 1.1, so -P lowers nothing: the 4-rank run below
+# checks that the domains were cut again at least once over 130 steps.
+common="-P InitialConditions:n:1000 -P Gravity:backend:cpu -P Snapshots:render:no -P TimeIntegration:dt:0.01
+  -P Snapshots:interval:0.25 -P Statistics:interval:0.05 -q"
+run() { # NP DIR [more -P]
+  local np=$1 dir=$2
+  shift 2
+  if [ "$np" = 1 ]; then
+    timeout 120 "$banyan" run $common "$@" -o "$dir" 2>"$dir.err"
+  else
+    timeout 120 mpirun -np "$np" "$banyan" run $common "$@" -o "$dir" 2>"$dir.err"
+  fi
+}
+
+# compare DIR_P DIR_1 E0_BOUND CONSERVATION_BOUND POSITION_BOUND
+compare() { "$py" - "$@" <<'PY'
+import sys, h5py, numpy as np
+dp, d1, e0_bound, cons, pos_bound = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+def log(d):
+    return np.loadtxt(f"{d}/energy.txt", comments="#")
+lp, l1 = log(dp), log(d1)
+assert lp.shape == l1.shape, (lp.shape, l1.shape)
+rel = abs(lp[0, 3] - l1[0, 3]) / abs(l1[0, 3])
+assert rel <= e0_bound, f"E0 {lp[0, 3]!r} against one process's {l1[0, 3]!r}: {rel:.3e} > {e0_bound}"
+drift = np.max(abs(lp[:, 3] - lp[0, 3]) / abs(lp[0, 3]))
+assert drift <= cons, f"energy error {drift:.3e} > {cons}"
+def snap(d):
+    with h5py.File(f"{d}/snapshot_0002.hdf5") as f:
+        return f["PartType1/ParticleIDs"][:], f["PartType1/Coordinates"][:]
+ip, xp = snap(dp)
+i1, x1 = snap(d1)
+assert np.array_equal(ip, i1), "ids not in the one-process layout"
+r = np.sqrt(np.mean(np.sum(x1**2, axis=1)))
+dx = np.sqrt(np.mean(np.sum((xp - x1)**2, axis=1))) / r
+assert dx <= pos_bound, f"final positions differ by {dx:.3e} of the rms radius > {pos_bound}"
+print(f"{dp}: E0 {rel:.2e}, energy error {drift:.2e}, positions {dx:.2e}")
+PY
+}
+
+for np in 1 2 3 4; do
+  run $np direct$np -P Gravity:method:direct -P TimeIntegration:t_end:0.5 || fail "direct, $np ranks: $(cat direct$np.err)"
+  run $np tree$np -P TimeIntegration:t_end:0.5 || fail "tree, $np ranks: $(cat tree$np.err)"
+done
+for np in 2 3 4; do
+  compare direct$np direct1 1e-12 3e-4 1e-12 || fail "direct summation, $np ranks against one process"
+  compare tree$np tree1 1e-4 3e-4 1e-4 || fail "tree, $np ranks against one process"
+done
+compare tree1 tree1 0 3e-4 0 || fail "tree, one process: energy conservation"
+
+# adaptive shared steps (eta: the step from max |a| over every rank)
+adaptive="-P TimeIntegration:eta:0.1 -P TimeIntegration:t_end:0.25 -P Snapshots:interval:0.125"
+for np in 1 3; do run $np adaptive$np $adaptive || fail "adaptive steps, $np ranks: $(cat adaptive$np.err)"; done
+compare adaptive3 adaptive1 1e-4 3e-4 1e-4 || fail "adaptive steps, 3 ranks against one process"
+
+# block steps (4 bins, the self-tuned rebuild: decisions from every rank's counts)
+block="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:tree_rebuild:0
+  -P TimeIntegration:dt:0.02 -P TimeIntegration:t_end:0.5"
+for np in 1 3; do run $np block$np $block || fail "block steps, $np ranks: $(cat block$np.err)"; done
+compare block3 block1 1e-4 3e-4 1e-4 || fail "block steps, 3 ranks against one process"
+
+# the same rank count twice: the same bits (snapshots, energies)
+run 3 again3 -P TimeIntegration:t_end:0.5 || fail "tree, 3 ranks again"
+"$py" - <<'PY' || fail "3 ranks twice: not the same bits"
+import h5py, numpy as np
+for k in range(3):
+    with h5py.File(f"tree3/snapshot_000{k}.hdf5") as a, h5py.File(f"again3/snapshot_000{k}.hdf5") as b:
+        for name in ("Coordinates", "Velocities", "Acceleration", "Potential", "ParticleIDs"):
+            assert np.array_equal(a["PartType1/" + name][:], b["PartType1/" + name][:]), (k, name)
+ea = np.loadtxt("tree3/energy.txt", comments="#")[:, :7]
+eb = np.loadtxt("again3/energy.txt", comments="#")[:, :7]
+assert np.array_equal(ea, eb), "energy logs differ"
+PY
+
+# a snapshot of 3 ranks goes on with 2: every id once, the run continues
+run 2 cont2 -P InitialConditions:file:$scratch/tree3/snapshot_0002.hdf5 -P TimeIntegration:t_end:0.6 ||
+  fail "2 ranks from the 3 ranks' snapshot: $(cat cont2.err)"
+"$py" - <<'PY' || fail "snapshot of 3 ranks read by 2"
+import h5py, numpy as np
+with h5py.File("tree3/snapshot_0002.hdf5") as f:
+    ids = f["PartType1/ParticleIDs"][:]
+    assert f["Header"].attrs["Time"] == 0.5, f["Header"].attrs["Time"]
+assert np.array_equal(np.sort(ids), np.arange(1, 1001)), "ids not each once"
+with h5py.File("cont2/snapshot_0000.hdf5") as f:
+    assert np.array_equal(f["PartType1/ParticleIDs"][:], ids), "the 2-rank run's first snapshot is not the input"
+PY
+
+# long enough for re-balances (every 64 steps at the latest); one summary
+out=$(timeout 120 mpirun -np 4 "$banyan" run ${common/-q/} -P TimeIntegration:t_end:1.3 -P Snapshots:interval:0 \
+  -o long4 2>&1) || fail "4 ranks, 130 steps: $out"
+echo "$out" | grep -Eq "4 ranks: domains cut [1-9][0-9]* times" || fail "4 ranks, 130 steps: no re-balance: $out"
+[ "$(echo "$out" | grep -c '^banyan run:')" = 1 ] || fail "4 ranks: not one summary: $out"
+"$py" - <<'PY' || fail "4 ranks, 130 steps: energy"
+import numpy as np
+e = np.loadtxt("long4/energy.txt", comments="#")
+assert e[-1, 0] == 1.3 and np.max(e[:, 4]) < 8e-4, e[:, 4]
+PY
+
+# failures: every rank stops with one message, no hang
+expect_fail() { # WHAT PATTERN NP ARGS...
+  local what=$1 pattern=$2 np=$3
+  shift 3
+  timeout 60 mpirun -np "$np" "$banyan" run "$@" >/dev/null 2>err.txt
+  local rc=$?
+  [ $rc = 124 ] && fail "$what: hung"
+  [ $rc = 0 ] && fail "$what: exit 0"
+  grep -q "$pattern" err.txt || fail "$what: no message '$pattern': $(cat err.txt)"
+  [ "$(grep -c 'banyan run: error' err.txt)" = 1 ] || fail "$what: not one message: $(cat err.txt)"
+}
+expect_fail "bad parameter" "Gravity:theta" 3 -P Gravity:theta:-1 -o bad1
+[ -e bad1 ] && fail "bad parameter: output directory made"
+touch afile
+expect_fail "unwritable output" "afile" 3 $common -P TimeIntegration:t_end:0.1 -o afile/out
+expect_fail "error target" "Gravity:error_target" 2 $common -P Gravity:error_target:1e-3 -o bad2
+expect_fail "GPU backend" "Gravity:backend" 2 $common -P Gravity:backend:gpu -o bad3
+expect_fail "usage" "unknown option" 2 --no-such-option
+
+[ $failures -eq 0 ] && echo "cli_run_mpi: all passed"
+exit $((failures > 0))
