@@ -353,12 +353,107 @@ static void test_atomic_writes(void **state)
     fx_rmdir(dir);
 }
 
+/* p's rows [a, e) as a new set (ids and forces kept). */
+static bn_particles *rows_of(const bn_particles *p, size_t a, size_t e)
+{
+    bn_particles *q = NULL;
+    TU_OK(bn_particles_create(&q, e - a));
+    if (p->acc[0]) TU_OK(bn_particles_ensure_forces(q));
+    for (size_t i = a; i < e; i++) {
+        for (int k = 0; k < 3; k++) {
+            q->pos[k][i - a] = p->pos[k][i];
+            q->vel[k][i - a] = p->vel[k][i];
+            if (p->acc[0]) q->acc[k][i - a] = p->acc[k][i];
+        }
+        q->mass[i - a] = p->mass[i];
+        q->id[i - a] = p->id[i];
+        if (p->pot) q->pot[i - a] = p->pot[i];
+    }
+    return q;
+}
+
+/* readers of `ranks` shares, their particles in rank order, against p */
+static void assert_shares(const char *path, int ranks, const bn_particles *p)
+{
+    size_t at = 0;
+    for (int r = 0; r < ranks; r++) {
+        bn_particles *q = NULL;
+        uint64_t total = 0;
+        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, NULL, &total));
+        assert_int_equal(total, p->n);
+        bn_particles *want = rows_of(p, at, at + q->n);
+        assert_same_particles(want, q, p->acc[0] != NULL);
+        at += q->n;
+        bn_particles_free(want);
+        bn_particles_free(q);
+    }
+    assert_int_equal(at, p->n);
+}
+
+/* A snapshot split over 3 files (one empty, as a rank without particles
+ * writes it), read whole from any of its files, and in shares by 2 and 4
+ * readers; a missing file, a wrong total and an id in two files refused. */
+static void test_split_snapshot(void **state)
+{
+    (void)state;
+    char *dir = fx_tmpdir(), *path = fx_path(dir, "snap.hdf5");
+    bn_particles *p = tu_random_particles(1000, 4, 3), *q = NULL;
+    TU_OK(bn_particles_ensure_forces(p));
+    for (size_t i = 0; i < p->n; i++) {
+        for (int k = 0; k < 3; k++) p->acc[k][i] = -p->pos[k][i];
+        p->pot[i] = -1.0 - (double)i;
+    }
+    const size_t cut[4] = {0, 400, 400, 1000};
+    bn_snapshot_meta m = custom_meta(), r;
+    char part[3][512];
+    for (int k = 0; k < 3; k++) {
+        TU_OK(bn_snapshot_part_path(path, k, part[k], sizeof part[k]));
+        bn_particles *piece = rows_of(p, cut[k], cut[k + 1]);
+        TU_OK(bn_snapshot_write_part(part[k], piece, &m, k, 3, p->n));
+        bn_particles_free(piece);
+    }
+    assert_non_null(strstr(part[2], "snap.2.hdf5"));
+    TU_OK(bn_snapshot_read(part[1], &q, &r));
+    assert_same_particles(p, q, 1);
+    assert_true(r.time == m.time && r.has_acceleration && r.has_potential);
+    bn_particles_free(q);
+    q = NULL;
+    assert_shares(part[0], 2, p);
+    assert_shares(part[2], 4, p);
+    bn_particles *piece = rows_of(p, 400, 1000);
+    piece->id[0] = p->id[3]; /* an id of file 0 again */
+    TU_OK(bn_snapshot_write_part(part[2], piece, &m, 2, 3, p->n));
+    TU_FAILS(bn_snapshot_read(part[0], &q, NULL), BN_ERR_FORMAT, "appears more than once (particles 3 and 400)");
+    piece->id[0] = p->id[400];
+    TU_OK(bn_snapshot_write_part(part[2], piece, &m, 2, 3, p->n + 1));
+    TU_FAILS(bn_snapshot_read(part[0], &q, NULL), BN_ERR_FORMAT, "NumPart_Total");
+    unlink(part[2]);
+    TU_FAILS(bn_snapshot_read(part[0], &q, NULL), BN_ERR_IO, "snap.2.hdf5");
+    TU_FAILS(bn_snapshot_write_part(part[2], piece, &m, 3, 3, p->n), BN_ERR_ARGUMENT, "file 3 of 3");
+    TU_FAILS(bn_snapshot_write_part(part[2], piece, &m, 2, 3, 10), BN_ERR_ARGUMENT, "600 particles in this file");
+    bn_particles_free(piece);
+    /* GADGET-4's names */
+    char name[64];
+    TU_OK(bn_snapshot_part_path("out/snap_003.hdf5", 7, name, sizeof name));
+    assert_string_equal(name, "out/snap_003.7.hdf5");
+    TU_OK(bn_snapshot_part_path("out/snap_003.12.hdf5", 0, name, sizeof name));
+    assert_string_equal(name, "out/snap_003.0.hdf5");
+    TU_OK(bn_snapshot_part_path("snap", 2, name, sizeof name));
+    assert_string_equal(name, "snap.2.hdf5");
+    /* one file read in shares: rows */
+    TU_OK(bn_snapshot_write(path, p, &m));
+    assert_shares(path, 3, p);
+    bn_particles_free(p);
+    free(path);
+    fx_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip_no_forces),   cmocka_unit_test(test_roundtrip_forces),
         cmocka_unit_test(test_layout),                cmocka_unit_test(test_parameters_without_forces),
-        cmocka_unit_test(test_atomic_writes),
+        cmocka_unit_test(test_atomic_writes),         cmocka_unit_test(test_split_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -279,7 +279,7 @@ static void test_structure(void **state)
     expect_refusal(NO_VELOCITIES, BN_ERR_FORMAT, "missing dataset", "/PartType1/Velocities", NULL);
     expect_refusal(NO_IDS, BN_ERR_FORMAT, "missing dataset", "/PartType1/ParticleIDs", NULL);
     expect_refusal(NO_MASSES_NO_TABLE, BN_ERR_FORMAT, "/PartType1/Masses", "MassTable[1]", NULL);
-    expect_refusal(SPLIT_SNAPSHOT, BN_ERR_UNSUPPORTED, "NumFilesPerSnapshot = 4", NULL, NULL);
+    expect_refusal(SPLIT_SNAPSHOT, BN_ERR_IO, "NumFilesPerSnapshot = 4 (a split snapshot): its file 0", ".0.hdf5", NULL);
 }
 
 static void test_shapes_and_lengths(void **state)

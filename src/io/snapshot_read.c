@@ -17,6 +17,7 @@ typedef struct {
     size_t n_count;                /* how many entries count has      */
     double total[BN_H5_MAX_TYPES]; /* NumPart_Total (+ HighWord << 32) */
     size_t n_total;
+    int n_files;                   /* NumFilesPerSnapshot              */
 } header_info;
 
 /* One PartTypeN group with particles. */
@@ -104,11 +105,9 @@ static bn_status read_header_attrs(hid_t h, header_info *hi, bn_snapshot_meta *m
     BN_TRY(header_first(h, "NumFilesPerSnapshot", &nfiles));
     if (!(nfiles >= 1) || nfiles != floor(nfiles))
         return bn_fail(BN_ERR_FORMAT, "/Header: NumFilesPerSnapshot = %g (must be a whole number >= 1)", nfiles);
-    if (nfiles > 1)
-        return bn_fail(BN_ERR_UNSUPPORTED,
-                       "/Header: NumFilesPerSnapshot = %g: this is one part of a split snapshot; "
-                       "only single-file snapshots are read",
-                       nfiles);
+    if (nfiles > BN_SNAPSHOT_MAX_FILES)
+        return bn_fail(BN_ERR_FORMAT, "/Header: NumFilesPerSnapshot = %g (at most %d)", nfiles, BN_SNAPSHOT_MAX_FILES);
+    hi->n_files = (int)nfiles;
     int has_table;
     BN_TRY(bn_h5_attr_present(h, "/Header", "MassTable", &has_table));
     if (has_table)
@@ -165,8 +164,8 @@ static bn_status check_header_count(const char *name, int t, double header_n, co
 
 static double header_entry(const double *v, size_t n, int t) { return (size_t)t < n ? v[t] : -1; }
 
-/* Rows of g's Coordinates, checked against /Header NumPart_ThisFile and
- * NumPart_Total (one file holds the whole snapshot). */
+/* Rows of g's Coordinates, checked against /Header NumPart_ThisFile and,
+ * when one file holds the whole snapshot, NumPart_Total. */
 static bn_status count_rows(part_group *g, const header_info *hi)
 {
     hid_t d;
@@ -174,6 +173,7 @@ static bn_status count_rows(part_group *g, const header_info *hi)
     H5Dclose(d);
     BN_TRY(check_header_count("NumPart_ThisFile", g->type, header_entry(hi->count, hi->n_count, g->type), g->where,
                               g->n));
+    if (hi->n_files > 1) return BN_OK; /* the set's sum is checked */
     return check_header_count("NumPart_Total", g->type, header_entry(hi->total, hi->n_total, g->type), g->where, g->n);
 }
 
@@ -219,12 +219,15 @@ static bn_status find_groups(hid_t f, const header_info *hi, part_groups *pg)
         int present;
         BN_TRY(bn_h5_link_present(f, "", name, &present));
         if (present) BN_TRY(add_group(f, t, hi, pg));
-        else if (header_entry(hi->count, hi->n_count, t) > 0 || header_entry(hi->total, hi->n_total, t) > 0)
+        else if (header_entry(hi->count, hi->n_count, t) > 0 ||
+                 (hi->n_files == 1 && header_entry(hi->total, hi->n_total, t) > 0))
             return bn_fail(BN_ERR_FORMAT, "length mismatch: /Header counts %.0f particles of type %d but there is no "
                            "group /%s", fmax(header_entry(hi->count, hi->n_count, t),
                                               header_entry(hi->total, hi->n_total, t)), t, name);
     }
-    if (pg->total == 0) return bn_fail(BN_ERR_FORMAT, "no particles: no PartTypeN group with Coordinates");
+    /* a file of a split snapshot may hold none (a rank without particles) */
+    if (pg->total == 0 && hi->n_files == 1)
+        return bn_fail(BN_ERR_FORMAT, "no particles: no PartTypeN group with Coordinates");
     return BN_OK;
 }
 
@@ -304,15 +307,17 @@ static bn_status read_particles(const header_info *hi, const part_groups *pg, bn
         off += pg->g[i].n;
     }
     double m = bn_particles_total_mass(p);
-    if (!(m > 0) || !isfinite(m)) return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be finite and > 0)", m);
+    if (p->n > 0 && (!(m > 0) || !isfinite(m)))
+        return bn_fail(BN_ERR_FORMAT, "total mass is %g (must be finite and > 0)", m);
     return bn_particles_check_ids(p, "ParticleIDs");
 }
 
-static bn_status read_file(hid_t f, bn_particles **out, bn_snapshot_meta *meta)
+static bn_status read_file(hid_t f, header_info *hi_out, bn_particles **out, bn_snapshot_meta *meta)
 {
     header_info hi;
     part_groups pg;
     BN_TRY(read_header(f, &hi, meta));
+    *hi_out = hi;
     bn_status s = find_groups(f, &hi, &pg);
     if (s == BN_OK) s = read_particles(&hi, &pg, out);
     if (s == BN_OK) s = bn_snapshot_read_parameters(f, meta);
@@ -322,24 +327,197 @@ static bn_status read_file(hid_t f, bn_particles **out, bn_snapshot_meta *meta)
     return s;
 }
 
+/* One file: its particles, header and meta; failures name the file. */
+static bn_status read_one(const char *path, bn_particles **out, header_info *hi, bn_snapshot_meta *meta)
+{
+    *out = NULL;
+    BN_TRY(check_readable(path));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", path);
+    *meta = bn_snapshot_meta_default();
+    bn_status s = read_file(f, hi, out, meta);
+    H5Fclose(f);
+    if (s == BN_OK) return BN_OK;
+    bn_particles_free(*out);
+    *out = NULL;
+    return bn_fail_context(s, "%s", path);
+}
+
+static double header_sum(const double *v, size_t n)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; i++) t += v[i];
+    return t;
+}
+
+/* Every file of a split snapshot agrees with the first on the set: the
+ * number of files and the total counts. */
+static bn_status same_set(const char *path, const header_info *first, const header_info *hi)
+{
+    if (hi->n_files != first->n_files)
+        return bn_fail(BN_ERR_FORMAT, "%s: NumFilesPerSnapshot = %d, but %d in the set's first file", path,
+                       hi->n_files, first->n_files);
+    const double a = header_sum(first->total, first->n_total), b = header_sum(hi->total, hi->n_total);
+    if (a != b)
+        return bn_fail(BN_ERR_FORMAT, "%s: NumPart_Total adds up to %.0f, but %.0f in the set's first file", path, b,
+                       a);
+    return BN_OK;
+}
+
+/* p's particles appended to *all (made on the first call). */
+static bn_status append(bn_particles **all, const bn_particles *p)
+{
+    if (!*all) {
+        BN_TRY(bn_particles_create(all, 0));
+        if (p->acc[0]) BN_TRY(bn_particles_ensure_forces(*all));
+    }
+    bn_particles *a = *all;
+    const size_t at = a->n;
+    BN_TRY(bn_particles_resize(a, at + p->n));
+    const int forces = a->acc[0] && p->acc[0] && p->pot;
+    for (int k = 0; k < 3; k++) {
+        memcpy(a->pos[k] + at, p->pos[k], p->n * sizeof(double));
+        memcpy(a->vel[k] + at, p->vel[k], p->n * sizeof(double));
+        if (forces) memcpy(a->acc[k] + at, p->acc[k], p->n * sizeof(double));
+    }
+    memcpy(a->mass + at, p->mass, p->n * sizeof(double));
+    memcpy(a->id + at, p->id, p->n * sizeof(uint64_t));
+    if (forces) memcpy(a->pot + at, p->pot, p->n * sizeof(double));
+    return BN_OK;
+}
+
+/* Files [first, end) of the split snapshot that `path` is one of, in
+ * order, appended into *out; hi0 is any file's header (the set's). */
+static bn_status read_files(const char *path, const header_info *hi0, int first, int end, bn_particles **out,
+                            bn_snapshot_meta *meta)
+{
+    char part[4096];
+    int forces = 1;
+    bn_status s = BN_OK;
+    for (int k = first; s == BN_OK && k < end; k++) {
+        s = bn_snapshot_part_path(path, k, part, sizeof part);
+        bn_particles *p = NULL;
+        header_info hi;
+        bn_snapshot_meta m;
+        if (s == BN_OK) s = read_one(part, &p, &hi, &m);
+        if (s != BN_OK)
+            s = bn_fail_context(s, "%s has NumFilesPerSnapshot = %d (a split snapshot): its file %d", path,
+                                hi0->n_files, k);
+        if (s == BN_OK) s = same_set(part, hi0, &hi);
+        if (s == BN_OK && k == first && meta) *meta = m;
+        if (s == BN_OK) forces &= m.has_acceleration && m.has_potential;
+        if (s == BN_OK) s = append(out, p);
+        bn_particles_free(p);
+    }
+    if (s == BN_OK && meta) meta->has_acceleration = meta->has_potential = forces;
+    return s;
+}
+
+bn_status bn_snapshot_part_path(const char *path, int k, char *out, size_t cap)
+{
+    if (!path || !out || k < 0) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_part_path: bad argument");
+    size_t n = strlen(path);
+    const char *ext = n >= 5 && !strcmp(path + n - 5, ".hdf5") ? ".hdf5" : "";
+    n -= strlen(ext);
+    /* "<stem>.<j>.hdf5": the stem without its ".<j>" */
+    size_t d = n;
+    while (d > 0 && path[d - 1] >= '0' && path[d - 1] <= '9') d--;
+    if (*ext && d < n && d > 0 && path[d - 1] == '.') n = d - 1;
+    const int w = snprintf(out, cap, "%.*s.%d.hdf5", (int)n, path, k);
+    if (w < 0 || (size_t)w >= cap) return bn_fail(BN_ERR_ARGUMENT, "%s: the name of file %d is too long", path, k);
+    return BN_OK;
+}
+
+/* A split snapshot read whole: the counts add up and the ids are unique
+ * over the set. */
+static bn_status read_split(const char *path, const header_info *hi, bn_particles **out, bn_snapshot_meta *meta)
+{
+    BN_TRY(read_files(path, hi, 0, hi->n_files, out, meta));
+    const double total = header_sum(hi->total, hi->n_total);
+    if ((double)(*out)->n != total)
+        return bn_fail(BN_ERR_FORMAT, "%s: the %d files hold %zu particles, but NumPart_Total says %.0f", path,
+                       hi->n_files, (*out)->n, total);
+    BN_TRY(bn_particles_validate(*out, path));
+    return bn_particles_check_ids(*out, path);
+}
+
+/* The header of the file at path (the set's, for a split snapshot). */
+static bn_status peek_header(const char *path, header_info *hi)
+{
+    BN_TRY(check_readable(path));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", path);
+    bn_snapshot_meta m = bn_snapshot_meta_default();
+    const bn_status s = read_header(f, hi, &m);
+    H5Fclose(f);
+    return s == BN_OK ? BN_OK : bn_fail_context(s, "%s", path);
+}
+
 bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_meta *meta)
 {
     if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: out is NULL");
     *out = NULL;
     if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: path is NULL");
     bn_h5_quiet();
-    BN_TRY(check_readable(path));
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", path);
-    bn_snapshot_meta m = bn_snapshot_meta_default();
+    header_info hi;
+    BN_TRY(peek_header(path, &hi));
+    bn_snapshot_meta m;
     bn_particles *p = NULL;
-    bn_status s = read_file(f, &p, &m);
-    H5Fclose(f);
+    const bn_status s = hi.n_files > 1 ? read_split(path, &hi, &p, &m) : read_one(path, &p, &hi, &m);
     if (s != BN_OK) {
         bn_particles_free(p);
-        return bn_fail_context(s, "%s", path);
+        return s;
     }
     *out = p;
     if (meta) *meta = m;
+    return BN_OK;
+}
+
+/* Rows [a, e) of p kept, the others dropped. */
+static bn_status keep_rows(bn_particles *p, size_t a, size_t e)
+{
+    const int forces = p->acc[0] && p->pot;
+    for (int k = 0; k < 3; k++) {
+        memmove(p->pos[k], p->pos[k] + a, (e - a) * sizeof(double));
+        memmove(p->vel[k], p->vel[k] + a, (e - a) * sizeof(double));
+        if (forces) memmove(p->acc[k], p->acc[k] + a, (e - a) * sizeof(double));
+    }
+    memmove(p->mass, p->mass + a, (e - a) * sizeof(double));
+    memmove(p->id, p->id + a, (e - a) * sizeof(uint64_t));
+    if (forces) memmove(p->pot, p->pot + a, (e - a) * sizeof(double));
+    return bn_particles_resize(p, e - a);
+}
+
+bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_particles **out, bn_snapshot_meta *meta,
+                                 uint64_t *n_total)
+{
+    if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read_share: out is NULL");
+    *out = NULL;
+    if (!path || ranks < 1 || rank < 0 || rank >= ranks)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read_share: rank %d of %d", rank, ranks);
+    bn_h5_quiet();
+    header_info hi;
+    BN_TRY(peek_header(path, &hi));
+    bn_snapshot_meta m = bn_snapshot_meta_default();
+    bn_particles *p = NULL;
+    bn_status s;
+    uint64_t total = (uint64_t)header_sum(hi.total, hi.n_total);
+    if (hi.n_files > 1) { /* whole files: [F r / P, F (r + 1) / P) */
+        const int64_t F = hi.n_files;
+        s = read_files(path, &hi, (int)(F * rank / ranks), (int)(F * (rank + 1) / ranks), &p, &m);
+        if (s == BN_OK && !p) s = bn_particles_create(&p, 0);
+    } else { /* one file: every reader reads it and keeps its rows */
+        s = read_one(path, &p, &hi, &m);
+        const size_t n = p ? p->n : 0;
+        total = n;
+        if (s == BN_OK) s = keep_rows(p, n * (size_t)rank / (size_t)ranks, n * (size_t)(rank + 1) / (size_t)ranks);
+    }
+    if (s != BN_OK) {
+        bn_particles_free(p);
+        return s;
+    }
+    *out = p;
+    if (meta) *meta = m;
+    if (n_total) *n_total = total;
     return BN_OK;
 }

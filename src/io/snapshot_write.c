@@ -22,29 +22,36 @@ bn_snapshot_meta bn_snapshot_meta_default(void)
     return m;
 }
 
-static bn_status write_counts(hid_t h, size_t n)
+/* Where a file stands in its snapshot: file `index` of `n_files`, which
+ * hold n_total particles together (1 file: n_total is this file's). */
+typedef struct {
+    int index, n_files;
+    uint64_t n_total;
+} file_place;
+
+static bn_status write_counts(hid_t h, size_t n, uint64_t n_total)
 {
     uint64_t this_file[GADGET_TYPES] = {0}, total_low[GADGET_TYPES] = {0};
     uint32_t high[GADGET_TYPES] = {0};
     this_file[OUR_TYPE] = (uint64_t)n;
     /* GADGET-2 convention: NumPart_Total holds the low 32 bits and
      * NumPart_Total_HighWord the high ones (readers add them up). */
-    total_low[OUR_TYPE] = (uint64_t)n & 0xffffffffu;
-    high[OUR_TYPE] = (uint32_t)((uint64_t)n >> 32);
+    total_low[OUR_TYPE] = n_total & 0xffffffffu;
+    high[OUR_TYPE] = (uint32_t)(n_total >> 32);
     BN_TRY(bn_h5_attr_write(h, "NumPart_ThisFile", H5T_NATIVE_UINT64, H5T_STD_U64LE, GADGET_TYPES, this_file));
     BN_TRY(bn_h5_attr_write(h, "NumPart_Total", H5T_NATIVE_UINT64, H5T_STD_U64LE, GADGET_TYPES, total_low));
     return bn_h5_attr_write(h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, H5T_STD_U32LE, GADGET_TYPES, high);
 }
 
-static bn_status write_header_attrs(hid_t h, size_t n, const bn_snapshot_meta *meta)
+static bn_status write_header_attrs(hid_t h, size_t n, const file_place *at, const bn_snapshot_meta *meta)
 {
     double mass_table[GADGET_TYPES] = {0}; /* 0: masses are per particle */
-    BN_TRY(write_counts(h, n));
+    BN_TRY(write_counts(h, n, at->n_total));
     BN_TRY(bn_h5_attr_write(h, "MassTable", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, GADGET_TYPES, mass_table));
     BN_TRY(bn_h5_attr_write_double(h, "Time", meta->time));
     BN_TRY(bn_h5_attr_write_double(h, "Redshift", meta->redshift));
     BN_TRY(bn_h5_attr_write_double(h, "BoxSize", meta->box_size));
-    BN_TRY(bn_h5_attr_write_int(h, "NumFilesPerSnapshot", 1));
+    BN_TRY(bn_h5_attr_write_int(h, "NumFilesPerSnapshot", at->n_files));
     BN_TRY(bn_h5_attr_write_double(h, "Omega0", 0.0));
     BN_TRY(bn_h5_attr_write_double(h, "OmegaLambda", 0.0));
     BN_TRY(bn_h5_attr_write_double(h, "HubbleParam", 1.0));
@@ -71,13 +78,13 @@ static bn_status write_particles(hid_t g, const bn_particles *p)
     return bn_h5_write_columns(g, "Potential", p->n, 1, pot);
 }
 
-static bn_status write_file(const char *tmp, const bn_particles *p, const bn_snapshot_meta *meta)
+static bn_status write_file(const char *tmp, const bn_particles *p, const file_place *at, const bn_snapshot_meta *meta)
 {
     hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot create HDF5 file %s", tmp);
     hid_t g = -1;
     bn_status s = bn_h5_group_create(f, "Header", &g);
-    if (s == BN_OK) s = write_header_attrs(g, p->n, meta);
+    if (s == BN_OK) s = write_header_attrs(g, p->n, at, meta);
     if (g >= 0) H5Gclose(g);
     if (s == BN_OK) s = bn_snapshot_write_parameters(f, meta);
     g = -1;
@@ -88,11 +95,15 @@ static bn_status write_file(const char *tmp, const bn_particles *p, const bn_sna
     return s;
 }
 
-bn_status bn_snapshot_write(const char *path, const bn_particles *p, const bn_snapshot_meta *meta)
+/* Checks, then the file through a temporary name. A part may be empty
+ * (a rank that holds no particles); a whole snapshot may not. */
+static bn_status write_checked(const char *path, const bn_particles *p, const file_place *at,
+                               const bn_snapshot_meta *meta)
 {
     if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_write: path is NULL");
+    if (!p) return bn_fail(BN_ERR_ARGUMENT, "%s: particle set is NULL", path);
     /* never write what bn_snapshot_read would refuse */
-    BN_TRY(bn_particles_validate(p, path));
+    if (at->n_files == 1 || p->n > 0) BN_TRY(bn_particles_validate(p, path));
     BN_TRY(bn_particles_check_forces(p, path));
     BN_TRY(bn_particles_check_ids(p, path));
     if (meta && !isfinite(meta->time))
@@ -102,10 +113,29 @@ bn_status bn_snapshot_write(const char *path, const bn_particles *p, const bn_sn
     bn_h5_quiet();
     char *tmp = NULL;
     BN_TRY(bn_atomic_begin(path, &tmp));
-    bn_status s = write_file(tmp, p, meta);
+    bn_status s = write_file(tmp, p, at, meta);
     if (s != BN_OK) {
         bn_atomic_abort(tmp);
         return bn_fail_context(s, "writing %s", path);
     }
     return bn_atomic_commit(tmp, path);
+}
+
+bn_status bn_snapshot_write(const char *path, const bn_particles *p, const bn_snapshot_meta *meta)
+{
+    const file_place one = {0, 1, p ? (uint64_t)p->n : 0};
+    return write_checked(path, p, &one, meta);
+}
+
+bn_status bn_snapshot_write_part(const char *path, const bn_particles *p, const bn_snapshot_meta *meta, int index,
+                                 int n_files, uint64_t n_total)
+{
+    if (n_files < 1 || n_files > BN_SNAPSHOT_MAX_FILES || index < 0 || index >= n_files)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: file %d of %d (files: 1 to %d, index below their number)",
+                       path ? path : "(null)", index, n_files, BN_SNAPSHOT_MAX_FILES);
+    if (p && (uint64_t)p->n > n_total)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: %zu particles in this file but %llu in the whole snapshot",
+                       path ? path : "(null)", p->n, (unsigned long long)n_total);
+    const file_place at = {index, n_files, n_total};
+    return write_checked(path, p, &at, meta);
 }
