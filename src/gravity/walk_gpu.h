@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+struct bn_walk_source; /* walk_cpu.h */
+
 /* Device scratch of the walk, sized from the problem (bodies, groups,
  * nodes), never from the number of multiprocessors alone. Opaque. */
 typedef struct bn_gpu_walk_scratch bn_gpu_walk_scratch;
@@ -58,6 +60,51 @@ bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cuda
  * included, the self pair left out. */
 bn_status bn_gpu_direct(const float4 *body, const float4 *body_lo, int n, double G, double eps, double len_scale,
                         double mass_scale, float4 *out, cudaStream_t stream);
+
+/* Another tree's sources (another rank's locally essential tree,
+ * parallel/let.h) on the device, in the frame and units of the local
+ * tree whose targets walk it: coms and bodies hi + lo relative to the
+ * local ref times len_scale, masses times mass_scale, quadrupoles and
+ * M l^2 (without G) in those units as node_quad0/1 hold them, the
+ * opening radius squared in quad1.z (negative: a cell sent closed, never
+ * opened). One device block per source (bn_gpu_source_free). */
+typedef struct bn_gpu_source {
+    int n_cells, n_bodies;
+    int stack_need;         /* the deepest walk stack it can need (walk_remote.h) */
+    double len_scale, mass_scale; /* the units it was made for           */
+    float4 *com, *com_lo, *quad0, *quad1;
+    int2 *child;            /* first child, child count (0: a leaf)     */
+    int2 *body;             /* a leaf's first body, body count          */
+    float4 *pos, *pos_lo;   /* bodies: hi and mass; lo                  */
+    void *block;            /* the one allocation behind the arrays     */
+    unsigned long long *counts; /* walk counters: pp, pc, far, overflow */
+} bn_gpu_source;
+
+/* Check src (bn_remote_check: the message names what is malformed or too
+ * deep for the walk's stack), upload it once and convert it on the device
+ * to local's frame: ref_device (3 doubles on the device: the backend's
+ * frame->ref, which moves with every build and is never read back), or
+ * NULL to take local->ref (a tree whose host copy of ref is current).
+ * G: the gravitational constant src's gml2 includes. Stream-ordered: the
+ * conversion runs after whatever is queued on stream (the moments stage
+ * that sets ref). An empty source (n_cells 0) allocates nothing. */
+bn_status bn_gpu_source_upload(const struct bn_walk_source *src, const bn_gpu_tree *local,
+                               const double *ref_device, double G, bn_gpu_source *out, cudaStream_t stream);
+void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream);
+
+/* The field of src ADDED to out for the targets of local's groups (act:
+ * the active groups and bodies as for bn_gpu_walk_active; NULL: all),
+ * G included, in the user's units: the walk of bn_tree_walk_remote_cpu
+ * (bn_walk_opens' test on the group's box, cells beyond the group
+ * expansion distance through one expansion per group, interact.h's
+ * float math as in bn_gpu_walk) for one warp per group, depth first.
+ * src must have been made for local's units. Deterministic: no
+ * floating-point atomics, each body's sum in one lane in a fixed order.
+ * With stats, waits, ADDS the interaction counts to stats->n_pp, n_pc,
+ * n_far, and fails if a walk ran out of stack (bn_gpu_source_upload
+ * refuses such trees: only a corrupted source could). */
+bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
+                             const bn_gpu_active *act, float4 *out, bn_force_stats *stats, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,401 @@
+/*
+ * The GPU walk of another tree's sources for the local tree's targets
+ * (bn_gpu_walk_remote, walk_gpu.h): the device side of the locally
+ * essential trees (parallel/let.h) for the GPU backend.
+ *
+ * Plain on purpose: one warp per group, depth first, one cell at a time
+ * (every lane reads the same cell: a broadcast), each lane holding two of
+ * the group's targets (chunks of 64; a larger group walks once per chunk).
+ * The decisions depend on the group's box only, so they are warp-uniform
+ * and the stack is one per warp in shared memory. The math is the local
+ * walk's (interact.h, float): the opening test of bn_walk_opens on the
+ * group's box, accepted cells within the group-expansion distance as
+ * particle-cell terms, those beyond it through the group's expansion
+ * (each lane sums the same terms in the same order, so every lane holds
+ * the same expansion), opened leaves' bodies as particle-particle terms.
+ * A received tree's node comes without its bodies, so a node whose
+ * children do not fit the stack cannot be walked as a leaf (the local
+ * walk's fallback): the upload refuses trees that could need more stack
+ * (walk_remote.h), and the kernel only flags an overflow, never writes
+ * past the stack.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/cuda_check.h"
+#include "gravity/interact.h"
+#include "gravity/walk_gpu.h"
+#include "gravity/walk_remote.h"
+
+#define BN_REMOTE_WARPS 4  /* warps (groups) per block */
+#define BN_REMOTE_CHUNK 64 /* targets per walk: 2 per lane */
+#define BN_FULL_MASK 0xffffffffu
+
+struct bn_remote_args {
+    bn_gpu_tree t;       /* the targets: bodies and groups   */
+    bn_gpu_source s;
+    float eps2, acc_unit, pot_unit; /* tree_gpu.h's units    */
+    float far_kt2;       /* (kappa theta)^2 of the group expansion, 0: off */
+    int accel_mac, quadrupole, soft;
+    float4 *out;
+    bn_gpu_active act;
+};
+
+/* ---- the conversion of a staged source (walk_remote.h's layout) ---- */
+
+struct bn_remote_convert_args {
+    const bn_walk_cell *cells;
+    const double *quad, *pos; /* quad: 6 per cell; pos: x, y, z, m arrays */
+    const double *ref;        /* device: the local frame's origin         */
+    double len_scale, mass_scale, inv_G;
+    bn_gpu_source s;
+};
+
+__device__ void bn_remote_convert_cell(const bn_remote_convert_args &a, int c)
+{
+    const bn_walk_cell w = a.cells[c];
+    const double L = a.len_scale, ML2 = a.mass_scale * L * L;
+    float hi[3], lo[3];
+    for (int k = 0; k < 3; k++) bn_gpu_split(L * (w.com[k] - a.ref[k]), &hi[k], &lo[k]);
+    a.s.com[c] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * w.mass));
+    a.s.com_lo[c] = make_float4(lo[0], lo[1], lo[2], 0.f);
+    const double *q = a.quad + 6 * (size_t)c;
+    a.s.quad0[c] = make_float4((float)(ML2 * q[BN_QXX]), (float)(ML2 * q[BN_QYY]), (float)(ML2 * q[BN_QZZ]),
+                               (float)(ML2 * q[BN_QXY]));
+    /* a closed cell keeps a negative radius (never opened); gml2
+     * includes G, the walk's M l^2 does not (group_half.w has alpha / G) */
+    const float r2 = w.r2 < 0 ? -1.f : (float)(L * L * w.r2);
+    a.s.quad1[c] = make_float4((float)(ML2 * q[BN_QXZ]), (float)(ML2 * q[BN_QYZ]), r2, (float)(ML2 * w.gml2 * a.inv_G));
+    a.s.child[c] = make_int2(w.n_children > 0 ? w.first_child : -1, w.n_children);
+    a.s.body[c] = make_int2(w.first_body, w.n_bodies);
+}
+
+__device__ void bn_remote_convert_body(const bn_remote_convert_args &a, int b)
+{
+    const size_t nb = (size_t)a.s.n_bodies;
+    float hi[3], lo[3];
+    for (int k = 0; k < 3; k++) bn_gpu_split(a.len_scale * (a.pos[k * nb + b] - a.ref[k]), &hi[k], &lo[k]);
+    a.s.pos[b] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * a.pos[3 * nb + b]));
+    a.s.pos_lo[b] = make_float4(lo[0], lo[1], lo[2], 0.f);
+}
+
+__global__ void bn_remote_convert(bn_remote_convert_args a)
+{
+    const int n = a.s.n_cells + a.s.n_bodies;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        if (i < a.s.n_cells)
+            bn_remote_convert_cell(a, i);
+        else
+            bn_remote_convert_body(a, i - a.s.n_cells);
+    }
+}
+
+/* ---- the walk ---- */
+
+/* A lane's two targets (relative to the group centre; w: mass) and sums. */
+struct bn_remote_targets {
+    float4 pos[2], acc[2];
+};
+
+/* What the warp's walk of one chunk counted (sources per target; far cells). */
+struct bn_remote_counts {
+    long long pp, pc, far;
+};
+
+__device__ __forceinline__ void bn_remote_add_far(bn_local_f *L, const bn_local_f &t)
+{
+#define BN_REMOTE_ADD_TERM(f) L->f += t.f;
+    BN_LOCAL_FIELDS(BN_REMOTE_ADD_TERM)
+#undef BN_REMOTE_ADD_TERM
+}
+
+/* An accepted cell (com in the group's frame, w: mass): a particle-cell
+ * term on each target, or, beyond the expansion distance, its term of
+ * the group's expansion. */
+__device__ void bn_remote_accept(const bn_remote_args &a, int cell, float4 com, float4 q1, float far_r2,
+                                 bn_remote_targets *tg, bn_local_f *L, bn_remote_counts *n)
+{
+    float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (a.quadrupole)
+        q0 = a.s.quad0[cell];
+    else
+        q1.x = q1.y = 0.f;
+    if (com.x * com.x + com.y * com.y + com.z * com.z > far_r2) {
+        bn_local_f t;
+        bn_local_set_f(com.x, com.y, com.z, com.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, &t);
+        bn_remote_add_far(L, t);
+        n->far++;
+        return;
+    }
+    const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
+#pragma unroll
+    for (int k = 0; k < 2; k++)
+        bn_pc_f(com.x - tg->pos[k].x, com.y - tg->pos[k].y, com.z - tg->pos[k].z, com.w, q, a.eps2, &tg->acc[k].x,
+                &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+    n->pc++;
+}
+
+/* An opened leaf: its bodies, each read by every lane (a broadcast). */
+__device__ void bn_remote_leaf(const bn_remote_args &a, int2 nb, float4 gc, bn_remote_targets *tg,
+                               bn_remote_counts *n)
+{
+    for (int b = nb.x; b < nb.x + nb.y; b++) {
+        const float4 hi = a.s.pos[b];
+        const float3 d = bn_gpu_in_frame(hi, a.s.pos_lo[b], gc);
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const float dx = d.x - tg->pos[k].x, dy = d.y - tg->pos[k].y, dz = d.z - tg->pos[k].z;
+            if (a.soft)
+                bn_pp_soft_f(dx, dy, dz, hi.w, a.eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+            else
+                bn_pp_f(dx, dy, dz, hi.w, a.eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
+        }
+    }
+    n->pp += nb.y;
+}
+
+/* Walk the source for one chunk of a group's targets: pop a cell, test
+ * it on the group's box (gh: half sizes, w: alpha min |a_old| / G), and
+ * accept it, take its bodies, or push its children. Returns false if the
+ * stack would have overflowed (nothing then is written). */
+__device__ bool bn_remote_walk(const bn_remote_args &a, int *stack, float4 gc, float4 gh, float far_r2, int lane,
+                               bn_remote_targets *tg, bn_local_f *L, bn_remote_counts *n)
+{
+    int size = 1;
+    if (lane == 0) stack[0] = 0;
+    __syncwarp();
+    while (size > 0) {
+        const int cell = stack[--size];
+        __syncwarp(); /* popped by every lane before a push overwrites it */
+        const float4 hi = a.s.com[cell], q1 = a.s.quad1[cell];
+        const float3 d = bn_gpu_in_frame(hi, a.s.com_lo[cell], gc);
+        const float4 com = make_float4(d.x, d.y, d.z, hi.w);
+        const float d2 = bn_box_dist2_f(com.x, com.y, com.z, -gh.x, -gh.y, -gh.z, gh.x, gh.y, gh.z);
+        const bool open = q1.z >= 0.f && (a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, gh.w)
+                                                       : bn_mac_geometric_open_f(d2, q1.z));
+        if (!open) {
+            bn_remote_accept(a, cell, com, q1, far_r2, tg, L, n);
+            continue;
+        }
+        const int2 child = a.s.child[cell];
+        if (child.y == 0) {
+            bn_remote_leaf(a, a.s.body[cell], gc, tg, n);
+            continue;
+        }
+        if (size + child.y > BN_REMOTE_STACK) return false; /* warp-uniform */
+        for (int j = lane; j < child.y; j += 32) stack[size + j] = child.x + j;
+        size += child.y;
+        __syncwarp();
+    }
+    return true;
+}
+
+/* One chunk of nt <= 64 targets from body `first` of a group: walk, add
+ * the expansion at each target, and add the sums to out (active bodies
+ * only, with block steps). *ok false: the stack overflowed. */
+__device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, int nt, float4 gc, float4 gh,
+                                int lane, bool first_chunk, unsigned long long cnt[3], bool *ok)
+{
+    bn_remote_targets tg;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        const int i = lane + 32 * k;
+        const float4 b = i < nt ? a.t.body[first + i] : gc;
+        const float3 d = bn_gpu_in_frame(b, i < nt ? a.t.body_lo[first + i] : make_float4(0.f, 0.f, 0.f, 0.f), gc);
+        tg.pos[k] = make_float4(d.x, d.y, d.z, b.w);
+        tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    bn_local_f L;
+#define BN_REMOTE_ZERO_TERM(f) L.f = 0.f;
+    BN_LOCAL_FIELDS(BN_REMOTE_ZERO_TERM)
+#undef BN_REMOTE_ZERO_TERM
+    const float far_r2 = a.far_kt2 > 0.f ? (gh.x * gh.x + gh.y * gh.y + gh.z * gh.z) / a.far_kt2 : INFINITY;
+    bn_remote_counts n = {0, 0, 0};
+    if (!bn_remote_walk(a, stack, gc, gh, far_r2, lane, &tg, &L, &n)) {
+        *ok = false;
+        return;
+    }
+    const int bin_min = a.act.bin ? *a.act.bin_min : 0;
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        const int i = first + lane + 32 * k;
+        if (lane + 32 * k >= nt || (a.act.bin && a.act.bin[i] < bin_min)) continue;
+        float4 v = tg.acc[k];
+        bn_local_eval_f(&L, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
+        const float4 o = a.out[i];
+        a.out[i] = make_float4(o.x + a.acc_unit * v.x, o.y + a.acc_unit * v.y, o.z + a.acc_unit * v.z,
+                               o.w + a.pot_unit * v.w);
+    }
+    cnt[0] += (unsigned long long)n.pp * (unsigned long long)nt;
+    cnt[1] += (unsigned long long)n.pc * (unsigned long long)nt;
+    if (first_chunk) cnt[2] += (unsigned long long)n.far; /* cell-group pairs, as the CPU counts */
+}
+
+/* Warp w of block b walks group (or active-list entry) b W + w. */
+__global__ void __launch_bounds__(BN_REMOTE_WARPS * 32) bn_remote_kernel(bn_remote_args a)
+{
+    __shared__ int stacks[BN_REMOTE_WARPS][BN_REMOTE_STACK];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int item = blockIdx.x * BN_REMOTE_WARPS + w;
+    int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
+    if (a.act.live && !*a.act.live) end = 0; /* an idle step */
+    if (item >= end) return; /* whole warps leave together */
+    const int group = a.act.groups ? a.act.groups[item] : item;
+    const int2 gb = a.t.group_body[group];
+    const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+    unsigned long long cnt[3] = {0, 0, 0};
+    bool ok = true;
+    for (int c = 0; c < gb.y && ok; c += BN_REMOTE_CHUNK)
+        bn_remote_chunk(a, stacks[w], gb.x + c, min(BN_REMOTE_CHUNK, gb.y - c), gc, gh, lane, c == 0, cnt, &ok);
+    /* integer atomics: exact whatever the order */
+    const unsigned long long v = lane == 3 ? (ok ? 0ull : 1ull) : lane < 3 ? cnt[lane] : 0ull;
+    if (lane < 4 && v) atomicAdd(&a.s.counts[lane], v);
+}
+
+/* ---- host side ---- */
+
+/* Bytes of the block of a source of nc cells and nb bodies. */
+static size_t bn_remote_bytes(size_t nc, size_t nb)
+{
+    return (4 * nc + 2 * nb) * sizeof(float4) + 2 * nc * sizeof(int2);
+}
+
+/* The arrays in the block: float4s first (16-byte aligned), then int2s. */
+static void bn_remote_layout(bn_gpu_source *s, char *block)
+{
+    const size_t nc = (size_t)s->n_cells, nb = (size_t)s->n_bodies;
+    float4 *f = (float4 *)block;
+    s->com = f;
+    s->com_lo = f + nc;
+    s->quad0 = f + 2 * nc;
+    s->quad1 = f + 3 * nc;
+    s->pos = f + 4 * nc;
+    s->pos_lo = f + 4 * nc + nb;
+    int2 *i = (int2 *)(f + 4 * nc + 2 * nb);
+    s->child = i;
+    s->body = i + nc;
+}
+
+extern "C" void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream)
+{
+    if (!s) return;
+    bn_cuda_free(s->block, stream);
+    bn_cuda_free(s->counts, stream);
+    memset(s, 0, sizeof *s);
+}
+
+/* Stage src on the host (with the host's ref after it when ref_device is
+ * NULL), copy it up in one piece, and convert it into out's block. */
+static bn_status bn_remote_upload(const bn_walk_source *src, const bn_remote_shape *shape, const double *host_ref,
+                                  const double *ref_device, double G, bn_gpu_source *out, cudaStream_t stream)
+{
+    const size_t words = bn_remote_stage_words(shape), all = words + 3;
+    uint64_t *host = (uint64_t *)bn_alloc_array(all, sizeof *host, "source tree staging");
+    if (!host) return BN_ERR_NOMEM;
+    bn_remote_stage(src, shape, host);
+    memcpy(host + words, host_ref, 3 * sizeof(double));
+    uint64_t *dev = NULL;
+    bn_status st = bn_cuda_dev_alloc(&dev, all, "source tree (doubles)", stream);
+    /* pageable memory: the copy has taken the host buffer when it returns */
+    if (st == BN_OK && cudaMemcpyAsync(dev, host, all * sizeof *host, cudaMemcpyHostToDevice, stream) != cudaSuccess)
+        st = bn_fail(BN_ERR_DEVICE, "source tree: the upload of %zu words failed", all);
+    free(host);
+    if (st == BN_OK) {
+        const size_t nc = (size_t)shape->n_cells;
+        bn_remote_convert_args a;
+        a.cells = (const bn_walk_cell *)dev;
+        a.quad = (const double *)(dev + nc * (sizeof(bn_walk_cell) / 8));
+        a.pos = a.quad + 6 * nc;
+        a.ref = ref_device ? ref_device : (const double *)(dev + words);
+        a.len_scale = out->len_scale;
+        a.mass_scale = out->mass_scale;
+        a.inv_G = 1.0 / G;
+        a.s = *out;
+        const int n = shape->n_cells + shape->n_bodies, threads = 256;
+        const int blocks = (n + threads - 1) / threads < 4096 ? (n + threads - 1) / threads : 4096;
+        bn_remote_convert<<<blocks, threads, 0, stream>>>(a);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) st = bn_cuda_fail(e, "bn_remote_convert<<<>>>", __FILE__, __LINE__);
+    }
+    bn_cuda_free(dev, stream); /* stream-ordered: after the conversion */
+    return st;
+}
+
+extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gpu_tree *local,
+                                          const double *ref_device, double G, bn_gpu_source *out,
+                                          cudaStream_t stream)
+{
+    if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL output");
+    memset(out, 0, sizeof *out);
+    if (!src || !local) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL source or local tree");
+    if (!(isfinite(G) && G > 0)) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: G must be finite and > 0, got %g", G);
+    if (!(local->len_scale > 0 && local->mass_scale > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: the local tree's units (%g, %g) are not set",
+                       local->len_scale, local->mass_scale);
+    bn_remote_shape shape;
+    BN_TRY(bn_remote_check(src, &shape));
+    out->len_scale = local->len_scale;
+    out->mass_scale = local->mass_scale;
+    if (shape.n_cells == 0) return BN_OK;
+    out->n_cells = shape.n_cells;
+    out->n_bodies = shape.n_bodies;
+    out->stack_need = shape.stack_need;
+    bn_status st = bn_cuda_alloc(&out->block, bn_remote_bytes((size_t)shape.n_cells, (size_t)shape.n_bodies),
+                                 "source tree", stream);
+    if (st == BN_OK) st = bn_cuda_dev_alloc(&out->counts, 4, "source tree walk counters", stream);
+    if (st == BN_OK) {
+        bn_remote_layout(out, (char *)out->block);
+        st = bn_remote_upload(src, &shape, local->ref, ref_device, G, out, stream);
+    }
+    if (st != BN_OK) bn_gpu_source_free(out, stream);
+    return st;
+}
+
+/* The counters of the last walk added to stats; an overflow fails. */
+static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats *stats, cudaStream_t stream)
+{
+    unsigned long long h[4];
+    BN_TRY(bn_cuda_read(h, src->counts, sizeof h, "remote walk counters", stream));
+    if (h[3])
+        return bn_fail(BN_ERR_INTERNAL, "remote walk: %llu groups ran out of the %d-cell stack (a corrupted source)",
+                       h[3], BN_REMOTE_STACK);
+    stats->n_pp += (double)h[0];
+    stats->n_pc += (double)h[1];
+    stats->n_far += (double)h[2];
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                        const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
+                                        bn_force_stats *stats, cudaStream_t stream)
+{
+    if (!local || !src || !g || !out) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_remote: NULL argument");
+    if (src->n_cells == 0 || local->group_bound <= 0 || local->n <= 0) return BN_OK;
+    if (src->len_scale != local->len_scale || src->mass_scale != local->mass_scale)
+        return bn_fail(BN_ERR_ARGUMENT,
+                       "bn_gpu_walk_remote: the source was made for units (%g, %g), the local tree has (%g, %g)",
+                       src->len_scale, src->mass_scale, local->len_scale, local->mass_scale);
+    if (src->stack_need > BN_REMOTE_STACK)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_remote: the source may need a stack of %d cells, more than %d",
+                       src->stack_need, BN_REMOTE_STACK);
+    BN_CUDA_CHECK(cudaMemsetAsync(src->counts, 0, 4 * sizeof(unsigned long long), stream));
+    bn_remote_args a;
+    a.t = *local;
+    a.s = *src;
+    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, local->len_scale, local->mass_scale);
+    a.eps2 = u.eps2;
+    a.acc_unit = u.acc_unit;
+    a.pot_unit = u.pot_unit;
+    const double kt = g->group_expansion * g->theta;
+    a.far_kt2 = (float)(kt * kt);
+    a.accel_mac = g->mac == BN_MAC_ACCEL;
+    a.quadrupole = g->quadrupole != 0;
+    a.soft = a.eps2 > 0.f;
+    a.out = out;
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL};
+    const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
+    bn_remote_kernel<<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    BN_CUDA_LAUNCH_CHECK();
+    return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
+}
