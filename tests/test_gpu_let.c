@@ -337,18 +337,34 @@ static void test_overlapping(void **state)
     scene_free(&s);
 }
 
-/* Far apart: the LET is mostly closed cells, most act through the
- * groups' expansions; groups of up to 200 (walked in chunks of 64), no
- * softening (bn_pp_f's guard), one box around every target. */
+/* Far apart: the LET is mostly closed cells (r2 < 0, never opened),
+ * most of which act through the groups' expansions; groups of up to
+ * 200 (walked in chunks of 64), no softening. (At this distance no leaf
+ * is sent, so bn_pp_f's r^2 = 0 guard is not reached here.) */
 static void test_far_chunks_unsoftened(void **state)
 {
     (void)state;
     bn_gravity_params g = params(0.6, 0.0);
     g.group_size = 200;
     scene s;
-    scene_make(&s, shifted_plummer(20000, 33, 0.0), shifted_plummer(30000, 34, 30.0), g, NULL, 1);
-    assert_true(s.st_gpu.n_far > 0);
+    scene_make(&s, shifted_plummer(20000, 33, 0.0), shifted_plummer(30000, 34, 100.0), g, NULL, 0);
+    int closed = 0;
+    for (int i = 0; i < s.let.src.n_cells; i++) closed += s.let.src.cells[i].r2 < 0;
+    print_message("far: %d of the LET's %d cells closed, %d of 30000 bodies sent\n", closed, s.let.src.n_cells,
+                  s.src.n_bodies);
+    assert_true(closed > 0 && s.src.n_bodies < 30000 && s.st_gpu.n_far > 0);
     assert_agree(&s, "far, groups <= 200, eps 0");
+    scene_free(&s);
+}
+
+/* Overlapping with one box around every target (the LET opens more than
+ * any group does: the groups' own tests close the rest). */
+static void test_one_box(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, shifted_plummer(20000, 43, 0.0), shifted_plummer(20000, 44, 2.0), params(0.7, 1e-3), NULL, 1);
+    assert_agree(&s, "one box");
     scene_free(&s);
 }
 
@@ -542,6 +558,7 @@ static void test_timing(void **state)
 
 TU_GPU_TEST_MAIN(cmocka_unit_test(test_overlapping),
                  cmocka_unit_test(test_far_chunks_unsoftened),
+                 cmocka_unit_test(test_one_box),
                  cmocka_unit_test(test_accel),
                  cmocka_unit_test(test_adds_repeats_active),
                  cmocka_unit_test(test_stack_limit_and_refusals),

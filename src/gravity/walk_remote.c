@@ -84,7 +84,8 @@ bn_status bn_remote_check(const bn_walk_source *src, bn_remote_shape *shape)
     memset(shape, 0, sizeof *shape);
     if (!src || src->n_cells < 0) return bn_fail(BN_ERR_ARGUMENT, "source tree: NULL or a negative cell count");
     if (src->n_cells == 0) return BN_OK;
-    if (!src->cells || !src->quad) return bn_fail(BN_ERR_ARGUMENT, "source tree: %d cells but no cells or quadrupoles", src->n_cells);
+    if (!src->cells || !src->quad)
+        return bn_fail(BN_ERR_ARGUMENT, "source tree: %d cells but no cells or quadrupoles", src->n_cells);
     int next = 1, n_bodies = 0;
     for (int i = 0; i < src->n_cells; i++) {
         BN_TRY(check_links(src->cells + i, i, src->n_cells, &next, &n_bodies));

@@ -329,7 +329,8 @@ extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gp
     if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL output");
     memset(out, 0, sizeof *out);
     if (!src || !local) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL source or local tree");
-    if (!(isfinite(G) && G > 0)) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: G must be finite and > 0, got %g", G);
+    if (!(isfinite(G) && G > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: G must be finite and > 0, got %g", G);
     if (!(local->len_scale > 0 && local->mass_scale > 0))
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: the local tree's units (%g, %g) are not set",
                        local->len_scale, local->mass_scale);
