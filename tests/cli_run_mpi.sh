@@ -128,6 +128,58 @@ with h5py.File("cont2/snapshot_0000.hdf5") as f:
     assert np.array_equal(f["PartType1/ParticleIDs"][:], ids), "the 2-rank run's first snapshot is not the input"
 PY
 
+# snapshots per rank: 3 ranks write 3 files of each snapshot (GADGET-4's
+# NumFilesPerSnapshot), the same particles as the gathered file bit for bit
+# (the mode changes the writing, not the run); 2 ranks go on reading their
+# shares of it, one process reads it whole; an output onto its files is refused
+run 3 split3 -P TimeIntegration:t_end:0.5 -P Snapshots:per_rank:yes || fail "per-rank snapshots: $(cat split3.err)"
+"$py" - <<'PY' || fail "per-rank snapshots: the set"
+import h5py, numpy as np
+ids, xs = [], []
+for r in range(3):
+    with h5py.File(f"split3/snapshot_0002.{r}.hdf5") as f:
+        h = f["Header"].attrs
+        assert h["NumFilesPerSnapshot"] == 3 and h["NumPart_Total"][1] == 1000, dict(h)
+        assert h["NumPart_ThisFile"][1] == len(f["PartType1/ParticleIDs"]), r
+        ids.append(f["PartType1/ParticleIDs"][:]); xs.append(f["PartType1/Coordinates"][:])
+ids, xs = np.concatenate(ids), np.concatenate(xs)
+assert np.array_equal(np.sort(ids), np.arange(1, 1001)), "ids not each once"
+with h5py.File("tree3/snapshot_0002.hdf5") as f:
+    ref = f["PartType1/Coordinates"][:][f["PartType1/ParticleIDs"][:].argsort()]
+assert np.array_equal(xs[ids.argsort()], ref), "per-rank files differ from the gathered snapshot"
+PY
+ls split3/snapshot_0002.hdf5 2>/dev/null && fail "per-rank snapshots: a whole file written too"
+run 2 splitcont2 -P InitialConditions:file:$scratch/split3/snapshot_0002.2.hdf5 -P Snapshots:per_rank:yes \
+  -P TimeIntegration:t_end:0.6 || fail "2 ranks from 3 per-rank files: $(cat splitcont2.err)"
+run 1 splitcont1 -P InitialConditions:file:$scratch/split3/snapshot_0002.0.hdf5 -P TimeIntegration:t_end:0.6 ||
+  fail "one process from 3 per-rank files: $(cat splitcont1.err)"
+compare_e0() { "$py" - "$@" <<'PY'
+import sys, numpy as np
+a, b, bound = np.loadtxt(sys.argv[1], comments="#"), np.loadtxt(sys.argv[2], comments="#"), float(sys.argv[3])
+rel = abs(a[0, 3] - b[0, 3]) / abs(b[0, 3])
+assert a[0, 0] == b[0, 0] == 0.5 and rel <= bound, (a[0, :4], b[0, :4], rel)
+PY
+}
+compare_e0 splitcont2/energy.txt splitcont1/energy.txt 1e-4 || fail "2 ranks' shares against one process's whole read"
+compare_e0 splitcont1/energy.txt cont2/energy.txt 1e-4 || fail "the split set against the gathered snapshot"
+expect_fail_early() { # as expect_fail below, for the refusal of an output
+  timeout 60 mpirun -np 2 "$banyan" run "$@" >/dev/null 2>err.txt
+  [ $? = 0 ] && fail "output onto the input's files accepted"
+  grep -q "file 0 of its split snapshot" err.txt || fail "output onto the input's files: $(cat err.txt)"
+}
+expect_fail_early $common -P InitialConditions:file:split3/snapshot_0002.2.hdf5 -P Snapshots:per_rank:yes \
+  -P TimeIntegration:t_end:1.0 -o split3
+[ -e split3/snapshot_0002.2.hdf5 ] || fail "the refused run removed its input"
+if "$py" -c "import yt" 2>/dev/null; then
+  "$py" - <<'PY' || fail "yt cannot read the per-rank snapshot"
+import yt
+yt.set_log_level(50)
+ds = yt.load("split3/snapshot_0002.0.hdf5")
+ad = ds.all_data()
+assert len(ad["all", "particle_index"]) == 1000, len(ad["all", "particle_index"])
+PY
+fi
+
 # long enough for re-balances (every 64 steps at the latest); one summary
 out=$(timeout 120 mpirun -np 4 "$banyan" run ${common/-q/} -P TimeIntegration:t_end:1.3 -P Snapshots:interval:0 \
   -o long4 2>&1) || fail "4 ranks, 130 steps: $out"

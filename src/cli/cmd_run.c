@@ -82,21 +82,38 @@ static bn_status load_params(bn_run_params *prm, const char *file, char **overri
 }
 
 /* Read InitialConditions:file or generate the model; fixes the start time. */
-static bn_status load_particles(run_ctx *c, bn_particles **out)
+/* Snapshots per rank under mpirun: each rank reads and writes its own
+ * share, and no rank holds every particle. */
+static int per_rank(const run_ctx *c) { return bn_comm_size(c->comm) > 1 && c->prm->snap_per_rank; }
+
+/* The initial conditions' file: whole, or this rank's share of it
+ * (*share set; a rank may get none). */
+static bn_status read_initial(run_ctx *c, bn_particles **out, int *share)
 {
     const bn_run_params *prm = c->prm;
+    bn_snapshot_meta meta = bn_snapshot_meta_default();
+    *share = per_rank(c);
+    bn_status s = *share ? bn_snapshot_read_share(prm->ic_file, bn_comm_rank(c->comm), bn_comm_size(c->comm), out,
+                                                  &meta, NULL)
+                         : bn_snapshot_read(prm->ic_file, out, &meta);
+    if (s == BN_OK && (*out)->n > 0) s = bn_particles_validate(*out, prm->ic_file);
+    if (s == BN_OK && (*out)->n > 0 && (s = bn_force_inputs_check(&prm->gravity, *out)) != BN_OK)
+        s = bn_fail_context(s, "%s", prm->ic_file);
+    if (s != BN_OK) {
+        bn_particles_free(*out);
+        *out = NULL;
+        return bn_fail_context(s, "InitialConditions:file");
+    }
+    c->t_start = meta.time;
+    return BN_OK;
+}
+
+static bn_status load_particles(run_ctx *c, bn_particles **out, int *share)
+{
+    const bn_run_params *prm = c->prm;
+    *share = 0;
     if (prm->ic_file[0]) {
-        bn_snapshot_meta meta = bn_snapshot_meta_default();
-        bn_status s = bn_snapshot_read(prm->ic_file, out, &meta);
-        if (s == BN_OK) s = bn_particles_validate(*out, prm->ic_file);
-        if (s == BN_OK && (s = bn_force_inputs_check(&prm->gravity, *out)) != BN_OK)
-            s = bn_fail_context(s, "%s", prm->ic_file);
-        if (s != BN_OK) {
-            bn_particles_free(*out);
-            *out = NULL;
-            return bn_fail_context(s, "InitialConditions:file");
-        }
-        c->t_start = meta.time;
+        BN_TRY(read_initial(c, out, share));
     } else {
         bn_ic_params ic = prm->ic;
         ic.G = prm->gravity.G;
@@ -143,10 +160,14 @@ static bn_status check_start(run_ctx *c)
 static bn_status setup_simulation(run_ctx *c)
 {
     bn_particles *p = NULL;
-    /* every rank reads or generates the whole set (the same on each) */
-    BN_TRY(bn_comm_agree(c->comm, load_particles(c, &p)));
-    c->n = p->n;
-    bn_status s = several(c) ? run_ranks_split(c->comm, &c->ranks, &p) : BN_OK; /* agreed */
+    /* every rank reads or generates the whole set (the same on each), or
+     * reads its share of a file (snapshots per rank) */
+    int share = 0;
+    BN_TRY(bn_comm_agree(c->comm, load_particles(c, &p, &share)));
+    double n = (double)p->n;
+    bn_status s = share ? bn_comm_allreduce(c->comm, &n, 1, BN_REDUCE_SUM) : BN_OK;
+    c->n = (size_t)n;
+    if (s == BN_OK && several(c) && !share) s = run_ranks_split(c->comm, &c->ranks, &p, !per_rank(c)); /* agreed */
     if (s != BN_OK) {
         bn_particles_free(p);
         return s;
@@ -173,11 +194,15 @@ static bn_status setup_simulation(run_ctx *c)
 static bn_status check_output_names(run_ctx *c)
 {
     const bn_run_params *p = c->prm;
-    run_named_path f[6] = {{"the parameter file", 0, ""},     {"InitialConditions:file", 0, ""},
+    run_named_path f[7] = {{"the parameter file", 0, ""},     {"InitialConditions:file", 0, ""},
                            {"used_parameters.yml", 1, ""},    {"unused_parameters.yml", 1, ""},
-                           {"Statistics:energy_file", 1, ""}, {"Snapshots:render_file", 1, ""}};
+                           {"Statistics:energy_file", 1, ""}, {"Snapshots:render_file", 1, ""},
+                           {"InitialConditions:file (file 0 of its split snapshot)", 0, ""}};
     if (c->param_file) BN_TRY(run_path_join(f[0].path, sizeof f[0].path, ".", c->param_file));
     if (p->ic_file[0]) BN_TRY(run_path_join(f[1].path, sizeof f[1].path, ".", p->ic_file));
+    /* a split input's files share its stem: an output file of that stem
+     * is caught against its file 0 */
+    if (p->ic_file[0]) BN_TRY(bn_snapshot_part_path(f[1].path, 0, f[6].path, sizeof f[6].path));
     BN_TRY(run_path_join(f[2].path, sizeof f[2].path, c->outdir, "used_parameters.yml"));
     BN_TRY(run_path_join(f[3].path, sizeof f[3].path, c->outdir, "unused_parameters.yml"));
     BN_TRY(run_path_join(f[4].path, sizeof f[4].path, c->outdir, p->energy_file));
@@ -193,7 +218,8 @@ static bn_status check_output_names(run_ctx *c)
     snprintf(name, sizeof name, "%s_%04zu.hdf5", p->snap_basename, c->sched.n);
     BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
     BN_TRY(run_check_name("Snapshots:basename", path));
-    return run_check_distinct(f, 6, c->snapdir, p->snap_basename, c->sched.n);
+    return run_check_distinct(f, 7, c->snapdir, p->snap_basename, c->sched.n,
+                              per_rank(c) ? bn_comm_size(c->comm) : 0);
 }
 
 /* Every directory an output goes into can be made and written (probed
@@ -269,16 +295,19 @@ static bn_status write_snapshot(run_ctx *c)
     BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
     const bn_particles *p = NULL;
     bn_particles *owned = NULL;
-    BN_TRY(all_particles(c, &p, &owned));
+    if (per_rank(c)) BN_TRY(bn_comm_agree(c->comm, bn_simulation_particles(c->sim, &p)));
+    else BN_TRY(all_particles(c, &p, &owned));
     bn_snapshot_meta meta = bn_snapshot_meta_default();
     meta.time = bn_simulation_time(c->sim);
     meta.units.G = c->prm->gravity.G;
     meta.gravity = *bn_simulation_gravity(c->sim); /* an error target's choice */
     meta.gravity.backend = bn_simulation_backend(c->sim);
     meta.accuracy = *bn_simulation_accuracy(c->sim);
-    const bn_status s = c->root ? bn_snapshot_write(path, p, &meta) : BN_OK;
+    bn_status s;
+    if (per_rank(c)) s = run_ranks_write_part(c->comm, path, p, &meta); /* agreed */
+    else s = bn_comm_agree(c->comm, c->root ? bn_snapshot_write(path, p, &meta) : BN_OK);
     bn_particles_free(owned);
-    BN_TRY(bn_comm_agree(c->comm, s));
+    BN_TRY(s);
     c->sched.next++;
     return BN_OK;
 }
@@ -403,9 +432,10 @@ static void print_summary(const run_ctx *c)
     if (idle > 0) /* queued in a batch after it had reached its output time */
         printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);
     const int in_outdir = !strcmp(c->prm->snap_dir, ".");
-    printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s%s%s_NNNN.hdf5%s%s\n", c->outdir, c->sched.n,
+    printf("  outputs in %s: used_parameters.yml, %zu snapshot(s) %s%s%s_NNNN%s%s%s\n", c->outdir, c->sched.n,
            in_outdir ? "" : c->prm->snap_dir, in_outdir ? "" : "/", c->prm->snap_basename,
-           c->prm->render ? ", " : "", c->prm->render ? c->prm->render_file : "");
+           per_rank(c) ? ".R.hdf5 (a file per rank)" : ".hdf5", c->prm->render ? ", " : "",
+           c->prm->render ? c->prm->render_file : "");
 }
 
 static bn_status run(run_ctx *c)

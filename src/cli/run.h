@@ -76,12 +76,13 @@ typedef struct run_named_path {
 /* The path fits (PATH_MAX) and each of its names fits (NAME_MAX). */
 bn_status run_check_name(const char *what, const char *path);
 /* No output of files[] (empty paths skipped: inputs not given) nor any
- * snapshot snapdir/basename_NNNN.hdf5, NNNN < n_snapshots, is the same
+ * snapshot snapdir/basename_NNNN.hdf5 (with parts > 0 each of its files
+ * basename_NNNN.R.hdf5, R < parts), NNNN < n_snapshots, is the same
  * file as another file of the list, or lies below one (it would need a
  * directory of that name), or is anything but a new name or a regular
  * file (a directory, a FIFO, a dangling link); the message names both. */
 bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
-                             size_t n_snapshots);
+                             size_t n_snapshots, int parts);
 /* dir/name, or name itself when it is absolute. */
 bn_status run_path_join(char *out, size_t size, const char *dir, const char *name);
 /* mkdir -p; the message names the directory. */
@@ -95,15 +96,22 @@ typedef struct run_id_place {
     size_t index; /* in the initial set */
 } run_id_place;
 typedef struct run_ranks {
-    run_id_place *place; /* rank 0: every particle's id and place, by id */
+    run_id_place *place; /* rank 0: every particle's id and place, by id
+                            (NULL: snapshots per rank, no such map)     */
     size_t n;
 } run_ranks;
 /* Collective: *p, the whole initial set on every rank, becomes this
- * rank's slice of it; rank 0 keeps where each id was (ids must be
- * unique: the message names the two particles). */
-bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p);
+ * rank's slice of it; with `places` rank 0 keeps where each id was (ids
+ * must be unique: the message names the two particles). */
+bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p, int places);
 /* Collective: every rank's particles (with forces when they have them) on
- * rank 0, in the initial set's order: *all (NULL on the other ranks). */
+ * rank 0, in the initial set's order (without the places: by id): *all
+ * (NULL on the other ranks). */
 bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_particles *mine, bn_particles **all);
+/* Collective: this rank's particles as its file of the snapshot `path`
+ * (file r of P, "<stem>.<r>.hdf5"); when any rank fails every rank
+ * removes its file, so that no partial set is left. */
+bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_particles *mine,
+                               const bn_snapshot_meta *meta);
 void run_ranks_free(run_ranks *rr);
 #endif

@@ -95,8 +95,20 @@ static bn_status check_pair(const run_named_path *a, const cli_file_id *ia, cons
     return BN_OK;
 }
 
+/* Snapshot k's file as written: BASENAME_kkkk.hdf5, or with parts > 0
+ * its file r of parts (BASENAME_kkkk.r.hdf5). */
+static bn_status snapshot_name(const char *snapdir, const char *basename, size_t k, int parts, int r, char *out,
+                               size_t cap)
+{
+    char name[BN_PARAM_STRLEN + 32], whole[RUN_PATH_MAX];
+    snprintf(name, sizeof name, "%s_%04zu.hdf5", basename, k);
+    if (parts == 0) return run_path_join(out, cap, snapdir, name);
+    BN_TRY(run_path_join(whole, sizeof whole, snapdir, name));
+    return bn_snapshot_part_path(whole, r, out, cap);
+}
+
 bn_status run_check_distinct(const run_named_path *files, int n, const char *snapdir, const char *basename,
-                             size_t n_snapshots)
+                             size_t n_snapshots, int parts)
 {
     cli_file_id *ids = bn_alloc_array((size_t)n + 1, sizeof *ids, "output names");
     if (!ids) return BN_ERR_NOMEM;
@@ -108,17 +120,17 @@ bn_status run_check_distinct(const run_named_path *files, int n, const char *sna
     for (int i = 0; s == BN_OK && i < n; i++)
         for (int j = i + 1; s == BN_OK && j < n; j++)
             if (files[i].path[0] && files[j].path[0] && files[j].output) s = check_pair(&files[i], &ids[i], &files[j], &ids[j]);
-    /* snapshots differ from each other by their numbers: each against the rest */
+    /* snapshots (each of their files) differ from each other by their
+     * numbers: each against the rest */
     run_named_path snap = {"snapshot", 1, ""};
-    for (size_t k = 0; s == BN_OK && k < n_snapshots; k++) {
-        char name[BN_PARAM_STRLEN + 32];
-        snprintf(name, sizeof name, "%s_%04zu.hdf5", basename, k);
-        if (run_path_join(snap.path, sizeof snap.path, snapdir, name) != BN_OK) break;
-        cli_file_identify(snap.path, &ids[n]);
-        s = check_output_kind(&snap);
-        for (int i = 0; s == BN_OK && i < n; i++)
-            if (files[i].path[0]) s = check_pair(&files[i], &ids[i], &snap, &ids[n]);
-    }
+    for (size_t k = 0; s == BN_OK && k < n_snapshots; k++)
+        for (int r = 0; s == BN_OK && r < (parts > 0 ? parts : 1); r++) {
+            if (snapshot_name(snapdir, basename, k, parts, r, snap.path, sizeof snap.path) != BN_OK) break;
+            cli_file_identify(snap.path, &ids[n]);
+            s = check_output_kind(&snap);
+            for (int i = 0; s == BN_OK && i < n; i++)
+                if (files[i].path[0]) s = check_pair(&files[i], &ids[i], &snap, &ids[n]);
+        }
     free(ids);
     return s;
 }

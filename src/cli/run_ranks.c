@@ -4,6 +4,7 @@
  * particles and puts them back in the initial set's order (by id: each
  * id is the same particle all run long), so that P ranks write the same
  * layout as one process. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/run.h"
@@ -65,10 +66,10 @@ static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_partic
     return BN_OK;
 }
 
-bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p)
+bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p, int places)
 {
     bn_particles *mine = NULL;
-    bn_status s = bn_comm_rank(c) == 0 ? build_places(rr, *p) : BN_OK;
+    bn_status s = places && bn_comm_rank(c) == 0 ? build_places(rr, *p) : BN_OK;
     if (s == BN_OK) s = take_slice(c, *p, &mine);
     BN_TRY(bn_comm_agree(c, s));
     bn_particles_free(*p);
@@ -89,19 +90,20 @@ static void to_record(const bn_particles *p, size_t i, run_record *r)
     if (p->pot) r->pot = p->pot[i];
 }
 
-/* The gathered records, sorted by id, into their places of the file. */
+/* The gathered records, sorted by id, into their places of the file
+ * (without the places map: in id order). */
 static bn_status place_records(const run_ranks *rr, run_record *got, size_t n, int forces, bn_particles **out)
 {
-    if (n != rr->n) return bn_fail(BN_ERR_INTERNAL, "gathered %zu particles of %zu", n, rr->n);
+    if (rr->place && n != rr->n) return bn_fail(BN_ERR_INTERNAL, "gathered %zu particles of %zu", n, rr->n);
     qsort(got, n, sizeof *got, record_by_id);
     BN_TRY(bn_particles_create(out, n));
     bn_particles *p = *out;
     if (forces) BN_TRY(bn_particles_ensure_forces(p));
     for (size_t j = 0; j < n; j++) {
-        if (got[j].id != rr->place[j].id)
+        if (rr->place && got[j].id != rr->place[j].id)
             return bn_fail(BN_ERR_INTERNAL, "gathered id %llu where id %llu was expected",
                            (unsigned long long)got[j].id, (unsigned long long)rr->place[j].id);
-        const size_t i = rr->place[j].index;
+        const size_t i = rr->place ? rr->place[j].index : j;
         p->id[i] = got[j].id;
         p->mass[i] = got[j].mass;
         for (int k = 0; k < 3; k++) {
@@ -135,6 +137,21 @@ bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_parti
         *all = NULL;
     }
     return bn_comm_agree(c, s);
+}
+
+bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_particles *mine,
+                               const bn_snapshot_meta *meta)
+{
+    char part[RUN_PATH_MAX + 16];
+    double total = (double)mine->n; /* exact below 2^53 particles */
+    BN_TRY(bn_comm_allreduce(c, &total, 1, BN_REDUCE_SUM));
+    const int me = bn_comm_rank(c);
+    bn_status s = bn_snapshot_part_path(path, me, part, sizeof part);
+    if (s == BN_OK) s = bn_snapshot_write_part(part, mine, meta, me, bn_comm_size(c), (uint64_t)total);
+    const int wrote = s == BN_OK;
+    s = bn_comm_agree(c, s);
+    if (s != BN_OK && wrote) remove(part); /* another rank failed: no partial set */
+    return s;
 }
 
 void run_ranks_free(run_ranks *rr)

@@ -58,6 +58,7 @@ typedef struct bn_run_params {
     bn_param_list snap_times;
     double snap_interval;               /* 0 = none                       */
     int snap_final;                     /* snapshot at t_end              */
+    int snap_per_rank;                  /* mpirun: one file per rank      */
     int render;                         /* picture of the last state      */
     char render_file[BN_PARAM_STRLEN];
     /* Statistics */

@@ -209,6 +209,11 @@ const bn_param_desc bn_param_table[] = {
      "Also a snapshot every `interval` from the start time; 0: none."},
     {"Snapshots", "final", BN_PT_BOOL, OFF(snap_final), "yes", ANY, 0, NULL, NULL,
      "Also a snapshot at t_end."},
+    {"Snapshots", "per_rank", BN_PT_BOOL, OFF(snap_per_rank), "no", ANY, 0, NULL, NULL,
+     "Under mpirun: every rank writes its own particles to its own file of each snapshot (BASENAME_NNNN.R.hdf5, "
+     "GADGET-4's NumFilesPerSnapshot = ranks; any file of the set reads the whole snapshot) and reads its share "
+     "of a split InitialConditions:file, so that no rank holds every particle. no: rank 0 gathers every particle "
+     "into one file. One process always writes one file."},
     {"Snapshots", "render", BN_PT_BOOL, OFF(render), "yes", ANY, 0, NULL, NULL,
      "Render the projected log density of the last state to a PNG picture."},
     {"Snapshots", "render_file", BN_PT_STRING, OFF(render_file), "final.png", ANY, BN_PF_NONEMPTY, NULL,
