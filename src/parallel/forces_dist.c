@@ -105,59 +105,84 @@ static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const
     return s;
 }
 
-/* The received trees walked for this rank's targets, senders in rank
- * order (the same sums in the same order every time). */
-static bn_status walk_received(const dist_ctx *x, const bn_tree *t, const uint64_t *in, const size_t *counts,
-                               bn_mac mac, const double *acc_old, const uint8_t *bin, int bin_min, double *out,
-                               bn_force_stats *stats)
+/* The received words as one tree per sender (n_cells 0 for none), each
+ * checked to take exactly its sender's words. */
+static bn_status unpack_all(const dist_ctx *x, const uint64_t *in, const size_t *counts, bn_let *lets)
 {
     const int P = bn_comm_size(x->c);
     size_t at = 0;
-    bn_status s = BN_OK;
-    for (int r = 0; r < P && s == BN_OK; at += counts[r], r++) {
+    for (int r = 0; r < P; at += counts[r], r++) {
         if (counts[r] == 0) continue;
-        bn_let let;
         size_t used = 0;
-        s = bn_let_unpack(in + at, counts[r], &let, &used);
-        if (s == BN_OK && used != counts[r])
-            s = bn_fail(BN_ERR_INTERNAL, "locally essential tree from rank %d: %zu of %zu words", r, used, counts[r]);
-        if (s == BN_OK && x->let) {
-            x->let->cells_received += (size_t)let.src.n_cells;
+        BN_TRY(bn_let_unpack(in + at, counts[r], lets + r, &used));
+        if (used != counts[r])
+            return bn_fail(BN_ERR_INTERNAL, "locally essential tree from rank %d: %zu of %zu words", r, used,
+                           counts[r]);
+        if (x->let) {
+            x->let->cells_received += (size_t)lets[r].src.n_cells;
             x->let->bodies_received += (size_t)in[at + 1];
         }
-        if (s == BN_OK && t) s = bn_tree_walk_remote_cpu(t, &let.src, x->g, mac, acc_old, bin, bin_min, out, stats);
-        bn_let_free(&let);
     }
-    return s;
+    return BN_OK;
 }
 
-/* bn_tree_remote.add: agree, exchange the target boxes, the trees, walk. */
+void bn_lets_free(bn_let *lets, int n)
+{
+    for (int r = 0; lets && r < n; r++) bn_let_free(lets + r);
+    free(lets);
+}
+
+bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                          const double *acc_old, bn_let **lets_out, bn_let_stats *let)
+{
+    *lets_out = NULL;
+    const dist_ctx cx = {c, g, let}, *x = &cx;
+    const double t0 = bn_wall_seconds();
+    const int P = bn_comm_size(c);
+    double *box = NULL;
+    size_t nbox = 0, n_box = 0, n_in = 0;
+    void *boxes = NULL, *in = NULL;
+    size_t *counts = bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts"); /* words out, in, boxes */
+    bn_let *lets = bn_calloc((size_t)P, sizeof *lets, "received trees");
+    bn_status s = counts && lets ? target_boxes(t, g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
+    /* a box is BN_LET_BOX doubles: gathered as one record each */
+    if ((s = bn_comm_agree(c, s)) == BN_OK)
+        s = bn_comm_gather(c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
+    free(box);
+    uint64_t *send = NULL;
+    if (s == BN_OK) s = bn_comm_agree(c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
+    if (s == BN_OK) s = bn_comm_alltoallv(c, send, counts, sizeof *send, &in, counts + P, &n_in);
+    free(send);
+    free(boxes);
+    if (s == BN_OK) s = bn_comm_agree(c, unpack_all(x, in, counts + P, lets));
+    if (let) let->t_exchange += bn_wall_seconds() - t0;
+    free(in);
+    free(counts);
+    if (s != BN_OK) {
+        bn_lets_free(lets, P);
+        return s;
+    }
+    *lets_out = lets;
+    return BN_OK;
+}
+
+/* bn_tree_remote.add: agree, exchange, walk the received trees for this
+ * rank's targets, senders in rank order (the same sums in the same order
+ * every time). */
 static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
                             const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
 {
     const dist_ctx *x = ctx;
     BN_TRY(bn_comm_agree(x->c, local));
-    const double t0 = bn_wall_seconds();
+    bn_let *lets = NULL;
+    BN_TRY(bn_let_exchange(x->c, x->g, t, mac, acc_old, &lets, x->let));
     const int P = bn_comm_size(x->c);
-    double *box = NULL;
-    size_t nbox = 0, n_box = 0, n_in = 0;
-    void *boxes = NULL, *in = NULL;
-    size_t *counts = bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts"); /* words out, in, boxes */
-    bn_status s = counts ? target_boxes(t, x->g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
-    /* a box is BN_LET_BOX doubles: gathered as one record each */
-    if ((s = bn_comm_agree(x->c, s)) == BN_OK)
-        s = bn_comm_gather(x->c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
-    free(box);
-    uint64_t *send = NULL;
-    if (s == BN_OK) s = bn_comm_agree(x->c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
-    if (s == BN_OK) s = bn_comm_alltoallv(x->c, send, counts, sizeof *send, &in, counts + P, &n_in);
-    free(send);
-    free(boxes);
-    if (x->let) x->let->t_exchange += bn_wall_seconds() - t0;
-    if (s == BN_OK) s = bn_comm_agree(x->c, walk_received(x, t, in, counts + P, mac, acc_old, bin, bin_min, out, stats));
-    free(in);
-    free(counts);
-    return s;
+    bn_status s = BN_OK;
+    for (int r = 0; s == BN_OK && t && r < P; r++)
+        if (lets[r].src.n_cells > 0)
+            s = bn_tree_walk_remote_cpu(t, &lets[r].src, x->g, mac, acc_old, bin, bin_min, out, stats);
+    bn_lets_free(lets, P);
+    return bn_comm_agree(x->c, s);
 }
 
 bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const bn_gravity_params *g,

@@ -8,6 +8,7 @@
 #define BN_PARALLEL_FORCES_DIST_H
 #include "banyan.h"
 #include "gravity/gravity_cpu.h"
+#include "parallel/let.h"
 
 /* What the last exchange moved (this rank). */
 typedef struct bn_let_stats {
@@ -21,6 +22,17 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
                                   const bn_particles *p, const double *acc_old, const uint8_t *bin, int bin_min,
                                   int rebuild, double *acc[3], double *pot, bn_force_stats *stats,
                                   bn_let_stats *let);
+
+/* The exchange of one evaluation, for any backend that has its tree on
+ * the host (the GPU's downloaded): this rank's target boxes from t (NULL:
+ * a rank without particles), every rank's boxes to every rank, this
+ * rank's LET of t for each, and the trees received, unpacked: *lets (P of
+ * them, bn_lets_free) holds sender r's in lets[r], n_cells 0 for itself
+ * and for a sender with nothing. let (may be NULL) gets what moved.
+ * Collective and agreed. */
+bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                          const double *acc_old, bn_let **lets, bn_let_stats *let);
+void bn_lets_free(bn_let *lets, int n);
 
 /* Double direct summation over the ranks: every rank's positions and
  * masses gathered on every rank, this rank's particles the targets (self
