@@ -77,8 +77,8 @@ int bn_cmd_forces(int argc, char **argv)
         fprintf(stderr, "banyan forces: %zu particles, method %s, backend %s, %.3g s\n", p->n,
                 bn_method_name(g.method), st->backend ? st->backend : "?", t_call);
         if (ranks > 1) {
-            fprintf(stderr, "  %d ranks: domains along the curve, largest share %.4f of the mean (rank 0 sent %zu "
-                    "particles, received %zu)\n", ranks, dst.imbalance, dst.sent, dst.received);
+            fprintf(stderr, "  %d ranks: domains along the curve in %.3g s, largest share %.4f of the mean (rank 0 "
+                    "sent %zu particles, received %zu)\n", ranks, dst.t_total, dst.imbalance, dst.sent, dst.received);
             if (g.method == BN_METHOD_TREE)
                 fprintf(stderr, "  rank 0: tree %.3g s, walks %.3g s (exchange of locally essential trees %.3g s: "
                         "sent %zu cells and %zu bodies, received %zu and %zu)\n", st->t_total - st->t_walk,

@@ -315,13 +315,23 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     BN_CUDA_CHECK(cudaEventSynchronize(st->ev[BN_EV_WALK]));
     BN_CUDA_LAUNCH_CHECK();
     const int tree = st->g.method == BN_METHOD_TREE;
-    if (tree) {
+    if (tree && st->n > 0) {
         BN_TRY(poll_tree(st));
         BN_TRY(bn_gpu_walk_counts(st->walk, stats, st->s));
-    } else {
+    } else if (!tree) {
         stats->n_pp = (double)st->n * (double)(st->n - 1);
     }
     fill_stats(st, stats, tree);
+    if (bn_comm_size(st->comm) > 1) { /* the received trees' walks and the exchange */
+        stats->n_pp += st->remote.n_pp;
+        stats->n_pc += st->remote.n_pc;
+        stats->n_far += st->remote.n_far;
+        stats->let_cells_sent = st->remote.let_cells_sent;
+        stats->let_bodies_sent = st->remote.let_bodies_sent;
+        stats->let_cells_received = st->remote.let_cells_received;
+        stats->let_bodies_received = st->remote.let_bodies_received;
+        stats->t_exchange = st->remote.t_exchange;
+    }
     return BN_OK;
 }
 
@@ -330,8 +340,34 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * bn_gpu_build). With live (a clock's), the walk does nothing when *live
  * is 0: an idle step's tree is built from the positions the last one was,
  * and so is that tree again. */
+/* Several ranks (tree method only: cuda_set_comm): the local tree built
+ * and its walk queued, then the exchange and the received trees' walks
+ * (bn_cuda_add_remote), which the host's packing and the messages
+ * overlap with the local walk. A rank without particles only takes part
+ * in the exchange. */
+bn_status evaluate_ranks(bn_cuda_state *st)
+{
+    bn_cuda_reset_peak();
+    cudaEventRecord(st->ev[BN_EV_START], st->s);
+    const bn_gravity_params g = effective_params(st);
+    bn_status s = BN_OK;
+    if (st->n > 0) {
+        s = build_tree(st, &g);
+        if (s == BN_OK) s = poll_tree(st); /* the host copy needs the shape and ref */
+        if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, NULL, st->acc, st->walk, NULL, st->s);
+    }
+    s = bn_comm_agree(st->comm, s);
+    if (s == BN_OK) s = bn_cuda_add_remote(st, &g);
+    if (st->n > 0) release_body_lo(st);
+    cudaEventRecord(st->ev[BN_EV_WALK], st->s);
+    BN_CUDA_LAUNCH_CHECK();
+    st->have_forces = s == BN_OK;
+    return s;
+}
+
 bn_status evaluate_all(bn_cuda_state *st, const int *live)
 {
+    if (bn_comm_size(st->comm) > 1) return evaluate_ranks(st);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
@@ -413,6 +449,8 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
 bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    if (bn_comm_size(st->comm) > 1)
+        return bn_fail(BN_ERR_UNSUPPORTED, "block time steps across ranks on the GPU: not yet (use the CPU backend)");
     const int all = bin_min <= 0 || !st->bin;
     if (st->g.method != BN_METHOD_TREE || (all && (rebuild || !st->tree_valid))) return cuda_forces(p, NULL);
     /* the walk reads the first active bin from the device, where the
@@ -577,14 +615,21 @@ bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, 
     return r;
 }
 
-/* Several ranks: not on the GPU yet (their trees are exchanged by the
- * CPU backend's locally essential trees, parallel/forces_dist.c). */
-bn_status cuda_set_comm(void *st, const bn_comm *c)
+/* Several ranks: tree forces of every particle (backend_cuda_ranks.cu).
+ * Not yet across ranks on the GPU: direct summation, the accel
+ * criterion (its boxes need the old accelerations on the host), block
+ * steps (cuda_forces_active). */
+bn_status cuda_set_comm(void *p, const bn_comm *c)
 {
-    (void)st;
-    if (bn_comm_size(c) > 1)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend computes forces in one process only (this run has %d ranks):"
-                       " use the CPU backend (--backend cpu, Gravity:backend: cpu) under mpirun", bn_comm_size(c));
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    const int P = bn_comm_size(c);
+    if (P > 1 && st->g.method != BN_METHOD_TREE)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces only: use the "
+                       "tree, or the CPU backend for direct summation", P);
+    if (P > 1 && st->g.mac == BN_MAC_ACCEL)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) does not take the accel criterion yet: "
+                       "use bonsai, bonsai-box or bh, or the CPU backend", P);
+    st->comm = c;
     return BN_OK;
 }
 

@@ -18,6 +18,12 @@ extern "C" {
 bn_status bn_gpu_tree_download(const bn_particles *p, const bn_gravity_params *g, bn_tree *out,
                                bn_force_stats *stats);
 void bn_gpu_tree_host_free(bn_tree *t);
+/* The tree of a CUDA backend state's last build (polled: its shape and
+ * ref current on the host), downloaded as bn_gpu_tree_download does, with
+ * the nodes' body boxes: the source of the backend's locally essential
+ * trees (backend_cuda_ranks.cu). Without the keys, node centres and sides
+ * unless g's criterion is accel (its M l^2 needs the sides). */
+bn_status bn_gpu_tree_to_host(void *state, const bn_gravity_params *g, bn_tree *out);
 /* Make device allocations fail once more than `bytes` would be live (0:
  * no limit): tests of the out-of-memory message. */
 void bn_gpu_test_set_memory_limit(size_t bytes);

@@ -48,6 +48,10 @@ struct bn_cuda_state {
     bn_gpu_tree_store tree;
     bn_gpu_walk_scratch *walk;
     cudaEvent_t ev[BN_EV_COUNT];
+    /* several ranks (backend_cuda_ranks.cu): the communicator, and what
+     * the last evaluation's exchange moved and its remote walks counted */
+    const bn_comm *comm;
+    bn_force_stats remote;  /* let_* fields, t_exchange, n_pp, n_pc, n_far */
 };
 
 /* Velocities (and the host copies of masses and ids) exist unless the
@@ -59,6 +63,14 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
     if (st->n == 0 || st->vel[0]) return BN_OK;
     return bn_fail(BN_ERR_INTERNAL, "%s: the particles were uploaded without velocities (upload_positions)", op);
 }
+
+/* Several ranks (backend_cuda_ranks.cu), after the local tree's build,
+ * poll and walk are queued (g: the evaluation's parameters): its host
+ * copy packed into locally essential trees for the other ranks, theirs
+ * received and walked on the device for the local groups, added to the
+ * forces in rank order. Collective and agreed; a rank without particles
+ * sends and receives nothing but takes part. */
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g);
 
 /* particles_cuda.cu: device particle arrays and the host copies of
  * masses and ids; upload (in the given order, orig = identity) and

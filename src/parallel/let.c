@@ -34,17 +34,62 @@ typedef struct {
     size_t bodies;
 } let_select;
 
-/* Does any of the n boxes open the cell? */
-static int any_opens(const bn_walk_cell *c, const double *boxes, int n, bn_mac mac)
+/* The receiver's boxes, and the unions of runs of BOX_RUN consecutive
+ * ones (neighbours in space: the boxes come in curve order) with the
+ * smallest alpha_amin of each run. The opening test is monotonic in the
+ * box and in alpha_amin, so a union that does not open a cell spares its
+ * boxes' tests, and the union of all spares every test of a far cell:
+ * most cells the selection meets are such closed ones. */
+#define BOX_RUN 16
+typedef struct {
+    const double *box;
+    int n, n_runs;
+    double all[BN_LET_BOX];
+    double *run; /* n_runs unions */
+} let_boxes;
+
+static void box_union(double *u, const double *x, int first)
 {
-    for (int b = 0; b < n; b++) {
-        const double *x = boxes + BN_LET_BOX * b;
-        if (bn_walk_opens(c, x, x + 3, mac, x[6])) return 1;
+    for (int k = 0; k < 3; k++) {
+        u[k] = first ? x[k] : (x[k] < u[k] ? x[k] : u[k]);
+        u[3 + k] = first ? x[3 + k] : (x[3 + k] > u[3 + k] ? x[3 + k] : u[3 + k]);
+    }
+    u[6] = first ? x[6] : (x[6] < u[6] ? x[6] : u[6]);
+}
+
+static bn_status boxes_make(const double *box, int n, let_boxes *b)
+{
+    b->box = box;
+    b->n = n;
+    b->n_runs = (n + BOX_RUN - 1) / BOX_RUN;
+    b->run = bn_alloc_array((size_t)b->n_runs + 1, BN_LET_BOX * sizeof(double), "locally essential tree");
+    if (!b->run) return BN_ERR_NOMEM;
+    for (int i = 0; i < n; i++) {
+        box_union(b->all, box + BN_LET_BOX * i, i == 0);
+        box_union(b->run + BN_LET_BOX * (i / BOX_RUN), box + BN_LET_BOX * i, i % BOX_RUN == 0);
+    }
+    return BN_OK;
+}
+
+static int box_opens(const bn_walk_cell *c, const double *x, bn_mac mac)
+{
+    return bn_walk_opens(c, x, x + 3, mac, x[6]);
+}
+
+/* Does any of the boxes open the cell? */
+static int any_opens(const bn_walk_cell *c, const let_boxes *b, bn_mac mac)
+{
+    if (!box_opens(c, b->all, mac)) return 0;
+    for (int r = 0; r < b->n_runs; r++) {
+        if (!box_opens(c, b->run + BN_LET_BOX * r, mac)) continue;
+        const int e = (r + 1) * BOX_RUN < b->n ? (r + 1) * BOX_RUN : b->n;
+        for (int i = r * BOX_RUN; i < e; i++)
+            if (box_opens(c, b->box + BN_LET_BOX * i, mac)) return 1;
     }
     return 0;
 }
 
-static bn_status select_cells(const bn_walk_source *src, const double *boxes, int nbox, bn_mac mac, let_select *sel)
+static bn_status select_cells(const bn_walk_source *src, const let_boxes *boxes, bn_mac mac, let_select *sel)
 {
     sel->pick = bn_alloc_array((size_t)src->n_cells, sizeof *sel->pick, "locally essential tree");
     sel->out = bn_alloc_array((size_t)src->n_cells, sizeof *sel->out, "locally essential tree");
@@ -58,7 +103,7 @@ static bn_status select_cells(const bn_walk_source *src, const double *boxes, in
         *o = *c;
         o->first_child = -1;
         o->n_children = o->first_body = o->n_bodies = 0;
-        if (!any_opens(c, boxes, nbox, mac)) {
+        if (!any_opens(c, boxes, mac)) {
             o->r2 = -1.0; /* closed: its moments act on every group */
             o->gml2 = 0.0;
         } else if (c->n_children == 0) {
@@ -77,9 +122,12 @@ static bn_status select_cells(const bn_walk_source *src, const double *boxes, in
 
 bn_status bn_let_pack(const bn_walk_source *src, const double *boxes, int nbox, bn_mac mac, bn_words *msg)
 {
-    if (src->n_cells == 0) return BN_OK;
+    if (src->n_cells == 0 || nbox <= 0) return BN_OK;
     let_select sel = {0};
-    bn_status s = select_cells(src, boxes, nbox, mac, &sel);
+    let_boxes lb = {0};
+    bn_status s = boxes_make(boxes, nbox, &lb);
+    if (s == BN_OK) s = select_cells(src, &lb, mac, &sel);
+    free(lb.run);
     const size_t nc = (size_t)sel.n, nb = sel.bodies;
     if (s == BN_OK) s = words_reserve(msg, 2 + nc * (CELL_WORDS + 6) + 4 * nb);
     if (s == BN_OK) {

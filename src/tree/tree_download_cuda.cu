@@ -1,7 +1,8 @@
 /*
- * Tests: build the GPU tree of a particle set through the CUDA backend
- * and bring it to the host as a bn_tree, the CPU tree's layout, so that
- * the two builders can be compared field by field.
+ * The GPU tree brought to the host as a bn_tree, the CPU tree's layout:
+ * for the tests, which compare the two builders field by field, and for
+ * the backend across ranks, which packs its locally essential trees from
+ * it (bn_gpu_tree_to_host).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -51,13 +52,15 @@ bn_status alloc_host_tree(bn_tree *t, size_t n, int nodes, int groups)
     t->group_count = host_array<int32_t>(groups, &ok);
     t->group_lo = host_array<double>(3 * (size_t)groups, &ok);
     t->group_hi = host_array<double>(3 * (size_t)groups, &ok);
+    t->body_lo = host_array<double>(3 * (size_t)nodes, &ok);
+    t->body_hi = host_array<double>(3 * (size_t)nodes, &ok);
     return ok ? BN_OK : bn_fail(BN_ERR_NOMEM, "host copy of the GPU tree (%zu bodies, %d nodes)", n, nodes);
 }
 
 /* Bodies: positions, masses, uploaded index; keys recomputed from the
  * positions with the device's cube and encoder (the same functions). */
 bn_status download_bodies(const bn_gpu_tree_store *ts, double *pos[3], const float *mass, const int *orig, int hilbert,
-                          bn_tree *t)
+                          int lean, bn_tree *t)
 {
     const size_t n = t->n;
     float *m = (float *)malloc(n * sizeof(float) + 1);
@@ -68,6 +71,7 @@ bn_status download_bodies(const bn_gpu_tree_store *ts, double *pos[3], const flo
     if (r == BN_OK) r = copy_down((int *)t->order, orig, n);
     for (size_t i = 0; r == BN_OK && i < n; i++) {
         t->mass[i] = m[i];
+        if (lean) continue;
         uint32_t c[3];
         for (int k = 0; k < 3; k++) c[k] = bn_key_quantize(t->pos[k][i], ts->frame_host->box_lo[k], 1.0 / ts->frame_host->box_size);
         t->keys[i] = bn_key_encode(hilbert, c[0], c[1], c[2]);
@@ -92,7 +96,7 @@ void node_geometry(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t, int nod
     t->delta[node] = sqrt(d2);
 }
 
-bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t)
+bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, int lean, bn_tree *t)
 {
     const bn_gpu_tree *g = &ts->t;
     const int nn = g->n_nodes;
@@ -120,7 +124,7 @@ bn_status download_nodes(const bn_gpu_tree_store *ts, int hilbert, bn_tree *t)
             for (int k = 0; k < 3; k++) t->com[3 * i + k] = c[k] / L + g->ref[k];
             for (int k = 0; k < 6; k++) t->quad[6 * i + k] = q[k] / ML2;
             t->open_radius[i] = sqrt((double)q1[i].z) / L;
-            node_geometry(ts, hilbert, t, i, level);
+            if (!lean) node_geometry(ts, hilbert, t, i, level);
         }
     free(body);
     free(child);
@@ -156,7 +160,39 @@ bn_status download_groups(const bn_gpu_tree_store *ts, bn_tree *t)
     return r;
 }
 
-bn_status download_tree(void *state, const bn_gravity_params *g, bn_tree *out, bn_force_stats *stats)
+/* Each node's bodies' bounding box (what the CPU builder keeps and the
+ * LET's target boxes are made of): leaves from their bodies, then every
+ * level's parents from their children, deepest level first. */
+void node_body_boxes(bn_tree *t)
+{
+    for (int level = t->n_levels - 1; level >= 0; level--)
+        for (int i = t->level_start[level]; i < t->level_start[level + 1]; i++) {
+            double *lo = t->body_lo + 3 * (size_t)i, *hi = t->body_hi + 3 * (size_t)i;
+            for (int k = 0; k < 3; k++) {
+                lo[k] = INFINITY;
+                hi[k] = -INFINITY;
+            }
+            if (t->n_children[i] > 0) {
+                for (int c = t->first_child[i]; c < t->first_child[i] + t->n_children[i]; c++)
+                    for (int k = 0; k < 3; k++) {
+                        lo[k] = fmin(lo[k], t->body_lo[3 * (size_t)c + k]);
+                        hi[k] = fmax(hi[k], t->body_hi[3 * (size_t)c + k]);
+                    }
+                continue;
+            }
+            for (int b = t->first_body[i]; b < t->first_body[i] + t->n_bodies[i]; b++)
+                for (int k = 0; k < 3; k++) {
+                    lo[k] = fmin(lo[k], t->pos[k][b]);
+                    hi[k] = fmax(hi[k], t->pos[k][b]);
+                }
+        }
+}
+
+/* lean: without the keys and the nodes' geometric centres and sides (the
+ * Hilbert codes of every body and node: most of the host's time), which
+ * the locally essential trees of the bonsai, bonsai-box and bh criteria
+ * do not use. */
+bn_status download_tree(void *state, const bn_gravity_params *g, int lean, bn_tree *out, bn_force_stats *stats)
 {
     bn_gpu_tree_store *ts = NULL;
     double *pos[3];
@@ -175,9 +211,10 @@ bn_status download_tree(void *state, const bn_gravity_params *g, bn_tree *out, b
     out->n_levels = d->n_levels;
     memcpy(out->level_start, d->level_start, sizeof out->level_start);
     out->n_groups = d->n_groups;
-    BN_TRY(download_bodies(ts, pos, mass, orig, hilbert, out));
-    BN_TRY(download_nodes(ts, hilbert, out));
+    BN_TRY(download_bodies(ts, pos, mass, orig, hilbert, lean, out));
+    BN_TRY(download_nodes(ts, hilbert, lean, out));
     BN_TRY(download_groups(ts, out));
+    node_body_boxes(out);
     if (stats) {
         stats->n_nodes = d->n_nodes;
         stats->n_leaves = d->n_leaves;
@@ -200,8 +237,16 @@ extern "C" bn_status bn_gpu_tree_download(const bn_particles *p, const bn_gravit
     BN_TRY(bn_particles_validate(p, "bn_gpu_tree_download"));
     BN_TRY(ops->create(&state, g));
     bn_status r = ops->upload(state, p);
-    if (r == BN_OK) r = download_tree(state, g, out, stats);
+    if (r == BN_OK) r = download_tree(state, g, 0, out, stats);
     ops->destroy(state);
+    if (r != BN_OK) bn_gpu_tree_host_free(out);
+    return r;
+}
+
+extern "C" bn_status bn_gpu_tree_to_host(void *state, const bn_gravity_params *g, bn_tree *out)
+{
+    memset(out, 0, sizeof *out);
+    const bn_status r = download_tree(state, g, g->mac != BN_MAC_ACCEL, out, NULL);
     if (r != BN_OK) bn_gpu_tree_host_free(out);
     return r;
 }
@@ -210,7 +255,8 @@ extern "C" void bn_gpu_tree_host_free(bn_tree *t)
 {
     void *arrays[] = {t->keys, t->order, t->pos[0], t->pos[1], t->pos[2], t->mass, t->first_child, t->n_children,
                       t->first_body, t->n_bodies, t->level, t->center, t->size, t->mass_node, t->com, t->quad,
-                      t->delta, t->open_radius, t->group_first, t->group_count, t->group_lo, t->group_hi};
+                      t->delta, t->open_radius, t->group_first, t->group_count, t->group_lo, t->group_hi,
+                      t->body_lo, t->body_hi};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
     memset(t, 0, sizeof *t);
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Several ranks sharing the device's one GPU (issue 17): banyan forces
+# under mpirun -np 1, 2, 4 with the GPU backend against the GPU's direct
+# summation, the bound of tests/test_forces_dist.c (p99 within 1.3x the
+# one-rank tree's, p99.9 within 1.6x), the ranks' overheads (rank 0's
+# summary), and compute-sanitizer memcheck on a 2-rank run.
+#   scripts/gpu-ranks.sh BANYAN [N] [MODELS]   (prints a table last)
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+N=${2:-1048576}
+MODELS=${3:-"plummer hernquist uniform-cube"}
+OUT=${OUT:-$PWD/out-gpu-ranks}
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    OMPI_MCA_rmaps_base_oversubscribe=1
+TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
+TABLE=$OUT/table.txt
+: >"$TABLE"
+fail=0
+cd "$OUT" || exit 1
+for m in $MODELS; do
+    "$BIN" ic "$m" --n "$N" -o "$m.hdf5" 2>/dev/null || { echo "FAIL: ic $m"; fail=1; continue; }
+    "$BIN" forces "$m.hdf5" -o "$m-direct.hdf5" --backend gpu --method direct 2>/dev/null || { echo "FAIL: direct $m"; fail=1; }
+    for np in 1 2 4; do
+        threads=$(( $(nproc) / np ))
+        OMP_NUM_THREADS=$threads timeout 300 mpirun --bind-to none -np $np "$BIN" forces "$m.hdf5" -o "$m-$np.hdf5" \
+            --backend gpu $TUNED >"$m-$np.log" 2>&1 || { echo "FAIL: $m, $np ranks: $(tail -3 "$m-$np.log")"; fail=1; continue; }
+        "$BIN" compare "$m-$np.hdf5" "$m-direct.hdf5" --json >"$m-$np.json" 2>/dev/null
+        python3 - "$m" "$np" "$m-$np.json" "$m-1.json" "$m-$np.log" >>"$TABLE" <<'PY' || fail=1
+import json, re, sys
+m, np_, cur, one, log = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+a = json.load(open(cur))["acc_rel_error"]
+b = json.load(open(one))["acc_rel_error"]
+text = open(log).read()
+call = re.search(r"backend \S+, ([0-9.e-]+) s", text)
+r0 = re.search(r"rank 0: tree ([0-9.e-]+) s, walks ([0-9.e-]+) s \(exchange of locally essential trees ([0-9.e-]+) s: "
+               r"sent (\d+) cells and (\d+) bodies", text)
+ok = a["p99"] <= 1.3 * b["p99"] and a["p99.9"] <= 1.6 * b["p99.9"]
+extra = "" if not r0 else " tree %s s, walks %s s, exchange %s s, sent %s cells %s bodies" % r0.groups()
+print(f"{m:13s} ranks {np_}: call {call.group(1) if call else '?'} s, p99 {a['p99']:.3e} p99.9 {a['p99.9']:.3e} "
+      f"(1 rank {b['p99']:.3e} {b['p99.9']:.3e}) {'ok' if ok else 'BEYOND THE BOUND'}{extra}")
+sys.exit(0 if ok else 1)
+PY
+    done
+done
+"$BIN" ic plummer --n 20000 -o small.hdf5 2>/dev/null
+timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN" forces small.hdf5 -o small-2.hdf5 \
+    --backend gpu >sanitizer.log 2>&1
+echo "compute-sanitizer memcheck, 2 ranks: rc $?" >>"$TABLE"
+cat "$TABLE"
+exit $fail

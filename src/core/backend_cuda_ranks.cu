@@ -1,0 +1,83 @@
+/*
+ * The CUDA backend across ranks (issue 17). Each rank builds its tree on
+ * its device and queues the local walk; while that runs, the tree's host
+ * copy (tree/tree_download_cuda.cu) is packed into every other rank's
+ * locally essential tree and exchanged (parallel/forces_dist.c, the CPU
+ * backend's exchange: the same messages, so ranks of either backend
+ * could meet), and the trees received are uploaded and walked on the
+ * device for the local groups (gravity/walk_remote_cuda.cu), after the
+ * local walk, senders in rank order: the same sums in the same order
+ * every time. The messages go through host memory: the MPI library is
+ * not assumed to be CUDA-aware.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+extern "C" {
+#include "core/timer.h"
+#include "parallel/comm.h"
+#include "parallel/forces_dist.h"
+}
+#include "core/backend_cuda.h"
+#include "core/backend_cuda_state.h"
+
+namespace {
+/* The trees received, walked on the device for every local group; their
+ * interaction counts kept (each walk waits for its counts). */
+bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_let *lets, int P)
+{
+    bn_status s = BN_OK;
+    for (int r = 0; s == BN_OK && r < P; r++) {
+        if (lets[r].src.n_cells == 0 || st->n == 0) continue;
+        bn_gpu_source src;
+        memset(&src, 0, sizeof src);
+        s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
+        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, NULL, st->acc, &st->remote, st->s);
+        bn_gpu_source_free(&src, st->s);
+        if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
+    }
+    return s;
+}
+
+/* BANYAN_GRAVITY_TRACE=1: the stages of the exchange timed to stderr, as
+ * gravity.c's call stages (a tuning aid; nothing is printed otherwise). */
+void trace(const char *stage, double *t)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("BANYAN_GRAVITY_TRACE") != NULL;
+    const double now = bn_wall_seconds();
+    if (on) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
+    *t = now;
+}
+
+void keep_exchange(bn_force_stats *out, const bn_let_stats *x)
+{
+    out->let_cells_sent = x->cells_sent;
+    out->let_bodies_sent = x->bodies_sent;
+    out->let_cells_received = x->cells_received;
+    out->let_bodies_received = x->bodies_received;
+    out->t_exchange = x->t_exchange;
+}
+} // namespace
+
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g)
+{
+    memset(&st->remote, 0, sizeof st->remote);
+    const int P = bn_comm_size(st->comm);
+    bn_tree host;
+    memset(&host, 0, sizeof host);
+    double t = bn_wall_seconds();
+    BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));
+    trace("tree to the host", &t);
+    bn_let *lets = NULL;
+    bn_let_stats x;
+    memset(&x, 0, sizeof x);
+    bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, NULL, &lets, &x); /* agreed */
+    bn_gpu_tree_host_free(&host);
+    keep_exchange(&st->remote, &x);
+    trace("LET exchange", &t);
+    if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, lets, P));
+    trace("received trees walked", &t);
+    bn_lets_free(lets, P);
+    return s;
+}
