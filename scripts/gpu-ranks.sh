@@ -3,7 +3,9 @@
 # under mpirun -np 1, 2, 4 with the GPU backend against the GPU's direct
 # summation, the bound of tests/test_forces_dist.c (p99 within 1.3x the
 # one-rank tree's, p99.9 within 1.6x), the ranks' overheads (rank 0's
-# summary), and compute-sanitizer memcheck on a 2-rank run.
+# summary); banyan run with shared steps at 1, 2, 4 ranks (energies
+# against one rank, conservation, the same bits twice); and
+# compute-sanitizer memcheck on a 2-rank run.
 #   scripts/gpu-ranks.sh BANYAN [N] [MODELS]   (prints a table last)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -42,6 +44,45 @@ print(f"{m:13s} ranks {np_}: call {call.group(1) if call else '?'} s, p99 {a['p9
 sys.exit(0 if ok else 1)
 PY
     done
+done
+# banyan run on the GPU across ranks, shared steps (fixed, then adaptive: the step from max |a| over every
+# rank): E0 against one rank's within 1e-4 (the ranks' trees differ at the tree's error level: potentials
+# ~1e-5), the energy error within 3e-4 over 50 steps of 0.01 (the step's own error, 1.25e-4 on the CPU), the
+# same bits twice at 2 ranks
+RUN="-P InitialConditions:n:65536 -P Gravity:backend:gpu -P Snapshots:render:no -P TimeIntegration:dt:0.01
+  -P TimeIntegration:t_end:0.5 -P Snapshots:interval:0 -P Statistics:interval:0.05"
+for mode in fixed adaptive; do
+    extra=""; [ $mode = adaptive ] && extra="-P TimeIntegration:eta:0.1"
+    for np in 1 2 4 2b; do
+        n=${np%b}
+        OMP_NUM_THREADS=$(( $(nproc) / n )) timeout 300 mpirun --bind-to none -np $n "$BIN" run $RUN $extra \
+            -o "run-$mode-$np" >"run-$mode-$np.log" 2>&1 || { echo "FAIL: run $mode, $np ranks: $(tail -3 "run-$mode-$np.log")"; fail=1; }
+    done
+    python3 - "$mode" >>"$TABLE" <<'PY' || fail=1
+import sys
+mode = sys.argv[1]
+def log(np_):
+    rows = [l.split() for l in open(f"run-{mode}-{np_}/energy.txt") if l.strip() and not l.startswith("#")]
+    return [[float(x) for x in r[:5]] for r in rows]
+def wall(np_):
+    for l in open(f"run-{mode}-{np_}.log"):
+        if l.startswith("banyan run:"):
+            return l.split(" in ")[1].split(" s")[0]
+    return "?"
+one = log(1)
+bad = []
+for np_ in ("2", "4"):
+    e = log(np_)
+    rel = abs(e[0][3] - one[0][3]) / abs(one[0][3])
+    drift = max(abs(r[3] - e[0][3]) / abs(e[0][3]) for r in e)
+    ok = len(e) == len(one) and rel <= 1e-4 and drift <= 3e-4
+    bad += [] if ok else [np_]
+    print(f"run {mode:8s} ranks {np_}: E0 against 1 rank {rel:.2e}, energy error {drift:.2e}, {len(e)} rows, "
+          f"{wall(np_)} s (1 rank {wall('1')} s) {'ok' if ok else 'BEYOND THE BOUND'}")
+same = log("2") == log("2b")
+print(f"run {mode:8s} 2 ranks twice: {'the same bits' if same else 'DIFFERENT'}")
+sys.exit(0 if not bad and same else 1)
+PY
 done
 "$BIN" ic plummer --n 20000 -o small.hdf5 2>/dev/null
 timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN" forces small.hdf5 -o small-2.hdf5 \

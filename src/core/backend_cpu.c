@@ -256,24 +256,7 @@ static bn_status cpu_energies(void *st, bn_energies *e)
 {
     cpu_state *s = st;
     BN_TRY(bn_energies_compute(s->p, e));
-    if (bn_comm_size(s->comm) <= 1) return BN_OK;
-    const double m = bn_particles_total_mass(s->p);
-    double v[12] = {e->kinetic, e->potential, m};
-    for (int k = 0; k < 3; k++) {
-        v[3 + k] = e->momentum[k];
-        v[6 + k] = e->angular_momentum[k];
-        v[9 + k] = e->com[k] * m; /* bn_energies_compute divided by m */
-    }
-    BN_TRY(bn_comm_allreduce(s->comm, v, 12, BN_REDUCE_SUM));
-    e->kinetic = v[0];
-    e->potential = v[1];
-    for (int k = 0; k < 3; k++) {
-        e->momentum[k] = v[3 + k];
-        e->angular_momentum[k] = v[6 + k];
-        e->com[k] = v[2] > 0 ? v[9 + k] / v[2] : 0;
-    }
-    e->total = e->kinetic + e->potential;
-    return BN_OK;
+    return bn_comm_reduce_energies(s->comm, bn_particles_total_mass(s->p), e);
 }
 
 /* The forces of the clock's step: nothing when it is idle; with block

@@ -31,6 +31,7 @@
 #include <string.h>
 extern "C" {
 #include "core/backend.h" /* a C header: C linkage for its declarations */
+#include "parallel/comm.h"
 }
 #include "core/backend_cuda.h"
 #include "core/backend_cuda_state.h"
@@ -508,8 +509,13 @@ bn_status cuda_energies(void *p, bn_energies *e)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     BN_TRY(bn_cuda_need_velocities(st, "energies"));
-    BN_TRY(bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s));
-    return poll_tree(st); /* the energies waited for the device */
+    memset(e, 0, sizeof *e);
+    if (st->n > 0) BN_TRY(bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s));
+    BN_TRY(poll_tree(st)); /* the energies waited for the device */
+    if (bn_comm_size(st->comm) <= 1) return BN_OK;
+    double mass = 0;
+    for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
+    return bn_comm_reduce_energies(st->comm, mass, e);
 }
 
 /* The forces of the clock's step. Shared: every particle's, the walk
@@ -522,9 +528,33 @@ bn_status step_forces(bn_cuda_state *st, const bn_step_rule *r)
 }
 
 /* Every stage is queued: none waits for the device or reads from it. */
+bn_status cuda_clock_read(void *p, bn_clock *c);
+bn_status cuda_clock_write(void *p, const bn_clock *c);
+
+/* Several ranks, shared steps: the clock's own stages on the host, from
+ * the largest |a| over every rank, so that every rank plans the same
+ * step (the device's clock is read, planned, written back: one wait per
+ * stage, which the exchange of every step has anyway). */
+bn_status ranks_clock_stage(bn_cuda_state *st, const bn_step_rule *r, bn_clock_stage stage)
+{
+    if (r->n_bins > 0)
+        return bn_fail(BN_ERR_UNSUPPORTED, "block time steps across ranks on the GPU: not yet (use the CPU backend)");
+    bn_clock c;
+    BN_TRY(cuda_clock_read(st, &c));
+    if (stage == BN_STAGE_SHARED_PLAN) {
+        double amax = 0;
+        if (r->eta > 0 && st->n > 0) BN_TRY(cuda_max_accel(st, &amax));
+        BN_TRY(bn_comm_allreduce(st->comm, &amax, 1, BN_REDUCE_MAX));
+        c.amax = amax;
+    }
+    bn_clock_apply(&c, r, stage);
+    return cuda_clock_write(st, &c);
+}
+
 bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    const int ranks = bn_comm_size(st->comm) > 1;
     switch (stage) {
     case BN_STAGE_HALF_KICK:
         BN_TRY(bn_cuda_need_velocities(st, "the clock's half kick"));
@@ -533,15 +563,24 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
         BN_TRY(bn_cuda_need_velocities(st, "the clock's drift"));
         return bn_gpu_drift(st->pos, st->vel, st->n, 0, st->clock, st->s);
     case BN_STAGE_BLOCK_KICK:
+        if (ranks) return ranks_clock_stage(st, r, stage); /* refused */
         BN_TRY(bn_cuda_need_velocities(st, "the clock's block kick"));
         BN_TRY(ensure_block_buffers(st));
         return bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
-    case BN_STAGE_FORCES: return step_forces(st, r);
+    case BN_STAGE_FORCES:
+        if (ranks) { /* the same clock on every rank: an idle step idles everywhere */
+            bn_clock c;
+            BN_TRY(cuda_clock_read(st, &c));
+            return c.live ? step_forces(st, r) : BN_OK;
+        }
+        return step_forces(st, r);
     case BN_STAGE_SHARED_PLAN:
     case BN_STAGE_SHARED_END:
     case BN_STAGE_BLOCK_BEGIN:
     case BN_STAGE_BLOCK_PLAN:
-    case BN_STAGE_BLOCK_END: return bn_gpu_clock_update(st->clock, r, stage, st->acc, st->n, st->s);
+    case BN_STAGE_BLOCK_END:
+        if (ranks) return ranks_clock_stage(st, r, stage);
+        return bn_gpu_clock_update(st->clock, r, stage, st->acc, st->n, st->s);
     }
     return bn_fail(BN_ERR_ARGUMENT, "clock stage %d unknown", (int)stage);
 }

@@ -118,12 +118,25 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
     if (err == cudaSuccess)
         err = cudaMemcpyAsync(st->mass, m, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st->s);
     if (err == cudaSuccess) err = cudaMemsetAsync(st->acc, 0, (size_t)n * sizeof(float4), st->s);
+    /* forces that come with the particles are theirs (a re-balance across
+     * ranks moves them along: bn_simulation_rebalance), as on the CPU */
+    float4 *f = NULL;
+    const int with_forces = in->acc[0] && in->acc[1] && in->acc[2] && in->pot && n > 0;
+    if (err == cudaSuccess && with_forces) {
+        f = (float4 *)bn_alloc((size_t)n * sizeof(float4), "forces to upload");
+        if (!f) err = cudaErrorMemoryAllocation;
+        for (int i = 0; f && i < n; i++)
+            f[i] = make_float4((float)in->acc[0][i], (float)in->acc[1][i], (float)in->acc[2][i], (float)in->pot[i]);
+        if (f) err = cudaMemcpyAsync(st->acc, f, (size_t)n * sizeof(float4), cudaMemcpyHostToDevice, st->s);
+    }
     if (err == cudaSuccess && n > 0) {
         iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
         err = cudaGetLastError();
     }
-    if (err == cudaSuccess) err = cudaStreamSynchronize(st->s); /* m is freed next */
+    if (err == cudaSuccess) err = cudaStreamSynchronize(st->s); /* m and f are freed next */
     free(m);
+    free(f);
+    st->have_forces = err == cudaSuccess && with_forces;
     if (err != cudaSuccess) {
         bn_cuda_particles_free(st);
         return bn_cuda_fail(err, "uploading particles", __FILE__, __LINE__);

@@ -217,6 +217,27 @@ bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op)
     return BN_OK;
 }
 
+bn_status bn_comm_reduce_energies(const bn_comm *c, double mass, bn_energies *e)
+{
+    if (bn_comm_size(c) <= 1) return BN_OK;
+    double v[12] = {e->kinetic, e->potential, mass};
+    for (int k = 0; k < 3; k++) {
+        v[3 + k] = e->momentum[k];
+        v[6 + k] = e->angular_momentum[k];
+        v[9 + k] = e->com[k] * mass; /* the rank's com is its first moment over its mass */
+    }
+    BN_TRY(bn_comm_allreduce(c, v, 12, BN_REDUCE_SUM));
+    e->kinetic = v[0];
+    e->potential = v[1];
+    for (int k = 0; k < 3; k++) {
+        e->momentum[k] = v[3 + k];
+        e->angular_momentum[k] = v[6 + k];
+        e->com[k] = v[2] > 0 ? v[9 + k] / v[2] : 0;
+    }
+    e->total = e->kinetic + e->potential;
+    return BN_OK;
+}
+
 bn_status bn_comm_reduce_box(const bn_comm *c, double lo[3], double hi[3])
 {
     BN_TRY(bn_comm_allreduce(c, lo, 3, BN_REDUCE_MIN));
