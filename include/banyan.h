@@ -266,8 +266,10 @@ BN_API const bn_force_stats *bn_gravity_stats(const bn_gravity *g);
  * bn_gravity_compute becomes collective: every rank passes its own
  * particles (any number, none included) and gets their forces from
  * every rank's particles. Tree forces exchange locally essential trees;
- * bn_domain_decompose first keeps them small. CPU backend; no error
- * target. c must outlive g. NULL or one rank: this process alone. */
+ * bn_domain_decompose first keeps them small. An error target works
+ * with the CPU backend: the sample is drawn over every rank's particles
+ * and every rank chooses the same settings (the GPU's refuses it). c must
+ * outlive g. NULL or one rank: this process alone. */
 typedef struct bn_comm bn_comm;
 BN_API bn_status bn_gravity_set_comm(bn_gravity *g, const bn_comm *c);
 

@@ -14,6 +14,7 @@
  * others in a collective). */
 #include <string.h>
 #include "testutil.h"
+#include "core/backend.h"
 #include "gravity/gravity_cpu.h"
 #include "parallel/comm.h"
 #include "parallel/forces_dist.h"
@@ -296,6 +297,170 @@ static void test_let_messages_checked(void **state)
     free(cut);
 }
 
+/* ---- the error target over the ranks ---- */
+
+/* bn_gravity with an error target over the ranks on the global set all:
+ * every rank's choice in *used (checked the same on every rank: 0 if
+ * not), the record in *acc, the forces gathered by id. */
+static int targeted_dist(const bn_particles *all, const bn_gravity_params *g, bn_gravity_params *used,
+                         bn_accuracy *acc, double *a, double *ph)
+{
+    bn_particles *p = share(all);
+    bn_domain d;
+    TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL));
+    bn_gravity *grav = NULL;
+    TU_OK(bn_gravity_create(&grav, g));
+    TU_OK(bn_gravity_set_comm(grav, comm));
+    TU_OK(bn_gravity_compute(grav, p));
+    *used = *bn_gravity_params_used(grav);
+    *acc = *bn_gravity_accuracy(grav);
+    double *rec = malloc((5 * p->n + 1) * sizeof *rec);
+    for (size_t i = 0; i < p->n; i++) {
+        rec[5 * i] = (double)(p->id[i] - 1);
+        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = p->acc[k][i];
+        rec[5 * i + 4] = p->pot[i];
+    }
+    gather_by_index(rec, p->n, all->n, a, ph);
+    free(rec);
+    /* the same settings and record on every rank: the bits of rank 0's */
+    double mine[8] = {used->theta, used->mac, used->leaf_size, used->group_size, used->group_expansion, acc->p99,
+                      acc->t_eval, (double)acc->evaluations};
+    double lo[8], hi[8];
+    memcpy(lo, mine, sizeof mine);
+    memcpy(hi, mine, sizeof mine);
+    TU_OK(bn_comm_allreduce(comm, lo, 8, BN_REDUCE_MIN));
+    TU_OK(bn_comm_allreduce(comm, hi, 8, BN_REDUCE_MAX));
+    bn_gravity_free(grav);
+    bn_domain_release(&d);
+    bn_particles_free(p);
+    return !memcmp(lo, hi, sizeof lo);
+}
+
+/* The error target over the ranks (counted work: a deterministic search)
+ * meets E over every particle against an independent double reference,
+ * as one process's choice does, within 2x of its p99; the ranks choose
+ * the same, and a second search the same bits. */
+static void test_error_target(void **state)
+{
+    (void)state;
+    bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, 3000, 41));
+    const size_t n = all->n;
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_CPU;
+    g.softening = 1e-3;
+    g.error_target = 2e-3;
+    g.error_cost = BN_TUNE_WORK;
+    double *a = malloc(3 * n * sizeof *a), *ph = malloc(n * sizeof *ph), *ra = malloc(3 * n * sizeof *ra),
+           *rp = malloc(n * sizeof *rp);
+    reference_forces(all, &g, ra, rp);
+    bn_gravity_params u1, u2;
+    bn_accuracy r1, r2;
+    int ok = targeted_dist(all, &g, &u1, &r1, a, ph);
+    bn_error_stats ed, es;
+    TU_OK(bn_error_stats_compute(n, a, ra, ph, rp, &ed));
+    ok &= targeted_dist(all, &g, &u2, &r2, a, ph);
+    const int same = !memcmp(&u1, &u2, sizeof u1) && r1.p99 == r2.p99 && r1.t_eval == r2.t_eval;
+    /* one process's choice on the whole set (rank 0's, shared) */
+    double single = 0;
+    if (bn_comm_rank(comm) == 0) {
+        bn_particles *c = NULL;
+        TU_OK(bn_particles_copy(&c, all));
+        bn_gravity *one = NULL;
+        TU_OK(bn_gravity_create(&one, &g));
+        TU_OK(bn_gravity_compute(one, c));
+        double *ac = malloc(3 * n * sizeof *ac);
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) ac[3 * i + k] = c->acc[k][i];
+        TU_OK(bn_error_stats_compute(n, ac, ra, c->pot, rp, &es));
+        single = es.acc_p99;
+        free(ac);
+        bn_gravity_free(one);
+        bn_particles_free(c);
+    }
+    TU_OK(bn_comm_allreduce(comm, &single, 1, BN_REDUCE_SUM));
+    const int met = r1.met && ed.acc_p99 <= g.error_target && ed.acc_p99 <= 2 * single && single <= 2 * ed.acc_p99;
+    if (bn_comm_rank(comm) == 0 || !(ok && same && met))
+        print_message("error target %g, %d ranks: %s theta %.4f leaf %d group %d kappa %.2f, sample p99 %.3e, "
+                      "every particle's p99 %.3e (one process's choice: %.3e); ranks agree %d, again the same %d\n",
+                      g.error_target, bn_comm_size(comm), bn_mac_name(u1.mac), u1.theta, u1.leaf_size,
+                      u1.group_size, u1.group_expansion, r1.p99, ed.acc_p99, single, ok, same);
+    assert_true(everywhere(ok && same && met));
+    free(a);
+    free(ph);
+    free(ra);
+    free(rp);
+    bn_particles_free(all);
+}
+
+/* Timed costs differ between ranks: the search agrees on them, so every
+ * rank still chooses the same (a divergent choice would hang or differ). */
+static void test_error_target_timed(void **state)
+{
+    (void)state;
+    bn_particles *all = numbered(tu_model(BN_IC_HERNQUIST, 2000, 42));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_CPU;
+    g.error_target = 3e-3;
+    g.error_cost = BN_TUNE_TIME;
+    double *a = malloc(3 * all->n * sizeof *a), *ph = malloc(all->n * sizeof *ph);
+    bn_gravity_params u;
+    bn_accuracy r;
+    const int ok = targeted_dist(all, &g, &u, &r, a, ph);
+    assert_true(everywhere(ok && r.p99 > 0 && r.sample == 512));
+    free(a);
+    free(ph);
+    bn_particles_free(all);
+}
+
+/* The sample over the ranks: the targets of the one global order (every
+ * rank's particles in rank order), their reference equal to double
+ * direct summation over the whole set (self left out), on every rank. */
+static void test_sample_reference(void **state)
+{
+    (void)state;
+    bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, 1500, 43));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.softening = 0.01;
+    const size_t n = all->n, ns = 100;
+    double *ra = malloc(3 * n * sizeof *ra), *rp = malloc(n * sizeof *rp);
+    reference_forces(all, &g, ra, rp);
+    bn_particles *p = share(all);
+    bn_domain d;
+    TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL));
+    TU_OK(bn_particles_ensure_forces(p));
+    for (size_t i = 0; i < p->n; i++) { /* the "tree" force: the id, to find it again */
+        for (int k = 0; k < 3; k++) p->acc[k][i] = (double)p->id[i];
+        p->pot[i] = -(double)p->id[i];
+    }
+    double *buf = malloc(8 * ns * sizeof *buf);
+    TU_OK(bn_sample_forces_dist_cpu(comm, p, g.G, g.softening, ns, 7, buf, buf + 3 * ns, buf + 4 * ns,
+                                    buf + 7 * ns));
+    /* every rank's ids in rank order: the global order */
+    void *got = NULL;
+    size_t total = 0;
+    TU_OK(bn_comm_gather(comm, -1, p->id, p->n, sizeof *p->id, &got, &total, NULL));
+    const uint64_t *ids = got;
+    int ok = total == n;
+    double worst = 0;
+    for (size_t j = 0; ok && j < ns; j++) {
+        const uint64_t id = ids[bn_sample_target(7, j, ns, n)];
+        ok &= buf[4 * ns + 3 * j] == (double)id && buf[7 * ns + j] == -(double)id;
+        const size_t i = (size_t)id - 1;
+        for (int k = 0; k < 3; k++) worst = fmax(worst, fabs(buf[3 * j + k] - ra[3 * i + k]) / fabs(ra[3 * i + k]));
+        worst = fmax(worst, fabs(buf[3 * ns + j] - rp[i]) / fabs(rp[i]));
+    }
+    if (!(ok && worst < 1e-12)) print_message("sample over %d ranks: targets %d, reference off by %.3e\n",
+                                              bn_comm_size(comm), ok, worst);
+    assert_true(everywhere(ok && worst < 1e-12));
+    free(got);
+    free(buf);
+    free(ra);
+    free(rp);
+    bn_domain_release(&d);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
 int main(void)
 {
     if (bn_comm_world(&comm) != BN_OK) return 1;
@@ -303,6 +468,8 @@ int main(void)
         cmocka_unit_test(test_plummer),      cmocka_unit_test(test_hernquist),
         cmocka_unit_test(test_two_clusters), cmocka_unit_test(test_thin_disk),
         cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
+        cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
+        cmocka_unit_test(test_error_target_timed),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

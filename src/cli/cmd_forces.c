@@ -39,9 +39,6 @@ int bn_cmd_forces(int argc, char **argv)
     if (optind != argc - 1) return cli_usage_error(cmd, "expected one input snapshot");
     if (!out_path) return cli_usage_error(cmd, "missing -o OUT.hdf5");
     const char *in_path = argv[optind];
-    if (bn_comm_size(cli_comm()) > 1 && g.error_target > 0 && g.method == BN_METHOD_TREE)
-        return cli_usage_error(cmd, "--error-target chooses its settings in one process only: give --theta under "
-                               "mpirun");
 
     bn_particles *p = NULL;
     bn_snapshot_meta meta;

@@ -337,11 +337,18 @@ static bn_status cpu_set_params(void *st, const bn_gravity_params *g)
     return BN_OK;
 }
 
-/* The sample in the host order, by bn_direct_reference (OpenMP). */
+/* The sample in the host order, by bn_direct_reference (OpenMP); over
+ * several ranks, in the order of every rank's particles in rank order,
+ * the reference summed over them all (forces_dist.h). */
 static bn_status cpu_sample_forces(void *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref, double *acc,
                                    double *pot)
 {
     cpu_state *s = st;
+    if (bn_comm_size(s->comm) > 1) {
+        BN_TRY(bn_comm_agree(s->comm, s->have_forces ? BN_OK : bn_fail(BN_ERR_ARGUMENT, "error sample: no forces")));
+        return bn_sample_forces_dist_cpu(s->comm, s->p, s->g.G, s->g.softening, n, seed, acc_ref, pot_ref, acc,
+                                         pot);
+    }
     if (!s->have_forces || n == 0 || n > s->p->n)
         return bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets of %zu particles%s", n, s->p->n,
                        s->have_forces ? "" : " without forces");

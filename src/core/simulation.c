@@ -110,9 +110,9 @@ static bn_status ranks_support(const bn_gravity_params *g, int n, int time_bins)
     if (g->backend == BN_BACKEND_GPU && time_bins > 0)
         return bn_fail(BN_ERR_UNSUPPORTED, "TimeIntegration:time_bins = %d (block steps) on the GPU runs in one "
                        "process only (this run has %d ranks): use shared steps, or backend cpu", time_bins, n);
-    if (g->method == BN_METHOD_TREE && g->error_target > 0)
-        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g chooses its settings in one process only (this "
-                       "run has %d ranks): give Gravity:theta instead", g->error_target, n);
+    if (g->backend == BN_BACKEND_GPU && g->method == BN_METHOD_TREE && g->error_target > 0)
+        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g on the GPU chooses its settings in one process "
+                       "only (this run has %d ranks): give Gravity:theta instead, or backend cpu", g->error_target, n);
     if (g->backend == BN_BACKEND_GPU && g->method != BN_METHOD_TREE)
         return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:method = direct on the GPU runs in one process only (this run "
                        "has %d ranks): use the tree, or backend cpu", n);
@@ -321,7 +321,7 @@ static int has_target(const bn_simulation *sim)
 
 static bn_tune_env tune_env(const bn_simulation *sim)
 {
-    const bn_tune_env e = {sim->ops, sim->state, sim->host->n, sim->ops != &bn_cpu_backend_ops};
+    const bn_tune_env e = {sim->ops, sim->state, sim->host->n, sim->ops != &bn_cpu_backend_ops, sim->comm};
     return e;
 }
 

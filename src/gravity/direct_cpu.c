@@ -6,20 +6,29 @@
 #include "gravity/gravity_cpu.h"
 #include "gravity/interact.h"
 
-/* Force on target i (a position and its index, to skip itself). */
-static void direct_one(const bn_particles *p, size_t i, double eps2, double out[4])
+/* Force at (xi, yi, zi) from every particle of p but `skip` (the target
+ * itself; p->n or more: none). */
+static void direct_at(const bn_particles *p, double xi, double yi, double zi, size_t skip, double eps2,
+                      double out[4])
 {
-    const double xi = p->pos[0][i], yi = p->pos[1][i], zi = p->pos[2][i];
     double ax = 0, ay = 0, az = 0, phi = 0;
     const double *x = p->pos[0], *y = p->pos[1], *z = p->pos[2], *m = p->mass;
-    /* Two loops around i instead of a branch keep the inner loop vectorisable. */
-    for (size_t j = 0; j < i; j++) bn_pp_d(x[j] - xi, y[j] - yi, z[j] - zi, m[j], eps2, &ax, &ay, &az, &phi);
-    for (size_t j = i + 1; j < p->n; j++)
+    const size_t cut = skip < p->n ? skip : p->n;
+    /* Two loops around the skipped one instead of a branch keep the inner
+     * loop vectorisable. */
+    for (size_t j = 0; j < cut; j++) bn_pp_d(x[j] - xi, y[j] - yi, z[j] - zi, m[j], eps2, &ax, &ay, &az, &phi);
+    for (size_t j = cut + 1; j < p->n; j++)
         bn_pp_d(x[j] - xi, y[j] - yi, z[j] - zi, m[j], eps2, &ax, &ay, &az, &phi);
     out[0] = ax;
     out[1] = ay;
     out[2] = az;
     out[3] = phi;
+}
+
+/* Force on target i of p (itself skipped). */
+static void direct_one(const bn_particles *p, size_t i, double eps2, double out[4])
+{
+    direct_at(p, p->pos[0][i], p->pos[1][i], p->pos[2][i], i, eps2, out);
 }
 
 static bn_status direct_check(const bn_particles *p, double G, double eps)
@@ -61,6 +70,23 @@ bn_status bn_direct_reference(const bn_particles *p, double G, double eps, const
     for (long t = 0; t < nt; t++) {
         double f[4];
         direct_one(p, targets ? targets[t] : (size_t)t, eps2, f);
+        for (int k = 0; k < 3; k++) acc_out[3 * t + k] = G * f[k];
+        pot_out[t] = G * f[3];
+    }
+    return BN_OK;
+}
+
+bn_status bn_direct_at_points(const bn_particles *p, double G, double eps, const double *x, const size_t *skip,
+                              size_t n, double *acc_out, double *pot_out)
+{
+    if (!p || !(G > 0) || !(eps >= 0) || !isfinite(eps))
+        return bn_fail(BN_ERR_ARGUMENT, "direct summation at points: no particles, or G = %g, eps = %g", G, eps);
+    const double eps2 = eps * eps;
+    const long nt = (long)n;
+#pragma omp parallel for schedule(dynamic, 16)
+    for (long t = 0; t < nt; t++) {
+        double f[4];
+        direct_at(p, x[3 * t], x[3 * t + 1], x[3 * t + 2], skip[t], eps2, f);
         for (int k = 0; k < 3; k++) acc_out[3 * t + k] = G * f[k];
         pot_out[t] = G * f[3];
     }

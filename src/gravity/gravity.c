@@ -61,10 +61,13 @@ const bn_force_stats *bn_gravity_stats(const bn_gravity *g) { return &g->stats; 
 
 /* With an error target: a search for the first particle set (and for one
  * of another size); later calls evaluate the chosen settings, check them
- * on a fresh sample and search theta again where the check asks for it. */
-static bn_status targeted_forces(bn_gravity *g, size_t n)
+ * on a fresh sample and search theta again where the check asks for it.
+ * Over several ranks the size is every rank's (the same choice on all). */
+static bn_status targeted_forces(bn_gravity *g, size_t n_local)
 {
-    const bn_tune_env env = {g->ops, g->state, n, g->ops != &bn_cpu_backend_ops};
+    const bn_tune_env env = {g->ops, g->state, n_local, g->ops != &bn_cpu_backend_ops, g->comm};
+    size_t n = n_local;
+    BN_TRY(bn_tune_total(&env, &n));
     g->calls++;
     if (g->tuned_n == 0 || n > 2 * g->tuned_n || 2 * n < g->tuned_n) {
         g->used = g->params;
@@ -104,9 +107,12 @@ static bn_status download_checked(bn_gravity *g, bn_particles *p, double *t)
 bn_status bn_gravity_set_comm(bn_gravity *g, const bn_comm *c)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_set_comm: solver is NULL");
-    if (bn_comm_size(c) > 1 && g->params.method == BN_METHOD_TREE && g->params.error_target > 0)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the error target chooses its settings in one process only (this run has "
-                       "%d ranks): give theta instead", bn_comm_size(c));
+    /* the search draws its sample where the particles are: over several
+     * ranks the CPU's gathers it, the GPU's would need its own */
+    if (bn_comm_size(c) > 1 && g->params.method == BN_METHOD_TREE && g->params.error_target > 0 &&
+        g->ops != &bn_cpu_backend_ops)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the error target on the GPU chooses its settings in one process only "
+                       "(this run has %d ranks): give theta instead, or use the CPU backend", bn_comm_size(c));
     BN_TRY(g->ops->set_comm(g->state, c));
     g->comm = c;
     return BN_OK;

@@ -6,6 +6,12 @@
 /* Double-precision direct summation of all pairs (OpenMP over targets).
  * acc[3]/pot: outputs of length p->n, G included, self term excluded. */
 bn_status bn_direct_forces_cpu(const bn_particles *p, double G, double eps, double *acc[3], double *pot);
+/* Double direct summation at n points x[3 t + k] from p's particles (p
+ * may hold none), particle skip[t] left out of point t's sum (the point's
+ * own particle; p->n or more: none): acc_out xyz and pot_out per point. A
+ * rank's share of a sample's reference over every rank (forces_dist.h). */
+bn_status bn_direct_at_points(const bn_particles *p, double G, double eps, const double *x, const size_t *skip,
+                              size_t n, double *acc_out, double *pot_out);
 
 /* Scratch of the CPU tree code kept between evaluations (keys, tree,
  * interaction lists). Opaque; made by the tree module. */

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/timer.h"
 #include "gravity/interact.h"
+#include "parallel/comm.h"
 
 #define TUNE_SEED 0x7e57u      /* the search's sample: the same targets for
                                   every candidate (paired comparisons)    */
@@ -62,16 +63,23 @@ static bn_status measure(const bn_tune_env *e, const bn_gravity_params *g, const
                          double *cost)
 {
     if (g->error_cost == BN_TUNE_WORK) {
-        *cost = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)e->n) + BN_REBUILD_FLOPS_PER_PARTICLE * (double)e->n;
+        /* every rank's interactions (e->n is every rank's particles) */
+        double w[3] = {st->n_pp, st->n_pc, st->n_far};
+        BN_TRY(bn_comm_allreduce(e->comm, w, 3, BN_REDUCE_SUM));
+        *cost = bn_walk_flops(w[0], w[1], w[2], (double)e->n) + BN_REBUILD_FLOPS_PER_PARTICLE * (double)e->n;
         return BN_OK;
     }
-    /* the GPU's stage events hold the device's time; the CPU's, the call's */
+    /* the GPU's stage events hold the device's time; the CPU's, the call's;
+     * over the ranks the slowest rank's (a collective call takes that long,
+     * and every rank must weigh the same number) */
     *cost = e->gpu ? st->t_total : wall;
+    BN_TRY(bn_comm_allreduce(e->comm, cost, 1, BN_REDUCE_MAX));
     if (*cost >= SHORT_EVAL) return BN_OK;
     bn_force_stats again;
     const double t0 = bn_wall_seconds();
     BN_TRY(e->ops->forces(e->state, &again));
-    const double t = e->gpu ? again.t_total : bn_wall_seconds() - t0;
+    double t = e->gpu ? again.t_total : bn_wall_seconds() - t0;
+    BN_TRY(bn_comm_allreduce(e->comm, &t, 1, BN_REDUCE_MAX));
     if (t < *cost) *cost = t;
     return BN_OK;
 }
@@ -209,6 +217,14 @@ static void start_point(const bn_tune_env *e, double target, int idx[N_DIMS])
     }
 }
 
+/* Seconds since t0, the largest over the ranks: the budget's decisions
+ * the same on every rank. */
+static bn_status elapsed(const bn_tune_env *e, double t0, double *t)
+{
+    *t = bn_wall_seconds() - t0;
+    return bn_comm_allreduce(e->comm, t, 1, BN_REDUCE_MAX);
+}
+
 /* Coordinate descent from the start: each setting in turn moves to a
  * neighbouring value, and on in that direction, while the cost falls. */
 static bn_status descend(search *sr, bn_gravity_params *g, trial *best)
@@ -222,7 +238,9 @@ static bn_status descend(search *sr, bn_gravity_params *g, trial *best)
     const long evals0 = acc->evaluations;
     const double t0 = bn_wall_seconds();
     BN_TRY(find_theta(sr, c, g->theta, INFINITY, best));
-    const double wall0 = bn_wall_seconds() - t0, first_cost = best->cost;
+    double wall0;
+    BN_TRY(elapsed(e, t0, &wall0));
+    const double first_cost = best->cost;
     /* the budget in wall seconds: BUDGET mean evaluations (and checks) of
      * the first structure's search; none for counted work (the same
      * search on every run) */
@@ -231,8 +249,10 @@ static bn_status descend(search *sr, bn_gravity_params *g, trial *best)
     if (g->error_cost == BN_TUNE_WORK) budget = INFINITY; /* counts alone: the same search every run */
     for (int round = 0, moved = 1; moved && round < 3; round++) {
         moved = 0;
-        for (int d = 0; d < N_DIMS && acc->evaluations - evals0 < SEARCH_EVALS && bn_wall_seconds() - t0 < budget;
-             d++) {
+        for (int d = 0; d < N_DIMS && acc->evaluations - evals0 < SEARCH_EVALS; d++) {
+            double spent;
+            BN_TRY(elapsed(e, t0, &spent));
+            if (spent >= budget) break;
             if (g->error_fixed & dim_fixed_bit[d]) continue;
             for (int dir = 1; dir >= -1; dir -= 2) {
                 int step = 0;
@@ -276,9 +296,33 @@ static int same_settings(const bn_gravity_params *a, const bn_gravity_params *b)
            a->group_size == b->group_size && a->group_expansion == b->group_expansion;
 }
 
-bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_only, bn_accuracy *acc)
+bn_status bn_tune_total(const bn_tune_env *e, size_t *total)
+{
+    double n = (double)e->n; /* exact below 2^53 */
+    BN_TRY(bn_comm_allreduce(e->comm, &n, 1, BN_REDUCE_SUM));
+    *total = (size_t)n;
+    return BN_OK;
+}
+
+/* The environment of a search or a check: every rank's particles in n.
+ * The GPU's sample stays on its rank's device: refused over several
+ * ranks (every rank's backend is the same kind: the same answer on all). */
+static bn_status global_env(const bn_tune_env *e, const bn_gravity_params *g, bn_tune_env *out)
+{
+    if (e->gpu && bn_comm_size(e->comm) > 1)
+        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g on the GPU chooses its settings in one "
+                       "process only (this run has %d ranks): give Gravity:theta instead, or use the CPU backend",
+                       g->error_target, bn_comm_size(e->comm));
+    *out = *e;
+    return bn_tune_total(e, &out->n);
+}
+
+bn_status bn_tune_search(const bn_tune_env *local, bn_gravity_params *g, int theta_only, bn_accuracy *acc)
 {
     const double t0 = bn_wall_seconds();
+    bn_tune_env env;
+    BN_TRY(global_env(local, g, &env));
+    const bn_tune_env *e = &env;
     search sr;
     memset(&sr, 0, sizeof sr);
     sr.e = e;
@@ -305,10 +349,13 @@ bn_status bn_tune_search(const bn_tune_env *e, bn_gravity_params *g, int theta_o
     return BN_OK;
 }
 
-bn_status bn_tune_check_record(const bn_tune_env *e, const bn_gravity_params *g, uint64_t seed, bn_accuracy *acc,
-                               int *retune)
+bn_status bn_tune_check_record(const bn_tune_env *local, const bn_gravity_params *g, uint64_t seed,
+                               bn_accuracy *acc, int *retune)
 {
     const double t0 = bn_wall_seconds();
+    bn_tune_env env;
+    BN_TRY(global_env(local, g, &env));
+    const bn_tune_env *e = &env;
     bn_error_stats es;
     BN_TRY(sample_error(e, g, seed, &es));
     record_error(acc, &es);

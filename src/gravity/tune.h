@@ -29,9 +29,17 @@
 typedef struct bn_tune_env {
     const bn_backend_ops *ops;
     void *state;        /* holds the particles                        */
-    size_t n;           /* their number                               */
+    size_t n;           /* their number (this rank's)                 */
     int gpu;            /* the backend is the GPU's (start point)     */
+    const bn_comm *comm; /* several ranks (NULL: one process): the
+                            search is collective, every decision taken
+                            from agreed values (the sample over every
+                            rank's particles, costs agreed over the
+                            ranks), so every rank chooses the same      */
 } bn_tune_env;
+
+/* Every rank's particles in all (collective; e->n in one process). */
+bn_status bn_tune_total(const bn_tune_env *e, size_t *total);
 
 /* Choose the settings for g->error_target: on return *g holds them, the
  * backend has evaluated the forces with them, and acc records the search

@@ -1,8 +1,11 @@
 /* Tree forces over the ranks: see forces_dist.h. */
 #include "parallel/forces_dist.h"
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/backend.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "parallel/comm.h"
@@ -251,4 +254,111 @@ bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, dou
     free(idx);
     free(a);
     return bn_comm_agree(c, s);
+}
+
+/* Every rank's particle count: *first this rank's first global index (in
+ * rank order), *total every rank's. */
+static bn_status global_range(const bn_comm *c, size_t n, size_t *first, size_t *total)
+{
+    const int P = bn_comm_size(c), me = bn_comm_rank(c);
+    const uint64_t mine = n;
+    void *got = NULL;
+    size_t count = 0;
+    BN_TRY(bn_comm_gather(c, -1, &mine, 1, sizeof mine, &got, &count, NULL)); /* agreed */
+    const uint64_t *all = got;
+    *first = *total = 0;
+    for (int r = 0; r < P; r++) {
+        if (r < me) *first += (size_t)all[r];
+        *total += (size_t)all[r];
+    }
+    free(got);
+    return BN_OK;
+}
+
+/* A sample target's record: position, then the tree's force (ax, ay, az,
+ * phi), then the owner's local index (a double: exact below 2^53). */
+#define SAMPLE_REC 8
+
+/* This rank's targets of the global sample (seed, n of total; this rank
+ * holds global indices [first, first + p->n)), in sample order, as
+ * records; *mine their number. */
+static bn_status own_targets(const bn_particles *p, size_t first, size_t total, size_t n, uint64_t seed,
+                             double **rec, size_t *mine)
+{
+    *mine = 0;
+    *rec = bn_alloc_array(SAMPLE_REC * (n + 1), sizeof **rec, "error sample records");
+    if (!*rec) return BN_ERR_NOMEM;
+    for (size_t j = 0; j < n; j++) {
+        const size_t gi = bn_sample_target(seed, j, n, total);
+        if (gi < first || gi >= first + p->n) continue;
+        const size_t i = gi - first;
+        double *r = *rec + SAMPLE_REC * (*mine)++;
+        for (int k = 0; k < 3; k++) {
+            r[k] = p->pos[k][i];
+            r[3 + k] = p->acc[k][i];
+        }
+        r[6] = p->pot[i];
+        r[7] = (double)i;
+    }
+    return BN_OK;
+}
+
+/* This rank's contribution to the reference at every gathered target
+ * (its own target's particle left out), then the sum over the ranks in
+ * rank order: the same bits on every rank. */
+static bn_status sample_reference(const bn_comm *c, const bn_particles *p, double G, double eps, const double *rec,
+                                  size_t n, size_t first_mine, size_t n_mine, double *acc_ref, double *pot_ref)
+{
+    double *x = bn_alloc_array(3 * n + 1, sizeof *x, "error sample positions");
+    size_t *skip = bn_alloc_array(n + 1, sizeof *skip, "error sample positions");
+    double *sum = bn_alloc_array(4 * n + 1, sizeof *sum, "error sample reference");
+    bn_status s = bn_comm_agree(c, x && skip && sum ? BN_OK : BN_ERR_NOMEM);
+    for (size_t j = 0; s == BN_OK && j < n; j++) {
+        for (int k = 0; k < 3; k++) x[3 * j + k] = rec[SAMPLE_REC * j + k];
+        const int own = j >= first_mine && j < first_mine + n_mine;
+        skip[j] = own ? (size_t)rec[SAMPLE_REC * j + 7] : SIZE_MAX;
+    }
+    if (s == BN_OK) s = bn_comm_agree(c, bn_direct_at_points(p, G, eps, x, skip, n, sum, sum + 3 * n));
+    /* one allreduce of 4n values (n is a few hundred): exact sums of
+     * every rank's particles, taken in rank order */
+    if (s == BN_OK && n > INT_MAX / 4) s = bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets", n);
+    if (s == BN_OK) s = bn_comm_allreduce(c, sum, (int)(4 * n), BN_REDUCE_SUM);
+    if (s == BN_OK) {
+        memcpy(acc_ref, sum, 3 * n * sizeof *sum);
+        memcpy(pot_ref, sum + 3 * n, n * sizeof *sum);
+    }
+    free(x);
+    free(skip);
+    free(sum);
+    return s;
+}
+
+bn_status bn_sample_forces_dist_cpu(const bn_comm *c, const bn_particles *p, double G, double eps, size_t n,
+                                    uint64_t seed, double *acc_ref, double *pot_ref, double *acc, double *pot)
+{
+    const int P = bn_comm_size(c), me = bn_comm_rank(c);
+    size_t first = 0, total = 0, mine = 0, got_n = 0;
+    BN_TRY(global_range(c, p->n, &first, &total));
+    if (n == 0 || n > total) /* the same on every rank */
+        return bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets of %zu particles over %d ranks", n, total, P);
+    double *rec = NULL;
+    void *got = NULL;
+    size_t *counts = bn_alloc_array((size_t)P, sizeof *counts, "error sample counts");
+    bn_status s = bn_comm_agree(c, counts ? own_targets(p, first, total, n, seed, &rec, &mine) : BN_ERR_NOMEM);
+    /* targets in sample order: each rank's are a run of it, in rank order */
+    if (s == BN_OK) s = bn_comm_gather(c, -1, rec, mine, SAMPLE_REC * sizeof *rec, &got, &got_n, counts);
+    if (s == BN_OK && got_n != n)
+        s = bn_fail(BN_ERR_INTERNAL, "error sample: %zu targets gathered of %zu", got_n, n); /* the same everywhere */
+    size_t first_mine = 0;
+    for (int r = 0; s == BN_OK && r < me; r++) first_mine += counts[r];
+    const double *g = got;
+    if (s == BN_OK) s = sample_reference(c, p, G, eps, g, n, first_mine, mine, acc_ref, pot_ref);
+    for (size_t j = 0; s == BN_OK && j < n; j++) {
+        for (int k = 0; k < 3; k++) acc[3 * j + k] = g[SAMPLE_REC * j + 3 + k];
+        pot[j] = g[SAMPLE_REC * j + 6];
+    }
+    free(rec);
+    free(got);
+    free(counts);
+    return s;
 }

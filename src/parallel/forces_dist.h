@@ -39,4 +39,15 @@ void bn_lets_free(bn_let *lets, int n);
  * pairs excluded). O(N) memory per rank: for checks and small N. */
 bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, double G, double eps, double *acc[3],
                                     double *pot, bn_force_stats *stats);
+
+/* The error target's sample over the ranks (core/backend.h,
+ * sample_forces): n targets of every rank's particles taken as one set in
+ * rank order (bn_sample_target over the global indices: the same targets
+ * for a seed and the same shares), their forces from p->acc/p->pot (this
+ * rank's last evaluation) and the double direct reference over every
+ * rank's particles (each rank sums its own onto the gathered targets, an
+ * ordered sum over the ranks). Every rank gets the whole sample, the same
+ * bits: acc_ref/acc xyz per target, pot_ref/pot. Collective and agreed. */
+bn_status bn_sample_forces_dist_cpu(const bn_comm *c, const bn_particles *p, double G, double eps, size_t n,
+                                    uint64_t seed, double *acc_ref, double *pot_ref, double *acc, double *pot);
 #endif
