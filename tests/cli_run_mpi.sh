@@ -207,11 +207,11 @@ expect_fail "bad parameter" "Gravity:theta" 3 -P Gravity:theta:-1 -o bad1
 touch afile
 expect_fail "unwritable output" "afile" 3 $common -P TimeIntegration:t_end:0.1 -o afile/out
 expect_fail "error target" "Gravity:error_target" 2 $common -P Gravity:error_target:1e-3 -o bad2
-# the GPU backend across ranks: shared steps run (scripts/gpu-ranks.sh on the device); here without a
-# GPU it fails at its creation on every rank, and block steps on it are refused before
+# the GPU backend across ranks runs on the device (scripts/gpu-ranks.sh); here, without a GPU, it
+# fails at its creation on every rank with one message, and direct summation on it is refused
 expect_fail "GPU backend" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -o bad3
-expect_fail "GPU block steps" "TimeIntegration:time_bins = 3 (block steps) on the GPU" 2 $common \
-  -P Gravity:backend:gpu -P TimeIntegration:time_bins:3 -P TimeIntegration:eta:0.05 -o bad4
+expect_fail "GPU direct summation" "Gravity:method = direct on the GPU" 2 $common -P Gravity:backend:gpu \
+  -P Gravity:method:direct -o bad4
 expect_fail "usage" "unknown option" 2 --no-such-option
 
 [ $failures -eq 0 ] && echo "cli_run_mpi: all passed"

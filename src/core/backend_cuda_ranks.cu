@@ -24,7 +24,8 @@ extern "C" {
 namespace {
 /* The trees received, walked on the device for every local group; their
  * interaction counts kept (each walk waits for its counts). */
-bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_let *lets, int P)
+bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act, const bn_let *lets,
+                        int P)
 {
     bn_status s = BN_OK;
     for (int r = 0; s == BN_OK && r < P; r++) {
@@ -32,7 +33,7 @@ bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_
         bn_gpu_source src;
         memset(&src, 0, sizeof src);
         s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
-        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, NULL, st->acc, &st->remote, st->s);
+        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
         bn_gpu_source_free(&src, st->s);
         if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
     }
@@ -60,7 +61,7 @@ void keep_exchange(bn_force_stats *out, const bn_let_stats *x)
 }
 } // namespace
 
-bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g)
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act)
 {
     memset(&st->remote, 0, sizeof st->remote);
     const int P = bn_comm_size(st->comm);
@@ -76,7 +77,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g)
     bn_gpu_tree_host_free(&host);
     keep_exchange(&st->remote, &x);
     trace("LET exchange", &t);
-    if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, lets, P));
+    if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, act, lets, P));
     trace("received trees walked", &t);
     bn_lets_free(lets, P);
     return s;

@@ -67,10 +67,11 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
 /* Several ranks (backend_cuda_ranks.cu), after the local tree's build,
  * poll and walk are queued (g: the evaluation's parameters): its host
  * copy packed into locally essential trees for the other ranks, theirs
- * received and walked on the device for the local groups, added to the
- * forces in rank order. Collective and agreed; a rank without particles
- * sends and receives nothing but takes part. */
-bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g);
+ * received and walked on the device for the local groups (act: the
+ * active groups and bins of a block step, as the local walk's; NULL:
+ * all), added to the forces in rank order. Collective and agreed; a rank
+ * without particles sends and receives nothing but takes part. */
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act);
 
 /* particles_cuda.cu: device particle arrays and the host copies of
  * masses and ids; upload (in the given order, orig = identity) and

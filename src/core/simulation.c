@@ -104,12 +104,9 @@ static bn_status require_synchronised(const bn_simulation *sim, const char *what
 }
 
 /* What several ranks cannot do yet, named by its parameter. */
-static bn_status ranks_support(const bn_gravity_params *g, int n, int time_bins)
+static bn_status ranks_support(const bn_gravity_params *g, int n)
 {
     if (n <= 1) return BN_OK;
-    if (g->backend == BN_BACKEND_GPU && time_bins > 0)
-        return bn_fail(BN_ERR_UNSUPPORTED, "TimeIntegration:time_bins = %d (block steps) on the GPU runs in one "
-                       "process only (this run has %d ranks): use shared steps, or backend cpu", time_bins, n);
     if (g->backend == BN_BACKEND_GPU && g->method == BN_METHOD_TREE && g->error_target > 0)
         return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g on the GPU chooses its settings in one process "
                        "only (this run has %d ranks): give Gravity:theta instead, or backend cpu", g->error_target, n);
@@ -125,7 +122,7 @@ static bn_status ranks_support(const bn_gravity_params *g, int n, int time_bins)
 bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
 {
     if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_comm: simulation is NULL");
-    BN_TRY(ranks_support(&sim->grav, bn_comm_size(c), sim->integ.time_bins));
+    BN_TRY(ranks_support(&sim->grav, bn_comm_size(c)));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_comm"));
     BN_TRY(sync_host(sim));
     drop_backend(sim); /* the next one is told the ranks */
@@ -136,7 +133,7 @@ bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
 bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g)
 {
     BN_TRY(bn_gravity_params_validate(g));
-    BN_TRY(ranks_support(g, ranks(sim), sim->integ.time_bins));
+    BN_TRY(ranks_support(g, ranks(sim)));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_gravity"));
     BN_TRY(sync_host(sim));
     drop_backend(sim);
@@ -167,7 +164,6 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
     if (ip->time_bins >= 2 && ldexp(ip->dt, -(ip->time_bins - 1)) < ip->dt_min)
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: the finest block step dt / 2^(time_bins - 1) = %g is below "
                        "dt_min = %g", ldexp(ip->dt, -(ip->time_bins - 1)), ip->dt_min);
-    BN_TRY(ranks_support(&sim->grav, ranks(sim), ip->time_bins));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_integrator"));
     sim->integ = *ip;
     return BN_OK;
