@@ -23,23 +23,8 @@
 #   grow by chaos but stay small; rms |x_P - x_1| within 1e-4 of the rms
 #   radius (measured 6e-6). Direct summation: 1e-12.
 set -u
-banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
-"$banyan" --version | grep -q " mpi" || { echo "SKIP: banyan built without MPI"; exit 77; }
-command -v mpirun >/dev/null || { echo "SKIP: no mpirun"; exit 77; }
-py=/usr/bin/python3
-"$py" -c "import h5py, numpy" 2>/dev/null || { echo "SKIP: no h5py"; exit 77; }
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# as tests/CMakeLists.txt's BANYAN_MPI_ENV; ranks yield when they wait
-# (four ranks share two cores)
-export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-  OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 \
-  OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_mca_base_component_disable_dlclose=1 \
-  LSAN_OPTIONS=suppressions=$here/tests/lsan-mpi.supp:fast_unwind_on_malloc=0:print_suppressions=0
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
-cd "$scratch" || exit 1
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$(dirname "$0")/mpi_test_setup.sh"
+mpi_test_setup "$1"
 
 # 50 shared steps of dt 0.01; rebalances are due every 64 steps or when the
 # walk's imbalance passes 1.1, so -P lowers nothing: the 4-rank run below

@@ -40,6 +40,10 @@ int cli_fail(const char *cmd, bn_status s);
 const bn_comm *cli_comm(void);
 /* banyan forces over several ranks (cmd_forces_ranks.c): all read on
  * every rank; its forces filled on rank 0; *grav created. */
+/* Particles [n r / P, n (r + 1) / P) of all, this rank r's of P: a copy
+ * (positions, velocities, masses, ids; with ids_as_index each id
+ * replaced by the particle's index in all, to put results back in place). */
+bn_status cli_take_slice(const bn_comm *c, const bn_particles *all, int ids_as_index, bn_particles **out);
 bn_status cli_forces_ranks(const bn_comm *c, const bn_gravity_params *g, bn_particles *all, bn_gravity **grav,
                            double *t_call, bn_domain_stats *dst);
 /* Print "banyan CMD: error: <formatted>" and a hint to use --help; return 2. */

@@ -9,9 +9,7 @@
 #include "core/timer.h"
 #include "parallel/comm.h"
 
-/* This rank's slice of all, each particle's id replaced by its index in
- * the file (to put the forces back in place). */
-static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_particles **out)
+bn_status cli_take_slice(const bn_comm *c, const bn_particles *all, int ids_as_index, bn_particles **out)
 {
     const size_t P = (size_t)bn_comm_size(c), me = (size_t)bn_comm_rank(c);
     const size_t a = all->n * me / P, e = all->n * (me + 1) / P;
@@ -22,7 +20,7 @@ static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_partic
             (*out)->vel[k][i - a] = all->vel[k][i];
         }
         (*out)->mass[i - a] = all->mass[i];
-        (*out)->id[i - a] = i;
+        (*out)->id[i - a] = ids_as_index ? i : all->id[i];
     }
     return BN_OK;
 }
@@ -34,7 +32,7 @@ static bn_status gather_forces(const bn_comm *c, const bn_particles *mine, bn_pa
     double *r = bn_alloc_array(5 * mine->n, sizeof *r, "forces to gather");
     bn_status s = bn_comm_agree(c, !r ? BN_ERR_NOMEM : root ? bn_particles_ensure_forces(all) : BN_OK);
     for (size_t i = 0; s == BN_OK && i < mine->n; i++) {
-        r[5 * i] = (double)mine->id[i]; /* the index in the file (take_slice) */
+        r[5 * i] = (double)mine->id[i]; /* the index in the file (cli_take_slice) */
         for (int k = 0; k < 3; k++) r[5 * i + 1 + k] = mine->acc[k][i];
         r[5 * i + 4] = mine->pot[i];
     }
@@ -57,7 +55,7 @@ bn_status cli_forces_ranks(const bn_comm *c, const bn_gravity_params *g, bn_part
 {
     bn_particles *mine = NULL;
     bn_domain d = {0};
-    bn_status s = bn_comm_agree(c, take_slice(c, all, &mine));
+    bn_status s = bn_comm_agree(c, cli_take_slice(c, all, 1, &mine));
     if (s == BN_OK) s = bn_domain_decompose(c, mine, NULL, g->curve, &d, dst); /* timed in dst */
     if (s == BN_OK) s = bn_comm_agree(c, bn_gravity_create(grav, g));
     if (s == BN_OK) s = bn_comm_agree(c, bn_gravity_set_comm(*grav, c));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/cli.h"
 #include "cli/run.h"
 #include "core/error.h"
 #include "parallel/comm.h"
@@ -49,28 +50,11 @@ static bn_status build_places(run_ranks *rr, const bn_particles *all)
     return BN_OK;
 }
 
-/* Particles [n r / P, n (r + 1) / P) of all. */
-static bn_status take_slice(const bn_comm *c, const bn_particles *all, bn_particles **out)
-{
-    const size_t P = (size_t)bn_comm_size(c), me = (size_t)bn_comm_rank(c);
-    const size_t a = all->n * me / P, e = all->n * (me + 1) / P;
-    BN_TRY(bn_particles_create(out, e - a));
-    for (size_t i = a; i < e; i++) {
-        for (int k = 0; k < 3; k++) {
-            (*out)->pos[k][i - a] = all->pos[k][i];
-            (*out)->vel[k][i - a] = all->vel[k][i];
-        }
-        (*out)->mass[i - a] = all->mass[i];
-        (*out)->id[i - a] = all->id[i];
-    }
-    return BN_OK;
-}
-
 bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p, int places)
 {
     bn_particles *mine = NULL;
     bn_status s = places && bn_comm_rank(c) == 0 ? build_places(rr, *p) : BN_OK;
-    if (s == BN_OK) s = take_slice(c, *p, &mine);
+    if (s == BN_OK) s = cli_take_slice(c, *p, 0, &mine);
     BN_TRY(bn_comm_agree(c, s));
     bn_particles_free(*p);
     *p = mine;
