@@ -3,9 +3,11 @@
  * leaf cell of a FLASH or banyan mesh file. */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "parallel/field_dist.h"
 
 static void potential_help(void)
 {
@@ -33,7 +35,12 @@ static void potential_help(void)
            "  --particles SNAP  the particles of a snapshot as extra sources (gravity)\n"
            "  --G G             gravitational constant (default 1)\n"
            "  --backend B       auto, cpu or gpu (default auto)\n"
-           "  --device D        CUDA device (default 0)\n");
+           "  --device D        CUDA device (default 0)\n\n"
+           "Under mpirun every rank reads the mesh, the leaf blocks are cut along the\n"
+           "curve into one range per rank, each rank computes the field at its\n"
+           "blocks' cells (every rank builds the tree over all source cells), and\n"
+           "rank 0 writes OUT: the same values as one process. The tree on the CPU\n"
+           "only (auto takes the CPU; --method fft and --backend gpu are refused).\n");
 }
 
 enum { OPT_PART = 1000 };
@@ -85,8 +92,10 @@ int bn_cmd_potential(int argc, char **argv)
     bn_field_params p = bn_field_params_default(BN_FIELD_GRAVITY);
     int help = 0;
     const int r = parse(argc, argv, &p, &out, &particles, &help);
+    const bn_comm *comm = cli_comm();
+    const int ranks = bn_comm_size(comm), root = bn_comm_rank(comm) == 0;
     if (help) {
-        potential_help();
+        if (root) potential_help();
         return 0;
     }
     if (r != 0) return r;
@@ -94,18 +103,31 @@ int bn_cmd_potential(int argc, char **argv)
     bn_mesh *m = NULL;
     bn_particles *extra = NULL;
     bn_field *f = NULL;
+    bn_field_dist_stats dst;
+    memset(&dst, 0, sizeof dst);
+    /* across ranks auto takes the CPU (the GPU's mesh path is one process's) */
+    if (ranks > 1 && p.backend == BN_BACKEND_AUTO) p.backend = BN_BACKEND_CPU;
+    /* every step that can fail agreed: a failure on any rank stops all of
+     * them with its message, and rank 0 prints it */
     bn_status s = bn_field_params_validate(&p);
+    if (s == BN_OK && ranks > 1 && p.method == BN_FIELD_FFT)
+        s = bn_fail(BN_ERR_UNSUPPORTED, "--method fft runs in one process; under mpirun (%d ranks) use --method tree "
+                    "(the default)", ranks);
+    if (s == BN_OK && ranks > 1 && p.backend == BN_BACKEND_GPU)
+        s = bn_fail(BN_ERR_UNSUPPORTED, "--backend gpu: the mesh solver runs on the GPU in one process; under mpirun "
+                    "(%d ranks) use --backend cpu (or auto)", ranks);
     if (s == BN_OK) s = cli_check_output("the output", out);
     if (s == BN_OK) s = cli_check_distinct("the output", out, "the mesh", in);
     if (s == BN_OK && particles) s = cli_check_distinct("the output", out, "the particles", particles);
-    if (s == BN_OK) s = bn_mesh_read(in, NULL, &m);
-    if (s == BN_OK && particles) s = bn_snapshot_read(particles, &extra, NULL);
-    if (s == BN_OK) s = bn_field_create(&f, &p);
+    s = bn_comm_agree(comm, s);
+    if (s == BN_OK) s = bn_comm_agree(comm, bn_mesh_read(in, NULL, &m));
+    if (s == BN_OK && particles) s = bn_comm_agree(comm, bn_snapshot_read(particles, &extra, NULL));
+    if (s == BN_OK) s = bn_comm_agree(comm, bn_field_create(&f, &p));
     const double t0 = bn_wall_seconds();
-    if (s == BN_OK) s = bn_field_mesh(f, m, extra);
+    if (s == BN_OK) s = ranks > 1 ? bn_field_mesh_dist(f, comm, m, extra, &dst) : bn_field_mesh(f, m, extra);
     const double t_call = bn_wall_seconds() - t0;
-    if (s == BN_OK) s = write_output(in, out, m, &p);
-    if (s == BN_OK) {
+    if (s == BN_OK) s = bn_comm_agree(comm, root ? write_output(in, out, m, &p) : BN_OK); /* one writer */
+    if (s == BN_OK && root) {
         const bn_field_stats *st = bn_field_stats_get(f);
         if (p.method == BN_FIELD_FFT)
             fprintf(stderr, "banyan potential: %zu cells (%zu blocks), %s, FFT, backend %s, %.3g s\n", bn_mesh_cells(m),
@@ -117,8 +139,13 @@ int bn_cmd_potential(int argc, char **argv)
         if (p.error_target > 0)
             fprintf(stderr, "  error target %g: theta %g chosen, p99 %.3g on the sample (%.3g s)\n", p.error_target,
                     st->theta, st->sample_p99, st->t_tuning);
+        if (ranks > 1)
+            fprintf(stderr, "  %d ranks: leaf blocks along the curve, largest share %.4f of the mean cells (rank 0: "
+                    "%zu blocks, %zu cells); solve %.3g s on the slowest rank, %.3g s on rank 0, gather %.3g s\n",
+                    ranks, dst.cells_mean > 0 ? dst.cells_max / dst.cells_mean : 1.0, dst.blocks, dst.cells,
+                    dst.t_solve_max, dst.t_solve, dst.t_gather);
     }
-    const int rc = s == BN_OK ? 0 : cli_fail(cmd, s);
+    const int rc = s == BN_OK ? 0 : root ? cli_fail(cmd, s) : 1;
     bn_field_free(f);
     bn_particles_free(extra);
     bn_mesh_free(m);

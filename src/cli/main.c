@@ -1,4 +1,5 @@
 /* banyan: the command-line program. Dispatches to one file per command. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -24,7 +25,7 @@ static const command commands[] = {
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
     {"bench", bn_cmd_bench, "time the force computation stage by stage", 0},
-    {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file", 0},
+    {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file (also under mpirun)", 1},
     {"mesh-ic", bn_cmd_mesh_ic, "make an AMR mesh test problem (maclaurin, sphere, vortex-rings)", 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -48,10 +49,14 @@ static int run_command(const command *cmd, int argc, char **argv)
     int rc;
     if (bn_comm_size(world) > 1 && !cmd->ranks) {
         if (bn_comm_rank(world) == 0)
-            fprintf(stderr, "banyan %s: error: runs in one process; under mpirun (%d ranks) only 'banyan forces' "
-                    "and 'banyan run' spread their work over the ranks\n", cmd->name, bn_comm_size(world));
+            fprintf(stderr, "banyan %s: error: runs in one process; under mpirun (%d ranks) only 'banyan forces', "
+                    "'banyan run' and 'banyan potential' spread their work over the ranks\n", cmd->name,
+                    bn_comm_size(world));
         rc = 2;
     } else {
+        /* every rank parses the same command line: rank 0 alone reports
+         * getopt's complaints (cli_usage_error does the same) */
+        opterr = bn_comm_rank(world) == 0;
         rc = cmd->fn(argc, argv);
     }
     bn_comm_free(world);

@@ -254,12 +254,18 @@ static int brick_cuts(int n) { return (n + 7) / 8; }
 
 bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t)
 {
+    return bn_field_targets_blocks(m, NULL, m->n_blocks, t);
+}
+
+bn_status bn_field_targets_blocks(const bn_mesh *m, const size_t *blocks, size_t nsel, bn_field_targets *t)
+{
     const int *nb = m->nb;
     const int cx = brick_cuts(nb[0]), cy = brick_cuts(nb[1]), cz = brick_cuts(nb[2]);
     const size_t bricks = (size_t)cx * (size_t)cy * (size_t)cz, cells = bn_mesh_block_cells(m);
-    BN_TRY(targets_alloc(t, bn_mesh_cells(m), m->n_blocks * bricks));
+    BN_TRY(targets_alloc(t, nsel * cells, nsel * bricks));
     size_t at = 0, g = 0;
-    for (size_t b = 0; b < m->n_blocks; b++)
+    for (size_t sel = 0; sel < nsel; sel++) {
+        const size_t b = blocks ? blocks[sel] : sel;
         for (int bz = 0; bz < cz; bz++)
             for (int by = 0; by < cy; by++)
                 for (int bx = 0; bx < cx; bx++, g++) {
@@ -272,13 +278,14 @@ bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t)
                                 double x[3];
                                 bn_mesh_cell(m, b, i, j, k, x, NULL);
                                 for (int a = 0; a < 3; a++) t->x[a][at] = x[a];
-                                t->dest[at] = b * cells + ((size_t)k * (size_t)nb[1] + (size_t)j) * (size_t)nb[0] +
-                                              (size_t)i;
+                                t->dest[at] = sel * cells +
+                                              ((size_t)k * (size_t)nb[1] + (size_t)j) * (size_t)nb[0] + (size_t)i;
                             }
                     t->count[g] = (int)(at - t->first[g]);
                     t->h[g] = (m->hi[3 * b] - m->lo[3 * b]) / nb[0];
                     group_box(t, g);
                 }
+    }
     return BN_OK;
 }
 
@@ -564,8 +571,11 @@ static void host_trace(const char *stage, double *t)
     *t = now;
 }
 
+/* The field at targets t; an error target chooses theta on a sample of
+ * the targets `sample` (t itself, or, when t is a part of a mesh's cells,
+ * every cell of it: the same choice whatever the part). */
 static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_field_targets *t,
-                       double **raw_out)
+                       const bn_field_targets *sample, double **raw_out)
 {
     const double t0 = bn_wall_seconds();
     double tr = t0;
@@ -582,7 +592,7 @@ static bn_status solve(bn_field *f, const bn_mesh *m, const bn_particles *extra,
     double *raw = bn_calloc(t->n ? t->n : 1, BN_FIELD_RAW(K) * sizeof(double), "field values");
     bn_status st = raw ? BN_OK : BN_ERR_NOMEM;
     bn_field_params prm = f->prm;
-    if (st == BN_OK && s.n > 0 && prm.error_target > 0) st = choose_theta(f, m, &s, t, &prm);
+    if (st == BN_OK && s.n > 0 && prm.error_target > 0) st = choose_theta(f, m, &s, sample, &prm);
     f->stats.theta = prm.theta;
     if (st == BN_OK && s.n > 0) st = backend_solve(f, &prm, m, &s, t, raw);
     f->stats.n_sources = s.n;
@@ -738,7 +748,7 @@ bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     BN_TRY(bn_field_targets_mesh(m, &t));
     host_trace("targets (host)", &tr);
     double *raw = NULL;
-    bn_status s = solve(f, m, extra, &t, &raw);
+    bn_status s = solve(f, m, extra, &t, &t, &raw);
     tr = bn_wall_seconds();
     int var[6];
     for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, out_names[kind][k], &var[k]);
@@ -754,6 +764,49 @@ bn_status bn_field_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
     return s;
 }
 
+const bn_field_params *bn_field_params_of(const bn_field *f) { return &f->prm; }
+
+int bn_field_mesh_values(const bn_field_params *p)
+{
+    return p->kind == BN_FIELD_VORTICITY ? (p->velocity ? 6 : 3) : 4;
+}
+
+const char *bn_field_mesh_var_name(const bn_field_params *p, int k)
+{
+    return out_names[p->kind == BN_FIELD_VORTICITY][k];
+}
+
+bn_status bn_field_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles *extra, const size_t *blocks,
+                               size_t nsel, double *out)
+{
+    if (!f || !m || (nsel && (!blocks || !out))) return bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh_blocks: NULL argument");
+    if (f->prm.method != BN_FIELD_TREE || f->backend != BN_BACKEND_CPU)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the field at a part of a mesh's blocks: the tree on the CPU only");
+    for (size_t i = 0; i < nsel; i++)
+        if (blocks[i] >= m->n_blocks)
+            return bn_fail(BN_ERR_ARGUMENT, "block %zu of the part: the mesh has %zu", blocks[i], m->n_blocks);
+    const int K = f->prm.kind == BN_FIELD_VORTICITY ? 3 : 1, nv = bn_field_mesh_values(&f->prm);
+    bn_field_targets t, all;
+    memset(&all, 0, sizeof all);
+    BN_TRY(bn_field_targets_blocks(m, blocks, nsel, &t));
+    bn_status s = f->prm.error_target > 0 ? bn_field_targets_mesh(m, &all) : BN_OK;
+    double *raw = NULL;
+    if (s == BN_OK) s = solve(f, m, extra, &t, f->prm.error_target > 0 ? &all : &t, &raw);
+    for (size_t i = 0; s == BN_OK && i < t.n; i++) {
+        double v[6];
+        finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, v);
+        for (int k = 0; k < nv; k++) out[(size_t)nv * t.dest[i] + (size_t)k] = v[k];
+    }
+    for (size_t i = 0; s == BN_OK && i < t.n * (size_t)nv; i++)
+        if (!isfinite(out[i]))
+            s = bn_fail(BN_ERR_ARGUMENT, "the solution at cell %zu of the part is %g: the sources' values overflow the "
+                        "solver", i / (size_t)nv, out[i]);
+    free(raw);
+    bn_field_targets_free(&t);
+    bn_field_targets_free(&all);
+    return s;
+}
+
 bn_status bn_field_points(bn_field *f, const bn_mesh *m, const bn_particles *extra, size_t n, const double *pos,
                           double *out)
 {
@@ -762,7 +815,7 @@ bn_status bn_field_points(bn_field *f, const bn_mesh *m, const bn_particles *ext
     bn_field_targets t;
     BN_TRY(bn_field_targets_points(n, pos, &t));
     double *raw = NULL;
-    bn_status s = solve(f, m, extra, &t, &raw);
+    bn_status s = solve(f, m, extra, &t, &t, &raw);
     for (size_t i = 0; s == BN_OK && i < t.n; i++)
         finish_values(&f->prm, K, raw + BN_FIELD_RAW(K) * i, out + (size_t)nv * t.dest[i]);
     free(raw);

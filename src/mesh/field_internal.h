@@ -78,6 +78,27 @@ bn_status bn_field_sources_make(const bn_field_params *prm, const bn_mesh *m, co
 /* Targets: every leaf cell of m, by bricks; or n points. */
 bn_status bn_field_targets_mesh(const bn_mesh *m, bn_field_targets *t);
 bn_status bn_field_targets_points(size_t n, const double *pos, bn_field_targets *t);
+/* Targets: the cells of m's leaf blocks blocks[0..nsel) (NULL: every
+ * block, nsel = n_blocks), by bricks as bn_field_targets_mesh; dest =
+ * the block's place in the list x cells per block + the cell's index in
+ * its block. A block's bricks are the same whatever the list. */
+bn_status bn_field_targets_blocks(const bn_mesh *m, const size_t *blocks, size_t nsel, bn_field_targets *t);
+
+/* ---- a part of a mesh's cells (the mesh solver across ranks) ---- */
+const bn_field_params *bn_field_params_of(const bn_field *f);
+/* Values per cell of a mesh solve: 4 (gpot, gacx..z), 6 or 3 (psix..z,
+ * and velx..z with the velocity); variable k's name. */
+int bn_field_mesh_values(const bn_field_params *p);
+const char *bn_field_mesh_var_name(const bn_field_params *p, int k);
+/* The tree on the CPU: the field of every source of m (and of extra) at
+ * the cells of the leaf blocks blocks[0..nsel) only, into out: nv values
+ * (bn_field_mesh_values) per cell, the list's blocks one after another,
+ * cells in a block's order. Each cell's value has the same bits as
+ * bn_field_mesh's over the whole mesh (the same tree over the same
+ * sources, the same bricks walked alone; an error target chooses theta
+ * on the sample of every cell). m is not changed. */
+bn_status bn_field_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles *extra, const size_t *blocks,
+                               size_t nsel, double *out);
 
 /* The message for the first bad source value (not finite, or a negative
  * density) of variable v at cell `cell`. */
