@@ -191,9 +191,7 @@ expect_fail "bad parameter" "Gravity:theta" 3 -P Gravity:theta:-1 -o bad1
 [ -e bad1 ] && fail "bad parameter: output directory made"
 touch afile
 expect_fail "unwritable output" "afile" 3 $common -P TimeIntegration:t_end:0.1 -o afile/out
-# the error target runs across ranks on the CPU (tests/cli_target_mpi.sh); on the GPU it is refused
-expect_fail "GPU error target" "Gravity:error_target = 0.001 on the GPU" 2 $common -P Gravity:backend:gpu \
-  -P Gravity:error_target:1e-3 -o bad2
+# the error target across ranks: tests/cli_target_mpi.sh (CPU), scripts/gpu-ranks.sh (GPU)
 # the GPU backend across ranks runs on the device (scripts/gpu-ranks.sh); here, without a GPU, it
 # fails at its creation on every rank with one message, and direct summation on it is refused
 expect_fail "GPU backend" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -o bad3

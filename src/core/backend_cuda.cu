@@ -643,6 +643,10 @@ bn_status cuda_clock_write(void *p, const bn_clock *c)
 bn_status cuda_set_params(void *p, const bn_gravity_params *g)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    const int P = bn_comm_size(st->comm);
+    if (P > 1 && (g->method != BN_METHOD_TREE || g->mac == BN_MAC_ACCEL))
+        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces with the bonsai, "
+                       "bonsai-box or bh criterion only", P);
     st->g = *g;
     st->tree_valid = 0;
     return BN_OK;
@@ -654,6 +658,7 @@ bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, 
                              double *pot)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    if (bn_comm_size(st->comm) > 1) return bn_cuda_sample_ranks(st, n, seed, acc_ref, pot_ref, acc, pot);
     if (!st->have_forces || n == 0 || n > (size_t)st->n)
         return bn_fail(BN_ERR_ARGUMENT, "error sample: %zu targets of %d particles%s", n, st->n,
                        st->have_forces ? "" : " without forces");

@@ -82,3 +82,46 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     bn_lets_free(lets, P);
     return s;
 }
+
+namespace {
+/* This rank's particles in the device's (key) order, with their forces,
+ * on the host: positions exact, masses and forces as the device holds
+ * them (floats). */
+bn_status particles_to_host(const bn_cuda_state *st, bn_particles **out)
+{
+    const size_t n = (size_t)st->n;
+    BN_TRY(bn_particles_create(out, n));
+    bn_particles *p = *out;
+    BN_TRY(bn_particles_ensure_forces(p));
+    if (n == 0) return BN_OK;
+    float *m = (float *)bn_alloc(n * sizeof(float), "error sample (masses)");
+    float4 *f = (float4 *)bn_alloc(n * sizeof(float4), "error sample (forces)");
+    bn_status r = m && f ? BN_OK : BN_ERR_NOMEM;
+    for (int k = 0; k < 3 && r == BN_OK; k++) r = bn_cuda_read(p->pos[k], st->pos[k], n * sizeof(double), "error sample", st->s);
+    if (r == BN_OK) r = bn_cuda_read(m, st->mass, n * sizeof(float), "error sample", st->s);
+    if (r == BN_OK) r = bn_cuda_read(f, st->acc, n * sizeof(float4), "error sample", st->s);
+    for (size_t i = 0; r == BN_OK && i < n; i++) {
+        p->mass[i] = m[i];
+        p->acc[0][i] = f[i].x;
+        p->acc[1][i] = f[i].y;
+        p->acc[2][i] = f[i].z;
+        p->pot[i] = f[i].w;
+        p->id[i] = i;
+    }
+    free(m);
+    free(f);
+    return r;
+}
+} // namespace
+
+bn_status bn_cuda_sample_ranks(bn_cuda_state *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref,
+                               double *acc, double *pot)
+{
+    bn_particles *p = NULL;
+    bn_status s = st->have_forces ? particles_to_host(st, &p) : bn_fail(BN_ERR_ARGUMENT, "error sample: no forces");
+    s = bn_comm_agree(st->comm, s);
+    if (s == BN_OK)
+        s = bn_sample_forces_dist_cpu(st->comm, p, st->g.G, st->g.softening, n, seed, acc_ref, pot_ref, acc, pot);
+    bn_particles_free(p);
+    return s;
+}

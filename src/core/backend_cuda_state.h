@@ -73,6 +73,13 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * without particles sends and receives nothing but takes part. */
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act);
 
+/* Several ranks: the error target's sample over every rank's particles
+ * (backend.h's sample_forces), from this rank's forces of the last
+ * evaluation brought to the host and the CPU's distributed reference
+ * (bn_sample_forces_dist_cpu). Collective and agreed. */
+bn_status bn_cuda_sample_ranks(bn_cuda_state *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref,
+                               double *acc, double *pot);
+
 /* particles_cuda.cu: device particle arrays and the host copies of
  * masses and ids; upload (in the given order, orig = identity) and
  * download (scattered back to the uploaded order). */

@@ -107,9 +107,6 @@ static bn_status require_synchronised(const bn_simulation *sim, const char *what
 static bn_status ranks_support(const bn_gravity_params *g, int n)
 {
     if (n <= 1) return BN_OK;
-    if (g->backend == BN_BACKEND_GPU && g->method == BN_METHOD_TREE && g->error_target > 0)
-        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g on the GPU chooses its settings in one process "
-                       "only (this run has %d ranks): give Gravity:theta instead, or backend cpu", g->error_target, n);
     if (g->backend == BN_BACKEND_GPU && g->method != BN_METHOD_TREE)
         return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:method = direct on the GPU runs in one process only (this run "
                        "has %d ranks): use the tree, or backend cpu", n);

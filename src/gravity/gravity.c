@@ -107,12 +107,6 @@ static bn_status download_checked(bn_gravity *g, bn_particles *p, double *t)
 bn_status bn_gravity_set_comm(bn_gravity *g, const bn_comm *c)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_set_comm: solver is NULL");
-    /* the search draws its sample where the particles are: over several
-     * ranks the CPU's gathers it, the GPU's would need its own */
-    if (bn_comm_size(c) > 1 && g->params.method == BN_METHOD_TREE && g->params.error_target > 0 &&
-        g->ops != &bn_cpu_backend_ops)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the error target on the GPU chooses its settings in one process only "
-                       "(this run has %d ranks): give theta instead, or use the CPU backend", bn_comm_size(c));
     BN_TRY(g->ops->set_comm(g->state, c));
     g->comm = c;
     return BN_OK;

@@ -304,15 +304,11 @@ bn_status bn_tune_total(const bn_tune_env *e, size_t *total)
     return BN_OK;
 }
 
-/* The environment of a search or a check: every rank's particles in n.
- * The GPU's sample stays on its rank's device: refused over several
- * ranks (every rank's backend is the same kind: the same answer on all). */
+/* The environment of a search or a check: every rank's particles in n
+ * (the backends draw the sample over every rank's particles). */
 static bn_status global_env(const bn_tune_env *e, const bn_gravity_params *g, bn_tune_env *out)
 {
-    if (e->gpu && bn_comm_size(e->comm) > 1)
-        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:error_target = %g on the GPU chooses its settings in one "
-                       "process only (this run has %d ranks): give Gravity:theta instead, or use the CPU backend",
-                       g->error_target, bn_comm_size(e->comm));
+    (void)g;
     *out = *e;
     return bn_tune_total(e, &out->n);
 }
