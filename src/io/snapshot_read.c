@@ -371,6 +371,7 @@ static bn_status append(bn_particles **all, const bn_particles *p)
         BN_TRY(bn_particles_create(all, 0));
         if (p->acc[0]) BN_TRY(bn_particles_ensure_forces(*all));
     }
+    if (p->n == 0) return BN_OK; /* an empty file of the set (its arrays may be NULL) */
     bn_particles *a = *all;
     const size_t at = a->n;
     BN_TRY(bn_particles_resize(a, at + p->n));
@@ -476,6 +477,7 @@ bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_met
 /* Rows [a, e) of p kept, the others dropped. */
 static bn_status keep_rows(bn_particles *p, size_t a, size_t e)
 {
+    if (e == a) return bn_particles_resize(p, 0);
     const int forces = p->acc[0] && p->pot;
     for (int k = 0; k < 3; k++) {
         memmove(p->pos[k], p->pos[k] + a, (e - a) * sizeof(double));
