@@ -46,14 +46,17 @@ PY
     done
 done
 # banyan run on the GPU across ranks: shared steps (fixed, then adaptive: the step from max |a| over every
-# rank) and block steps (4 bins; across ranks the GPU rebuilds its tree at every step): E0 against one rank's within 1e-4 (the ranks' trees differ at the tree's error level: potentials
+# rank), block steps (4 bins, the tree rebuilt at every step) and refreshed ones (tree_rebuild 0: the tree's
+# structure kept between rebuilds, its moments and boxes refreshed): E0 against one rank's within 1e-4 (the ranks' trees differ at the tree's error level: potentials
 # ~1e-5), the energy error within 3e-4 over 50 steps of 0.01 (the step's own error, 1.25e-4 on the CPU), the
 # same bits twice at 2 ranks
 RUN="-P InitialConditions:n:65536 -P Gravity:backend:gpu -P Snapshots:render:no -P TimeIntegration:dt:0.01
   -P TimeIntegration:t_end:0.5 -P Snapshots:interval:0 -P Statistics:interval:0.05"
-for mode in fixed adaptive block; do
+for mode in fixed adaptive block refresh; do
     extra=""; [ $mode = adaptive ] && extra="-P TimeIntegration:eta:0.1"
     [ $mode = block ] && extra="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:dt:0.02"
+    [ $mode = refresh ] && extra="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:dt:0.02
+      -P TimeIntegration:tree_rebuild:0"
     for np in 1 2 4 2b; do
         n=${np%b}
         OMP_NUM_THREADS=$(( $(nproc) / n )) timeout 300 mpirun --bind-to none -np $n "$BIN" run $RUN $extra \

@@ -436,11 +436,6 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
     const int ranks = bn_comm_size(st->comm) > 1;
-    /* Across ranks the tree is built at every step: with refreshed trees
-     * (tree_rebuild != 1) the energy of 2 ranks drifted to 8e-4 in 200
-     * block steps where a rebuilt tree keeps 1e-6, and not the same bits
-     * twice (session 16; not yet understood) */
-    if (ranks) rebuild = 1;
     bn_status s = BN_OK;
     if (st->n > 0) {
         s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
@@ -751,6 +746,21 @@ extern "C" bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, d
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     BN_TRY(build_tree(st, &g));
     BN_TRY(bn_gpu_tree_poll(&st->tree, st->s)); /* host copies of the shape, cube and ref */
+    *tree = &st->tree;
+    for (int k = 0; k < 3; k++) pos[k] = st->pos[k];
+    *mass = st->mass;
+    *orig = st->orig;
+    return BN_OK;
+}
+
+/* The tree the last evaluation walked, as it is: no build (a refreshed
+ * tree stays refreshed, and the active groups listed on it stay its
+ * groups); its shape and ref as the caller's poll left them. */
+extern "C" bn_status bn_cuda_state_last_tree(void *state, bn_gpu_tree_store **tree, double *pos[3], float **mass,
+                                             int **orig)
+{
+    bn_cuda_state *st = (bn_cuda_state *)state;
+    if (!st->tree_valid) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: no tree to bring to the host");
     *tree = &st->tree;
     for (int k = 0; k < 3; k++) pos[k] = st->pos[k];
     *mass = st->mass;

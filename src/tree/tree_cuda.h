@@ -153,6 +153,10 @@ bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, const i
 /* Run keys to groups on a CUDA backend state holding particles; returns
  * its tree and its key-ordered particle arrays (device pointers). */
 bn_status bn_cuda_state_tree(void *state, bn_gpu_tree_store **tree, double *pos[3], float **mass, int **orig);
+/* The same arrays of the state's current tree without building one (the
+ * backend across ranks: the tree its walk of this evaluation read, built
+ * or refreshed, polled by the caller). */
+bn_status bn_cuda_state_last_tree(void *state, bn_gpu_tree_store **tree, double *pos[3], float **mass, int **orig);
 
 #ifdef __cplusplus
 }

@@ -192,13 +192,18 @@ void node_body_boxes(bn_tree *t)
  * Hilbert codes of every body and node: most of the host's time), which
  * the locally essential trees of the bonsai, bonsai-box and bh criteria
  * do not use. */
-bn_status download_tree(void *state, const bn_gravity_params *g, int lean, bn_tree *out, bn_force_stats *stats)
+/* build: a tree built here first (the tests' download); else the state's
+ * current tree (bn_gpu_tree_to_host: a build here would reorder the
+ * particles under a refreshed tree and its active groups). */
+bn_status download_tree(void *state, const bn_gravity_params *g, int lean, int build, bn_tree *out,
+                        bn_force_stats *stats)
 {
     bn_gpu_tree_store *ts = NULL;
     double *pos[3];
     float *mass = NULL;
     int *orig = NULL;
-    BN_TRY(bn_cuda_state_tree(state, &ts, pos, &mass, &orig));
+    BN_TRY(build ? bn_cuda_state_tree(state, &ts, pos, &mass, &orig)
+                 : bn_cuda_state_last_tree(state, &ts, pos, &mass, &orig));
     const bn_gpu_tree *d = &ts->t;
     const int hilbert = g->curve == BN_CURVE_HILBERT;
     out->n = (size_t)d->n;
@@ -237,7 +242,7 @@ extern "C" bn_status bn_gpu_tree_download(const bn_particles *p, const bn_gravit
     BN_TRY(bn_particles_validate(p, "bn_gpu_tree_download"));
     BN_TRY(ops->create(&state, g));
     bn_status r = ops->upload(state, p);
-    if (r == BN_OK) r = download_tree(state, g, 0, out, stats);
+    if (r == BN_OK) r = download_tree(state, g, 0, 1, out, stats);
     ops->destroy(state);
     if (r != BN_OK) bn_gpu_tree_host_free(out);
     return r;
@@ -246,7 +251,7 @@ extern "C" bn_status bn_gpu_tree_download(const bn_particles *p, const bn_gravit
 extern "C" bn_status bn_gpu_tree_to_host(void *state, const bn_gravity_params *g, bn_tree *out)
 {
     memset(out, 0, sizeof *out);
-    const bn_status r = download_tree(state, g, g->mac != BN_MAC_ACCEL, out, NULL);
+    const bn_status r = download_tree(state, g, g->mac != BN_MAC_ACCEL, 0, out, NULL);
     if (r != BN_OK) bn_gpu_tree_host_free(out);
     return r;
 }

@@ -103,7 +103,12 @@ extern "C" bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s)
     BN_TRY(bn_gpu_frame_check(f));
     bn_gpu_tree_take_shape(&st->t, &f->shape);
     for (int k = 0; k < 3; k++) st->t.ref[k] = f->ref[k];
-    return bn_gpu_tree_store_reserve(st, f->need_nodes, f->need_groups, 1, s);
+    const int nodes = st->node_capacity, groups = st->group_capacity;
+    BN_TRY(bn_gpu_tree_store_reserve(st, f->need_nodes, f->need_groups, 1, s));
+    /* grown: the current tree's copy into the new buffers done before the
+     * host reads them from another stream (bn_gpu_tree_to_host) */
+    if (st->node_capacity != nodes || st->group_capacity != groups) BN_CUDA_CHECK(cudaStreamSynchronize(s));
+    return BN_OK;
 }
 
 
