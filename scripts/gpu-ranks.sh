@@ -45,6 +45,24 @@ sys.exit(0 if ok else 1)
 PY
     done
 done
+# the accel criterion across ranks (the target boxes carry alpha |a|_min of the last forces): the same bound
+m=${MODELS%% *}
+for np in 1 2 4; do
+    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 300 mpirun --bind-to none -np $np "$BIN" forces "$m.hdf5" \
+        -o "$m-accel-$np.hdf5" --backend gpu --mac accel >"$m-accel-$np.log" 2>&1 ||
+        { echo "FAIL: accel, $np ranks: $(tail -3 "$m-accel-$np.log")"; fail=1; continue; }
+    "$BIN" compare "$m-accel-$np.hdf5" "$m-direct.hdf5" --json >"$m-accel-$np.json" 2>/dev/null
+    python3 - "$np" "$m-accel-$np.json" "$m-accel-1.json" >>"$TABLE" <<'PY' || fail=1
+import json, sys
+a = json.load(open(sys.argv[2]))["acc_rel_error"]
+b = json.load(open(sys.argv[3]))["acc_rel_error"]
+ok = a["p99"] <= 1.3 * b["p99"] and a["p99.9"] <= 1.6 * b["p99.9"]
+print(f"accel criterion, ranks {sys.argv[1]}: p99 {a['p99']:.3e} p99.9 {a['p99.9']:.3e} (1 rank {b['p99']:.3e} "
+      f"{b['p99.9']:.3e}) {'ok' if ok else 'BEYOND THE BOUND'}")
+sys.exit(0 if ok else 1)
+PY
+done
+
 # banyan run on the GPU across ranks: shared steps (fixed, then adaptive: the step from max |a| over every
 # rank), block steps (4 bins, the tree rebuilt at every step) and refreshed ones (tree_rebuild 0: the tree's
 # structure kept between rebuilds, its moments and boxes refreshed): E0 against one rank's within 1e-4 (the ranks' trees differ at the tree's error level: potentials

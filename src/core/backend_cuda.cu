@@ -352,13 +352,16 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
     bn_status s = BN_OK;
+    double *acc_old = NULL; /* the accel criterion's target boxes */
     if (st->n > 0) {
         s = build_tree(st, &g);
         if (s == BN_OK) s = poll_tree(st); /* the host copy needs the shape and ref */
+        if (s == BN_OK && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
         if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, NULL, st->acc, st->walk, NULL, st->s);
     }
     s = bn_comm_agree(st->comm, s);
-    if (s == BN_OK) s = bn_cuda_add_remote(st, &g, NULL);
+    if (s == BN_OK) s = bn_cuda_add_remote(st, &g, NULL, acc_old);
+    free(acc_old);
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
@@ -443,12 +446,15 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     }
     bn_gpu_active act;
     memset(&act, 0, sizeof act);
+    double *acc_old = NULL; /* several ranks, the accel criterion's target boxes */
+    if (s == BN_OK && ranks && st->n > 0 && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
     if (s == BN_OK && st->n > 0) s = select_active(st, bin_min, &act);
     if (s == BN_OK && st->n > 0) s = bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s);
     /* several ranks: the exchange (every node's box: a superset of what
      * the active groups open) and the received trees for the active ones */
     if (ranks) s = bn_comm_agree(st->comm, s);
-    if (s == BN_OK && ranks) s = bn_cuda_add_remote(st, &g, st->n > 0 ? &act : NULL);
+    if (s == BN_OK && ranks) s = bn_cuda_add_remote(st, &g, st->n > 0 ? &act : NULL, acc_old);
+    free(acc_old);
     BN_TRY(s);
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
@@ -639,9 +645,8 @@ bn_status cuda_set_params(void *p, const bn_gravity_params *g)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     const int P = bn_comm_size(st->comm);
-    if (P > 1 && (g->method != BN_METHOD_TREE || g->mac == BN_MAC_ACCEL))
-        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces with the bonsai, "
-                       "bonsai-box or bh criterion only", P);
+    if (P > 1 && g->method != BN_METHOD_TREE)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces only", P);
     st->g = *g;
     st->tree_valid = 0;
     return BN_OK;
@@ -689,9 +694,8 @@ bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, 
 }
 
 /* Several ranks: tree forces (backend_cuda_ranks.cu), of every particle
- * or of the active bins. Not yet across ranks on the GPU: direct
- * summation, the accel criterion (its boxes need the old accelerations
- * on the host). */
+ * or of the active bins, with every criterion. Not yet across ranks on
+ * the GPU: direct summation. */
 bn_status cuda_set_comm(void *p, const bn_comm *c)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
@@ -699,9 +703,6 @@ bn_status cuda_set_comm(void *p, const bn_comm *c)
     if (P > 1 && st->g.method != BN_METHOD_TREE)
         return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces only: use the "
                        "tree, or the CPU backend for direct summation", P);
-    if (P > 1 && st->g.mac == BN_MAC_ACCEL)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) does not take the accel criterion yet: "
-                       "use bonsai, bonsai-box or bh, or the CPU backend", P);
     st->comm = c;
     return BN_OK;
 }

@@ -10,6 +10,7 @@
  * every time. The messages go through host memory: the MPI library is
  * not assumed to be CUDA-aware.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,30 @@ void keep_exchange(bn_force_stats *out, const bn_let_stats *x)
 }
 } // namespace
 
-bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act)
+bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out)
+{
+    const size_t n = (size_t)st->n;
+    *out = NULL;
+    double *a = (double *)bn_alloc((n ? n : 1) * sizeof(double), "old accelerations");
+    float4 *f = (float4 *)bn_alloc((n ? n : 1) * sizeof(float4), "old accelerations");
+    int *orig = (int *)bn_alloc((n ? n : 1) * sizeof(int), "old accelerations");
+    bn_status r = a && f && orig ? BN_OK : BN_ERR_NOMEM;
+    if (r == BN_OK && n) r = bn_cuda_read(f, st->acc, n * sizeof(float4), "old accelerations", st->s);
+    if (r == BN_OK && n) r = bn_cuda_read(orig, st->orig, n * sizeof(int), "old accelerations", st->s);
+    for (size_t i = 0; r == BN_OK && i < n; i++) /* by uploaded index, as the host copy's order maps */
+        a[orig[i]] = hypot(hypot((double)f[i].x, (double)f[i].y), (double)f[i].z);
+    free(f);
+    free(orig);
+    if (r != BN_OK) {
+        free(a);
+        return r;
+    }
+    *out = a;
+    return BN_OK;
+}
+
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
+                             const double *acc_old)
 {
     memset(&st->remote, 0, sizeof st->remote);
     const int P = bn_comm_size(st->comm);
@@ -73,7 +97,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     bn_let *lets = NULL;
     bn_let_stats x;
     memset(&x, 0, sizeof x);
-    bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, NULL, &lets, &x); /* agreed */
+    bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, acc_old, &lets, &x); /* agreed */
     bn_gpu_tree_host_free(&host);
     keep_exchange(&st->remote, &x);
     trace("LET exchange", &t);

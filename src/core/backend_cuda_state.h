@@ -69,9 +69,16 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * copy packed into locally essential trees for the other ranks, theirs
  * received and walked on the device for the local groups (act: the
  * active groups and bins of a block step, as the local walk's; NULL:
- * all), added to the forces in rank order. Collective and agreed; a rank
- * without particles sends and receives nothing but takes part. */
-bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act);
+ * all), added to the forces in rank order. acc_old (the accel criterion:
+ * |a| of the last evaluation by uploaded index, bn_cuda_old_accel; else
+ * NULL) sets the target boxes' alpha |a|_min. Collective and agreed; a
+ * rank without particles sends and receives nothing but takes part. */
+bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
+                             const double *acc_old);
+/* |a| of the last evaluation per particle, by uploaded index (*out,
+ * malloc'd): read after a build (which reorders them) and before the walk
+ * that overwrites them. */
+bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out);
 
 /* Several ranks: the error target's sample over every rank's particles
  * (backend.h's sample_forces), from this rank's forces of the last

@@ -110,9 +110,6 @@ static bn_status ranks_support(const bn_gravity_params *g, int n)
     if (g->backend == BN_BACKEND_GPU && g->method != BN_METHOD_TREE)
         return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:method = direct on the GPU runs in one process only (this run "
                        "has %d ranks): use the tree, or backend cpu", n);
-    if (g->backend == BN_BACKEND_GPU && g->mac == BN_MAC_ACCEL)
-        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:mac = accel on the GPU runs in one process only "
-                       "(this run has %d ranks): use bonsai, bonsai-box or bh, or backend cpu", n);
     return BN_OK;
 }
 
