@@ -45,6 +45,11 @@ bn_status bn_tree_forces_active_cpu(bn_tree_workspace *ws, const bn_gravity_para
  * which it adds the remote trees' fields. */
 typedef struct bn_tree bn_tree;
 typedef struct bn_tree_remote {
+    /* after the tree is made, before its walk (may be NULL): the other
+     * ranks' part started; local: this rank's status so far */
+    bn_status (*begin)(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old);
+    /* after the walk: the other ranks' part added to out (called whenever
+     * begin succeeded) */
     bn_status (*add)(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
                      const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
     void *ctx;

@@ -305,3 +305,91 @@ done:
     return BN_ERR_INTERNAL;
 #endif
 }
+
+/* ---- the non-blocking exchange ---- */
+
+struct bn_comm_pending {
+    void *send, *out;
+    size_t total;
+#ifdef BANYAN_HAVE_MPI
+    int *si; /* send counts, displacements, receive counts, displacements */
+    MPI_Datatype rec;
+    MPI_Request req;
+#endif
+};
+
+static void pending_free(bn_comm_pending *x)
+{
+    if (!x) return;
+    free(x->send);
+    free(x->out);
+#ifdef BANYAN_HAVE_MPI
+    free(x->si);
+#endif
+    free(x);
+}
+
+bn_status bn_comm_alltoallv_start(const bn_comm *c, void *send, const size_t *send_counts, size_t rec_size,
+                                  size_t *recv_counts, bn_comm_pending **pending)
+{
+    *pending = NULL;
+    bn_comm_pending *x = bn_calloc(1, sizeof *x, "pending exchange");
+    if (!x) free(send);
+    BN_TRY(bn_comm_agree(c, x ? BN_OK : BN_ERR_NOMEM));
+    x->send = send;
+    if (!multi(c)) { /* one rank: its own records, at once */
+        const bn_status s = gather_self(send, send_counts[0], rec_size, &x->out, &x->total, recv_counts);
+        if (s != BN_OK) pending_free(x);
+        else *pending = x;
+        return s;
+    }
+#ifdef BANYAN_HAVE_MPI
+    const int P = c->size;
+    uint64_t *sc = bn_alloc((size_t)P * sizeof *sc, "exchange counts"), *rc = bn_alloc((size_t)P * sizeof *rc, "exchange counts");
+    x->si = bn_alloc(4 * (size_t)P * sizeof *x->si, "exchange counts");
+    bn_status s = bn_comm_agree(c, sc && rc && x->si ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) {
+        for (int r = 0; r < P; r++) sc[r] = send_counts[r];
+        MPI_Alltoall(sc, 1, MPI_UINT64_T, rc, 1, MPI_UINT64_T, c->mpi);
+        for (int r = 0; r < P; r++) x->total += recv_counts[r] = (size_t)rc[r];
+        s = int_counts(send_counts, P, x->si, x->si + P, "sending records");
+        if (s == BN_OK) s = int_counts(recv_counts, P, x->si + 2 * P, x->si + 3 * P, "receiving records");
+        if (s == BN_OK && !(x->out = bn_alloc(x->total * rec_size + 1, "received records"))) s = BN_ERR_NOMEM;
+        s = bn_comm_agree(c, s);
+    }
+    free(sc);
+    free(rc);
+    if (s != BN_OK) {
+        pending_free(x);
+        return s;
+    }
+    MPI_Type_contiguous((int)rec_size, MPI_BYTE, &x->rec);
+    MPI_Type_commit(&x->rec);
+    MPI_Ialltoallv(x->send, x->si, x->si + P, x->rec, x->out, x->si + 2 * P, x->si + 3 * P, x->rec, c->mpi, &x->req);
+    *pending = x;
+    return BN_OK;
+#else
+    pending_free(x);
+    return BN_ERR_INTERNAL;
+#endif
+}
+
+bn_status bn_comm_alltoallv_wait(const bn_comm *c, bn_comm_pending *x, void **out, size_t *total)
+{
+    *out = NULL;
+    *total = 0;
+    if (!x) return bn_fail(BN_ERR_INTERNAL, "no pending exchange");
+#ifdef BANYAN_HAVE_MPI
+    if (multi(c)) {
+        MPI_Wait(&x->req, MPI_STATUS_IGNORE);
+        MPI_Type_free(&x->rec);
+    }
+#else
+    (void)c;
+#endif
+    *out = x->out;
+    *total = x->total;
+    x->out = NULL;
+    pending_free(x);
+    return BN_OK;
+}

@@ -34,4 +34,16 @@ bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n,
  * recv_counts[s] from each sender s, *total in all. */
 bn_status bn_comm_alltoallv(const bn_comm *c, const void *send, const size_t *send_counts, size_t rec_size,
                             void **out, size_t *recv_counts, size_t *total);
+/* The same, non-blocking (MPI_Ialltoallv): started with the counts agreed
+ * and the receive buffer made (collective, agreed), finished by
+ * bn_comm_alltoallv_wait, between which the caller computes (how much of
+ * the transfer really moves meanwhile is the MPI library's progress). The
+ * pending exchange owns send (malloc'd; freed by the wait, or here on a
+ * failure). */
+typedef struct bn_comm_pending bn_comm_pending;
+bn_status bn_comm_alltoallv_start(const bn_comm *c, void *send, const size_t *send_counts, size_t rec_size,
+                                  size_t *recv_counts, bn_comm_pending **pending);
+/* Collective: waits for the exchange; *out (malloc'd) and *total as
+ * bn_comm_alltoallv's. pending is freed. */
+bn_status bn_comm_alltoallv_wait(const bn_comm *c, bn_comm_pending *pending, void **out, size_t *total);
 #endif

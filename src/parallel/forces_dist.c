@@ -16,6 +16,7 @@ typedef struct {
     const bn_comm *c;
     const bn_gravity_params *g;
     bn_let_stats *let;
+    struct bn_let_pending *pending; /* begun, not yet finished */
 } dist_ctx;
 
 /* Target boxes: about this many per rank (the gather stays small). */
@@ -135,32 +136,65 @@ void bn_lets_free(bn_let *lets, int n)
     free(lets);
 }
 
-bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
-                          const double *acc_old, bn_let **lets_out, bn_let_stats *let)
+struct bn_let_pending {
+    bn_comm_pending *x;
+    size_t *counts; /* words out, in, boxes: P each */
+};
+
+static void let_pending_free(bn_let_pending *p)
 {
-    *lets_out = NULL;
-    const dist_ctx cx = {c, g, let}, *x = &cx;
+    if (!p) return;
+    free(p->counts);
+    free(p);
+}
+
+bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                                const double *acc_old, bn_let_pending **out, bn_let_stats *let)
+{
+    *out = NULL;
+    const dist_ctx cx = {c, g, let, NULL}, *x = &cx;
     const double t0 = bn_wall_seconds();
     const int P = bn_comm_size(c);
     double *box = NULL;
-    size_t nbox = 0, n_box = 0, n_in = 0;
-    void *boxes = NULL, *in = NULL;
-    size_t *counts = bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts"); /* words out, in, boxes */
-    bn_let *lets = bn_calloc((size_t)P, sizeof *lets, "received trees");
-    bn_status s = counts && lets ? target_boxes(t, g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
+    size_t nbox = 0, n_box = 0;
+    void *boxes = NULL;
+    bn_let_pending *p = bn_calloc(1, sizeof *p, "pending exchange");
+    size_t *counts = p ? bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts") : NULL;
+    if (p) p->counts = counts;
+    bn_status s = counts ? target_boxes(t, g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
     /* a box is BN_LET_BOX doubles: gathered as one record each */
     if ((s = bn_comm_agree(c, s)) == BN_OK)
         s = bn_comm_gather(c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
     free(box);
     uint64_t *send = NULL;
     if (s == BN_OK) s = bn_comm_agree(c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
-    if (s == BN_OK) s = bn_comm_alltoallv(c, send, counts, sizeof *send, &in, counts + P, &n_in);
-    free(send);
     free(boxes);
-    if (s == BN_OK) s = bn_comm_agree(c, unpack_all(x, in, counts + P, lets));
+    if (s == BN_OK) s = bn_comm_alltoallv_start(c, send, counts, sizeof *send, counts + P, &p->x); /* owns send */
+    else free(send);
+    if (let) let->t_exchange += bn_wall_seconds() - t0;
+    if (s != BN_OK) {
+        let_pending_free(p);
+        return s;
+    }
+    *out = p;
+    return BN_OK;
+}
+
+bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *p, bn_let **lets_out, bn_let_stats *let)
+{
+    *lets_out = NULL;
+    if (!p) return bn_fail(BN_ERR_INTERNAL, "no pending exchange of locally essential trees");
+    const double t0 = bn_wall_seconds();
+    const int P = bn_comm_size(c);
+    const dist_ctx cx = {c, NULL, let, NULL};
+    void *in = NULL;
+    size_t n_in = 0;
+    bn_status s = bn_comm_alltoallv_wait(c, p->x, &in, &n_in);
+    bn_let *lets = bn_calloc((size_t)P, sizeof *lets, "received trees");
+    if (s == BN_OK) s = bn_comm_agree(c, lets ? unpack_all(&cx, in, p->counts + P, lets) : BN_ERR_NOMEM);
     if (let) let->t_exchange += bn_wall_seconds() - t0;
     free(in);
-    free(counts);
+    let_pending_free(p);
     if (s != BN_OK) {
         bn_lets_free(lets, P);
         return s;
@@ -169,18 +203,37 @@ bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn
     return BN_OK;
 }
 
-/* bn_tree_remote.add: agree, exchange, walk the received trees for this
- * rank's targets, senders in rank order (the same sums in the same order
- * every time). */
+bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                          const double *acc_old, bn_let **lets, bn_let_stats *let)
+{
+    bn_let_pending *p = NULL;
+    BN_TRY(bn_let_exchange_start(c, g, t, mac, acc_old, &p, let));
+    return bn_let_exchange_finish(c, p, lets, let);
+}
+
+/* bn_tree_remote.begin, after this rank's tree is made: the local status
+ * agreed, then the exchange started, to travel while the local tree is
+ * walked. */
+static bn_status begin_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old)
+{
+    dist_ctx *x = ctx;
+    BN_TRY(bn_comm_agree(x->c, local));
+    return bn_let_exchange_start(x->c, x->g, t, mac, acc_old, &x->pending, x->let);
+}
+
+/* bn_tree_remote.add, after the local walk: the exchange finished (every
+ * rank waits for it, whatever its walk did), the walk's status agreed,
+ * the received trees walked for this rank's targets, senders in rank
+ * order (the same sums in the same order every time). */
 static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
                             const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
 {
-    const dist_ctx *x = ctx;
-    BN_TRY(bn_comm_agree(x->c, local));
+    dist_ctx *x = ctx;
     bn_let *lets = NULL;
-    BN_TRY(bn_let_exchange(x->c, x->g, t, mac, acc_old, &lets, x->let));
+    bn_status s = bn_let_exchange_finish(x->c, x->pending, &lets, x->let); /* agreed */
+    x->pending = NULL;
+    if (s == BN_OK) s = bn_comm_agree(x->c, local);
     const int P = bn_comm_size(x->c);
-    bn_status s = BN_OK;
     for (int r = 0; s == BN_OK && t && r < P; r++)
         if (lets[r].src.n_cells > 0)
             s = bn_tree_walk_remote_cpu(t, &lets[r].src, x->g, mac, acc_old, bin, bin_min, out, stats);
@@ -194,8 +247,8 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
                                   bn_let_stats *let)
 {
     if (let) memset(let, 0, sizeof *let);
-    dist_ctx x = {c, g, let};
-    const bn_tree_remote remote = {add_remote, &x};
+    dist_ctx x = {c, g, let, NULL};
+    const bn_tree_remote remote = {begin_remote, add_remote, &x};
     return bn_tree_forces_with_cpu(ws, g, p, acc_old, bin, bin_min, rebuild, bn_comm_size(c) > 1 ? &remote : NULL,
                                    acc, pot, stats);
 }

@@ -32,6 +32,13 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
  * Collective and agreed. */
 bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
                           const double *acc_old, bn_let **lets, bn_let_stats *let);
+/* The same in two halves, so that the local walk runs while the trees
+ * travel (MPI_Ialltoallv): start packs and sends, finish waits and
+ * unpacks. Both collective and agreed; every start is finished. */
+typedef struct bn_let_pending bn_let_pending;
+bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                                const double *acc_old, bn_let_pending **pending, bn_let_stats *let);
+bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *pending, bn_let **lets, bn_let_stats *let);
 void bn_lets_free(bn_let *lets, int n);
 
 /* Double direct summation over the ranks: every rank's positions and

@@ -86,17 +86,21 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
     return BN_OK;
 }
 
-/* The local stages: the tree (built or refreshed) and its walk. */
-static bn_status local_forces(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
-                              const double *acc_old, const uint8_t *bin, int bin_min, int rebuild,
-                              bn_force_stats *stats)
+/* The local tree, built or refreshed. */
+static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
+                            int rebuild, bn_force_stats *stats)
 {
     bn_tree *t = &ws->tree;
     BN_TRY(reserve_out(ws, p->n));
-    if (rebuild || t->n_nodes == 0 || t->n != p->n) BN_TRY(build(t, g, p, mac, stats));
-    else BN_TRY(refresh(t, g, p, mac, stats));
+    if (rebuild || t->n_nodes == 0 || t->n != p->n) return build(t, g, p, mac, stats);
+    return refresh(t, g, p, mac, stats);
+}
+
+static bn_status local_walk(bn_tree_workspace *ws, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
+                            const uint8_t *bin, int bin_min, bn_force_stats *stats)
+{
     const double t4 = bn_wall_seconds();
-    const bn_status s = bn_tree_walk_cpu(t, g, mac, acc_old, bin, bin_min, ws->out, stats);
+    const bn_status s = bn_tree_walk_cpu(&ws->tree, g, mac, acc_old, bin, bin_min, ws->out, stats);
     stats->t_walk = bn_wall_seconds() - t4;
     return s;
 }
@@ -123,8 +127,12 @@ bn_status bn_tree_forces_with_cpu(bn_tree_workspace *ws, const bn_gravity_params
     const bn_mac mac = (g->mac == BN_MAC_ACCEL && !acc_old) ? BN_MAC_BONSAI : g->mac;
     bn_tree *t = &ws->tree;
     const double t0 = bn_wall_seconds();
-    bn_status s = p->n ? local_forces(ws, g, p, mac, acc_old, bin, bin_min, rebuild, stats) : BN_OK;
-    if (remote) { /* other ranks' trees: every rank takes part, also after a local failure */
+    bn_status s = p->n ? local_tree(ws, g, p, mac, rebuild, stats) : BN_OK;
+    /* other ranks' trees: every rank takes part, also after a local
+     * failure; they travel while this rank walks its own */
+    if (remote && remote->begin) BN_TRY(remote->begin(remote->ctx, s, p->n ? t : NULL, mac, acc_old));
+    if (s == BN_OK && p->n) s = local_walk(ws, g, mac, acc_old, bin, bin_min, stats);
+    if (remote) {
         const double t6 = bn_wall_seconds();
         s = remote->add(remote->ctx, s, p->n && s == BN_OK ? t : NULL, mac, acc_old, bin, bin_min, ws->out, stats);
         stats->t_walk += bn_wall_seconds() - t6;
