@@ -380,8 +380,11 @@ static void assert_shares(const char *path, int ranks, const bn_particles *p)
     for (int r = 0; r < ranks; r++) {
         bn_particles *q = NULL;
         uint64_t total = 0;
-        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, NULL, &total));
+        bn_snapshot_meta m;
+        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, &m, &total));
         assert_int_equal(total, p->n);
+        /* every reader the set's time, one without a file too (4 of 3) */
+        assert_true(m.time == custom_meta().time);
         bn_particles *want = rows_of(p, at, at + q->n);
         assert_same_particles(want, q, p->acc[0] != NULL);
         at += q->n;

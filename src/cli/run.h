@@ -109,8 +109,9 @@ bn_status run_ranks_split(const bn_comm *c, run_ranks *rr, bn_particles **p, int
  * (NULL on the other ranks). */
 bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_particles *mine, bn_particles **all);
 /* Collective: this rank's particles as its file of the snapshot `path`
- * (file r of P, "<stem>.<r>.hdf5"); when any rank fails every rank
- * removes its file, so that no partial set is left. */
+ * (file r of P, "<stem>.<r>.hdf5"), written under a temporary name and
+ * renamed once every rank has written its own: a failure leaves no
+ * partial set and no mix with an older set of the same name. */
 bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_particles *mine,
                                const bn_snapshot_meta *meta);
 void run_ranks_free(run_ranks *rr);

@@ -4,6 +4,7 @@
  * particles and puts them back in the initial set's order (by id: each
  * id is the same particle all run long), so that P ranks write the same
  * layout as one process. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,15 +127,26 @@ bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_parti
 bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_particles *mine,
                                const bn_snapshot_meta *meta)
 {
-    char part[RUN_PATH_MAX + 16];
+    char part[RUN_PATH_MAX + 16], tmp[RUN_PATH_MAX + 32];
     double total = (double)mine->n; /* exact below 2^53 particles */
     BN_TRY(bn_comm_allreduce(c, &total, 1, BN_REDUCE_SUM));
     const int me = bn_comm_rank(c);
+    /* every rank's file under a temporary name first, renamed only once
+     * all are written: a failure leaves the set as it was (an older set of
+     * the same name whole, not mixed with new files) */
     bn_status s = bn_snapshot_part_path(path, me, part, sizeof part);
-    if (s == BN_OK) s = bn_snapshot_write_part(part, mine, meta, me, bn_comm_size(c), (uint64_t)total);
+    if (s == BN_OK && snprintf(tmp, sizeof tmp, "%s.partial", part) >= (int)sizeof tmp)
+        s = bn_fail(BN_ERR_IO, "%s: the name is too long", part);
+    if (s == BN_OK) s = bn_snapshot_write_part(tmp, mine, meta, me, bn_comm_size(c), (uint64_t)total);
     const int wrote = s == BN_OK;
     s = bn_comm_agree(c, s);
-    if (s != BN_OK && wrote) remove(part); /* another rank failed: no partial set */
+    if (s != BN_OK) {
+        if (wrote) remove(tmp);
+        return s;
+    }
+    const int moved = rename(tmp, part) == 0;
+    s = bn_comm_agree(c, moved ? BN_OK : bn_fail(BN_ERR_IO, "cannot rename %s to %s: %s", tmp, part, strerror(errno)));
+    if (s != BN_OK) remove(moved ? part : tmp); /* an incomplete set is refused by readers; a mixed one might not be */
     return s;
 }
 

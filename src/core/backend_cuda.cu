@@ -174,7 +174,7 @@ bn_status bounding_cube(bn_cuda_state *st) { return bn_gpu_bounding_box(st->pos,
 bn_gravity_params effective_params(const bn_cuda_state *st)
 {
     bn_gravity_params g = st->g;
-    if (g.mac == BN_MAC_ACCEL && !st->have_forces) g.mac = BN_MAC_BONSAI;
+    if (g.mac == BN_MAC_ACCEL && !st->have_old_accel) g.mac = BN_MAC_BONSAI;
     return g;
 }
 
@@ -365,7 +365,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
-    st->have_forces = s == BN_OK;
+    st->have_forces = st->have_old_accel = s == BN_OK;
     return s;
 }
 
@@ -386,7 +386,7 @@ bn_status evaluate_all(bn_cuda_state *st, const int *live)
     release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
-    st->have_forces = 1;
+    st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }
 
@@ -434,7 +434,7 @@ bn_status select_active(bn_cuda_state *st, const int *bin_min, bn_gpu_active *ac
  * or refreshed tree, walked by the active groups only. */
 bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
 {
-    BN_TRY(ensure_block_buffers(st));
+    BN_TRY(bn_comm_agree(st->comm, ensure_block_buffers(st)));
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
@@ -459,7 +459,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
-    st->have_forces = 1;
+    st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }
 
@@ -525,9 +525,11 @@ bn_status cuda_energies(void *p, bn_energies *e)
     bn_cuda_state *st = (bn_cuda_state *)p;
     BN_TRY(bn_cuda_need_velocities(st, "energies"));
     memset(e, 0, sizeof *e);
-    if (st->n > 0) BN_TRY(bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s));
-    BN_TRY(poll_tree(st)); /* the energies waited for the device */
-    if (bn_comm_size(st->comm) <= 1) return BN_OK;
+    bn_status s = BN_OK;
+    if (st->n > 0) s = bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s);
+    if (s == BN_OK) s = poll_tree(st); /* the energies waited for the device */
+    if (bn_comm_size(st->comm) <= 1) return s;
+    BN_TRY(bn_comm_agree(st->comm, s)); /* before the sum every rank takes part in */
     double mass = 0;
     for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
     return bn_comm_reduce_energies(st->comm, mass, e);
@@ -554,15 +556,16 @@ bn_status cuda_clock_write(void *p, const bn_clock *c);
 bn_status ranks_clock_stage(bn_cuda_state *st, const bn_step_rule *r, bn_clock_stage stage)
 {
     bn_clock c;
-    BN_TRY(cuda_clock_read(st, &c));
+    double amax = 0;
+    bn_status s = cuda_clock_read(st, &c);
+    if (s == BN_OK && stage == BN_STAGE_SHARED_PLAN && r->eta > 0 && st->n > 0) s = cuda_max_accel(st, &amax);
+    BN_TRY(bn_comm_agree(st->comm, s)); /* a rank failing alone would leave the others in the reduction */
     if (stage == BN_STAGE_SHARED_PLAN) {
-        double amax = 0;
-        if (r->eta > 0 && st->n > 0) BN_TRY(cuda_max_accel(st, &amax));
         BN_TRY(bn_comm_allreduce(st->comm, &amax, 1, BN_REDUCE_MAX));
         c.amax = amax;
     }
     bn_clock_apply(&c, r, stage);
-    return cuda_clock_write(st, &c);
+    return bn_comm_agree(st->comm, cuda_clock_write(st, &c));
 }
 
 /* Several ranks, a block step's kick: each rank's kick on its device,
@@ -571,19 +574,21 @@ bn_status ranks_clock_stage(bn_cuda_state *st, const bn_step_rule *r, bn_clock_s
  * every rank. */
 bn_status ranks_block_kick(bn_cuda_state *st)
 {
+    bn_status s = BN_OK;
     if (st->n > 0) {
-        BN_TRY(ensure_block_buffers(st));
-        BN_TRY(bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s));
+        s = ensure_block_buffers(st);
+        if (s == BN_OK) s = bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
     }
     bn_clock c;
-    BN_TRY(cuda_clock_read(st, &c));
+    if (s == BN_OK) s = cuda_clock_read(st, &c);
+    BN_TRY(bn_comm_agree(st->comm, s)); /* before the reductions every rank takes part in */
     if (!c.kick_on) return BN_OK;
     double bmax = c.max_bin, count = c.n_active;
     BN_TRY(bn_comm_allreduce(st->comm, &bmax, 1, BN_REDUCE_MAX));
     BN_TRY(bn_comm_allreduce(st->comm, &count, 1, BN_REDUCE_SUM));
     c.max_bin = (int)bmax;
     c.n_active = (int)count;
-    return cuda_clock_write(st, &c);
+    return bn_comm_agree(st->comm, cuda_clock_write(st, &c));
 }
 
 bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
@@ -605,7 +610,7 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
     case BN_STAGE_FORCES:
         if (ranks) { /* the same clock on every rank: an idle step idles everywhere */
             bn_clock c;
-            BN_TRY(cuda_clock_read(st, &c));
+            BN_TRY(bn_comm_agree(st->comm, cuda_clock_read(st, &c)));
             return c.live ? step_forces(st, r) : BN_OK;
         }
         return step_forces(st, r);

@@ -39,7 +39,7 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->host_mass = NULL;
     st->host_id = NULL;
     st->n = 0;
-    st->have_forces = 0;
+    st->have_forces = st->have_old_accel = 0;
 }
 
 namespace {

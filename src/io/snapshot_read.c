@@ -393,7 +393,7 @@ static bn_status read_files(const char *path, const header_info *hi0, int first,
                             bn_snapshot_meta *meta)
 {
     char part[4096];
-    int forces = 1;
+    int forces = end > first; /* no file read: no forces */
     bn_status s = BN_OK;
     for (int k = first; s == BN_OK && k < end; k++) {
         s = bn_snapshot_part_path(path, k, part, sizeof part);
@@ -474,6 +474,24 @@ bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_met
     return BN_OK;
 }
 
+/* The meta (header and parameters) of file 0 of the split snapshot that
+ * path is one of, without its particles and without forces. */
+static bn_status set_meta(const char *path, bn_snapshot_meta *meta)
+{
+    char part[4096];
+    BN_TRY(bn_snapshot_part_path(path, 0, part, sizeof part));
+    BN_TRY(check_readable(part));
+    hid_t f = H5Fopen(part, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", part);
+    header_info hi;
+    *meta = bn_snapshot_meta_default();
+    bn_status s = read_header(f, &hi, meta);
+    if (s == BN_OK) s = bn_snapshot_read_parameters(f, meta);
+    H5Fclose(f);
+    meta->has_acceleration = meta->has_potential = 0;
+    return s == BN_OK ? BN_OK : bn_fail_context(s, "%s", part);
+}
+
 /* Rows [a, e) of p kept, the others dropped. */
 static bn_status keep_rows(bn_particles *p, size_t a, size_t e)
 {
@@ -506,7 +524,11 @@ bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_parti
     uint64_t total = (uint64_t)header_sum(hi.total, hi.n_total);
     if (hi.n_files > 1) { /* whole files: [F r / P, F (r + 1) / P) */
         const int64_t F = hi.n_files;
-        s = read_files(path, &hi, (int)(F * rank / ranks), (int)(F * (rank + 1) / ranks), &p, &m);
+        const int first = (int)(F * rank / ranks), end = (int)(F * (rank + 1) / ranks);
+        s = read_files(path, &hi, first, end, &p, &m);
+        /* a reader without a file takes the set's time and parameters from
+         * its first file, as the others do from theirs */
+        if (s == BN_OK && first == end) s = set_meta(path, &m);
         if (s == BN_OK && !p) s = bn_particles_create(&p, 0);
     } else { /* one file: every reader reads it and keeps its rows */
         s = read_one(path, &p, &hi, &m);

@@ -334,9 +334,13 @@ bn_status bn_comm_alltoallv_start(const bn_comm *c, void *send, const size_t *se
 {
     *pending = NULL;
     bn_comm_pending *x = bn_calloc(1, sizeof *x, "pending exchange");
-    if (!x) free(send);
-    BN_TRY(bn_comm_agree(c, x ? BN_OK : BN_ERR_NOMEM));
-    x->send = send;
+    if (x) x->send = send;
+    else free(send);
+    const bn_status ok = bn_comm_agree(c, x ? BN_OK : BN_ERR_NOMEM);
+    if (ok != BN_OK) { /* another rank's allocation failed: this one's goes too */
+        pending_free(x);
+        return ok;
+    }
     if (!multi(c)) { /* one rank: its own records, at once */
         const bn_status s = gather_self(send, send_counts[0], rec_size, &x->out, &x->total, recv_counts);
         if (s != BN_OK) pending_free(x);

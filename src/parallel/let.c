@@ -54,7 +54,8 @@ static void box_union(double *u, const double *x, int first)
         u[k] = first ? x[k] : (x[k] < u[k] ? x[k] : u[k]);
         u[3 + k] = first ? x[3 + k] : (x[3 + k] > u[3 + k] ? x[3 + k] : u[3 + k]);
     }
-    u[6] = first ? x[6] : (x[6] < u[6] ? x[6] : u[6]);
+    const double a = x[6] >= 0 ? x[6] : 0; /* NaN as 0: the union opens at least what its boxes do */
+    u[6] = first ? a : (a < u[6] ? a : u[6]);
 }
 
 static bn_status boxes_make(const double *box, int n, let_boxes *b)
