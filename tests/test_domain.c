@@ -20,22 +20,7 @@ static int everywhere(int ok) { return tu_everywhere(comm, ok); }
  * offset (all of them on rank 0 when `on_root`). */
 static bn_particles *share(const bn_particles *all, int on_root)
 {
-    const int P = bn_comm_size(comm), me = bn_comm_rank(comm);
-    bn_particles *p = NULL;
-    TU_OK(bn_particles_create(&p, 0));
-    size_t n = 0;
-    for (size_t i = 0; i < all->n; i++) n += on_root ? me == 0 : (int)((i * 7 + 3) % (size_t)P) == me;
-    TU_OK(bn_particles_resize(p, n));
-    for (size_t i = 0, j = 0; i < all->n; i++) {
-        if (on_root ? me != 0 : (int)((i * 7 + 3) % (size_t)P) != me) continue;
-        for (int k = 0; k < 3; k++) {
-            p->pos[k][j] = all->pos[k][i];
-            p->vel[k][j] = all->vel[k][i];
-        }
-        p->mass[j] = all->mass[i];
-        p->id[j++] = all->id[i];
-    }
-    return p;
+    return tu_deal(all, bn_comm_size(comm), bn_comm_rank(comm), on_root ? 0 : 7, on_root ? 0 : 3);
 }
 
 /* Every global particle on exactly one rank, with its fields' bits. */

@@ -27,22 +27,7 @@ static int everywhere(int ok) { return tu_everywhere(comm, ok); }
 /* Every P-th particle of the global set from an offset. */
 static bn_particles *share(const bn_particles *all)
 {
-    const int P = bn_comm_size(comm), me = bn_comm_rank(comm);
-    bn_particles *p = NULL;
-    TU_OK(bn_particles_create(&p, 0));
-    size_t n = 0;
-    for (size_t i = 0; i < all->n; i++) n += (int)((i * 5 + 1) % (size_t)P) == me;
-    TU_OK(bn_particles_resize(p, n));
-    for (size_t i = 0, j = 0; i < all->n; i++) {
-        if ((int)((i * 5 + 1) % (size_t)P) != me) continue;
-        for (int k = 0; k < 3; k++) {
-            p->pos[k][j] = all->pos[k][i];
-            p->vel[k][j] = all->vel[k][i];
-        }
-        p->mass[j] = all->mass[i];
-        p->id[j++] = all->id[i];
-    }
-    return p;
+    return tu_deal(all, bn_comm_size(comm), bn_comm_rank(comm), 5, 1);
 }
 
 /* The global set with ids 1..n (tu_model's may differ: renumbered). */

@@ -336,3 +336,22 @@ int tu_everywhere(const bn_comm *c, int ok)
     TU_OK(bn_comm_allreduce(c, &v, 1, BN_REDUCE_MIN));
     return v > 0.5;
 }
+
+bn_particles *tu_deal(const bn_particles *all, int P, int me, size_t mul, size_t add)
+{
+    bn_particles *p = NULL;
+    TU_OK(bn_particles_create(&p, 0));
+    size_t n = 0;
+    for (size_t i = 0; i < all->n; i++) n += (int)((i * mul + add) % (size_t)P) == me;
+    TU_OK(bn_particles_resize(p, n));
+    for (size_t i = 0, j = 0; i < all->n; i++) {
+        if ((int)((i * mul + add) % (size_t)P) != me) continue;
+        for (int k = 0; k < 3; k++) {
+            p->pos[k][j] = all->pos[k][i];
+            p->vel[k][j] = all->vel[k][i];
+        }
+        p->mass[j] = all->mass[i];
+        p->id[j++] = all->id[i];
+    }
+    return p;
+}

@@ -75,6 +75,10 @@ void tu_require_gpu(void);
  * agree on a check before asserting it, so that a failure on one rank
  * cannot leave the others waiting in a collective. */
 int tu_everywhere(const bn_comm *c, int ok);
+/* Rank me of P's share of all when particle i goes to rank
+ * (i * mul + add) % P (mul = add = 0: every particle on rank 0): a copy of
+ * positions, velocities, masses and ids. */
+bn_particles *tu_deal(const bn_particles *all, int P, int me, size_t mul, size_t add);
 
 /* main() of a GPU test, from its list of cmocka_unit_test(...): runs
  * them where a GPU is usable and skips (77) otherwise; in a CPU-only

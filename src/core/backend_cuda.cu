@@ -550,15 +550,15 @@ bn_status cuda_clock_write(void *p, const bn_clock *c);
 
 /* Several ranks: the clock's own stages on the host, from numbers every
  * rank shares, so that every rank plans the same step: the largest |a|
- * over the ranks for a shared step's plan; the device's clock is read,
- * planned, written back (one wait per stage, which the exchange of every
- * step has anyway). */
+ * over the ranks for a shared step's plan. Across ranks only the host
+ * writes the device's clock (cuda_clock_write keeps its copy), except the
+ * block kick's counts, read back by ranks_block_kick: no read per stage. */
 bn_status ranks_clock_stage(bn_cuda_state *st, const bn_step_rule *r, bn_clock_stage stage)
 {
-    bn_clock c;
+    bn_clock c = st->ranks_clock; /* the device's: only the host writes it across ranks */
     double amax = 0;
-    bn_status s = cuda_clock_read(st, &c);
-    if (s == BN_OK && stage == BN_STAGE_SHARED_PLAN && r->eta > 0 && st->n > 0) s = cuda_max_accel(st, &amax);
+    bn_status s = BN_OK;
+    if (stage == BN_STAGE_SHARED_PLAN && r->eta > 0 && st->n > 0) s = cuda_max_accel(st, &amax);
     BN_TRY(bn_comm_agree(st->comm, s)); /* a rank failing alone would leave the others in the reduction */
     if (stage == BN_STAGE_SHARED_PLAN) {
         BN_TRY(bn_comm_allreduce(st->comm, &amax, 1, BN_REDUCE_MAX));
@@ -609,9 +609,7 @@ bn_status cuda_clock_stage(void *p, const bn_step_rule *r, bn_clock_stage stage)
         return bn_gpu_block_kick(st->vel, st->acc, st->bin, st->n, NULL, NULL, st->clock, st->s);
     case BN_STAGE_FORCES:
         if (ranks) { /* the same clock on every rank: an idle step idles everywhere */
-            bn_clock c;
-            BN_TRY(bn_comm_agree(st->comm, cuda_clock_read(st, &c)));
-            return c.live ? step_forces(st, r) : BN_OK;
+            return st->ranks_clock.live ? step_forces(st, r) : BN_OK;
         }
         return step_forces(st, r);
     case BN_STAGE_SHARED_PLAN:
@@ -640,6 +638,7 @@ bn_status cuda_clock_read(void *p, bn_clock *c)
 bn_status cuda_clock_write(void *p, const bn_clock *c)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
+    st->ranks_clock = *c;
     return bn_gpu_clock_set(st->clock, c, st->s);
 }
 

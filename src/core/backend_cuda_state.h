@@ -48,6 +48,8 @@ struct bn_cuda_state {
     int *block_host;  /* pinned copy of the first two                   */
     bn_clock *clock;  /* the integrator's clock (integrate/clock.h)     */
     bn_clock *clock_host; /* pinned: where clock_read copies it         */
+    bn_clock ranks_clock; /* the last clock written from the host: across
+                             ranks the device's own (ranks_clock_stage) */
     bn_gpu_tree_store tree;
     bn_gpu_walk_scratch *walk;
     cudaEvent_t ev[BN_EV_COUNT];

@@ -443,14 +443,19 @@ static bn_status read_split(const char *path, const header_info *hi, bn_particle
 }
 
 /* The header of the file at path (the set's, for a split snapshot). */
-static bn_status peek_header(const char *path, header_info *hi)
+static bn_status peek_header(const char *path, header_info *hi, bn_snapshot_meta *meta)
 {
     BN_TRY(check_readable(path));
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", path);
     bn_snapshot_meta m = bn_snapshot_meta_default();
-    const bn_status s = read_header(f, hi, &m);
+    bn_status s = read_header(f, hi, &m);
+    if (s == BN_OK && meta) s = bn_snapshot_read_parameters(f, &m);
     H5Fclose(f);
+    if (meta) {
+        m.has_acceleration = m.has_potential = 0; /* no particles read */
+        *meta = m;
+    }
     return s == BN_OK ? BN_OK : bn_fail_context(s, "%s", path);
 }
 
@@ -461,7 +466,7 @@ bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_met
     if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: path is NULL");
     bn_h5_quiet();
     header_info hi;
-    BN_TRY(peek_header(path, &hi));
+    BN_TRY(peek_header(path, &hi, NULL));
     bn_snapshot_meta m;
     bn_particles *p = NULL;
     const bn_status s = hi.n_files > 1 ? read_split(path, &hi, &p, &m) : read_one(path, &p, &hi, &m);
@@ -479,17 +484,9 @@ bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_met
 static bn_status set_meta(const char *path, bn_snapshot_meta *meta)
 {
     char part[4096];
-    BN_TRY(bn_snapshot_part_path(path, 0, part, sizeof part));
-    BN_TRY(check_readable(part));
-    hid_t f = H5Fopen(part, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return bn_h5_fail(BN_ERR_IO, "cannot open %s", part);
     header_info hi;
-    *meta = bn_snapshot_meta_default();
-    bn_status s = read_header(f, &hi, meta);
-    if (s == BN_OK) s = bn_snapshot_read_parameters(f, meta);
-    H5Fclose(f);
-    meta->has_acceleration = meta->has_potential = 0;
-    return s == BN_OK ? BN_OK : bn_fail_context(s, "%s", part);
+    BN_TRY(bn_snapshot_part_path(path, 0, part, sizeof part));
+    return peek_header(part, &hi, meta);
 }
 
 /* Rows [a, e) of p kept, the others dropped. */
@@ -517,7 +514,7 @@ bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_parti
         return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read_share: rank %d of %d", rank, ranks);
     bn_h5_quiet();
     header_info hi;
-    BN_TRY(peek_header(path, &hi));
+    BN_TRY(peek_header(path, &hi, NULL));
     bn_snapshot_meta m = bn_snapshot_meta_default();
     bn_particles *p = NULL;
     bn_status s;
