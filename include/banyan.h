@@ -540,18 +540,21 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * steps, in the same order: they become collective. Forces come from every
  * rank's particles, each step's length and block-step bins are decided from
  * numbers the same on every rank (max |a|, the finest bin, the counts), and
- * bn_simulation_energies sums every rank's, in rank order. CPU backend
- * (AUTO takes it); no error target. c must outlive sim. NULL or one rank:
- * this process alone. */
+ * bn_simulation_energies sums every rank's, in rank order. Either
+ * backend (the GPU's: tree forces only). c must outlive sim. NULL or one
+ * rank: this process alone. */
 BN_API bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c);
 /* Collective: the largest rank's cost in the last force evaluation (its walk
  * flops from the interaction counts) over the mean; 1 in one process. */
 BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
 /* Collective, at a synchronised time (block steps: a cycle's end): cut the
- * domains again (bn_domain_decompose), each particle weighted by its rank's
- * measured cost per particle (by count before any forces), and move the
- * particles with their forces; st (may be NULL) gets the cut's numbers.
- * Nothing in one process. */
+ * domains again (bn_domain_decompose), each particle weighted by its own
+ * measured cost: the flops of the walks that computed its forces since the
+ * last cut (its group's interaction counts, shared by the group's
+ * particles; a particle in a fine time bin is walked more often and weighs
+ * more). By count before any forces, and with direct summation. The
+ * particles move with their forces; st (may be NULL) gets the cut's
+ * numbers. Nothing in one process. */
 typedef struct bn_domain_stats bn_domain_stats;
 BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);
 /* Stats of the last force evaluation. On the GPU a step queues its work

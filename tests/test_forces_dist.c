@@ -282,6 +282,99 @@ static void test_let_messages_checked(void **state)
     free(cut);
 }
 
+/* ---- measured costs: the domains' weights ---- */
+
+/* Each particle's cost from one distributed walk (the local tree's and
+ * the received ones'): without the group expansion it is the walk's
+ * flops exactly, 23 n_pp + 65 n_pc summed over the rank's particles (the
+ * counts are the walk's own, summed apart); with it, the far cells' 180
+ * each plus at most 95 per particle and tree walked (the expansion is
+ * evaluated at each body after each tree that used one). Every particle
+ * costs something. */
+static void test_measured_costs(void **state)
+{
+    (void)state;
+    bn_particles *all = two_clusters(8000);
+    for (int expand = 0; expand < 2; expand++) {
+        bn_gravity_params g = bn_gravity_params_default();
+        g.softening = 0.01;
+        g.theta = 0.6;
+        g.group_expansion = expand ? 0.2 : 0.0;
+        bn_particles *p = share(all);
+        bn_domain d;
+        TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL));
+        double *a[3], *ph = malloc((p->n + 1) * sizeof *ph), *cost = calloc(p->n + 1, sizeof *cost);
+        for (int k = 0; k < 3; k++) a[k] = malloc((p->n + 1) * sizeof *a[k]);
+        bn_tree_workspace *ws = NULL;
+        TU_OK(bn_tree_workspace_create(&ws));
+        bn_tree_workspace_measure(ws, cost);
+        bn_force_stats st;
+        TU_OK(bn_tree_forces_dist_cpu(ws, comm, &g, p, NULL, NULL, 0, 1, a, ph, &st, NULL));
+        double sum = 0, least = INFINITY;
+        for (size_t i = 0; i < p->n; i++) {
+            sum += cost[i];
+            least = fmin(least, cost[i]);
+        }
+        const double lists = 23 * st.n_pp + 65 * st.n_pc, far = 180 * st.n_far;
+        int ok = p->n == 0 || least > 0;
+        const double evals = 95.0 * (double)p->n * bn_comm_size(comm); /* once per tree walked */
+        if (expand) ok = ok && st.n_far > 0 && sum >= (lists + far) * (1 - 1e-12) &&
+                         sum <= (lists + far + evals) * (1 + 1e-12);
+        else ok = ok && fabs(sum - lists) <= 1e-12 * lists;
+        if (!ok)
+            print_message("rank %d expand %d: cost sum %.17g, lists %.17g, far %.17g, least %g\n", bn_comm_rank(comm),
+                          expand, sum, lists, far, least);
+        assert_true(everywhere(ok));
+        bn_tree_workspace_free(ws);
+        for (int k = 0; k < 3; k++) free(a[k]);
+        free(ph);
+        free(cost);
+        bn_domain_release(&d);
+        bn_particles_free(p);
+    }
+    bn_particles_free(all);
+}
+
+/* A Plummer sphere in a wide sparse cloud of as many particles: cut by
+ * count, the ranks' costs differ (a cloud particle's walk is not a
+ * cluster particle's); cut again by the measured costs, the largest
+ * rank's cost is within 10% of the mean, and closer than by count. */
+static void test_rebalance_by_cost(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1) skip();
+    const size_t n = 16000;
+    bn_particles *all = tu_model(BN_IC_PLUMMER, n, 41);
+    bn_particles *cloud = tu_random_particles(n / 2, 42, 0);
+    for (size_t i = 0; i < n / 2; i++)
+        for (int k = 0; k < 3; k++) all->pos[k][2 * i] = 40.0 * cloud->pos[k][i] + (k == 0 ? 100.0 : 0.0);
+    bn_particles_free(cloud);
+    bn_particles *p = share(numbered(all));
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_CPU;
+    g.softening = 0.01;
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    TU_OK(bn_simulation_set_comm(sim, comm));
+    TU_OK(bn_simulation_set_particles(sim, p));
+    double by_count = 0, by_cost = 0;
+    bn_domain_stats ds;
+    TU_OK(bn_simulation_rebalance(sim, &ds)); /* no forces yet: by count */
+    TU_OK(bn_simulation_compute_forces(sim));
+    TU_OK(bn_simulation_imbalance(sim, &by_count));
+    TU_OK(bn_simulation_rebalance(sim, &ds));
+    TU_OK(bn_simulation_compute_forces(sim));
+    TU_OK(bn_simulation_imbalance(sim, &by_cost));
+    if (bn_comm_rank(comm) == 0)
+        print_message("imbalance of %d ranks: %.3f by count, %.3f by measured cost (cut's own estimate %.3f)\n",
+                      bn_comm_size(comm), by_count, by_cost, ds.imbalance);
+    assert_true(everywhere(by_cost <= 1.1 && by_cost < by_count));
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
 /* ---- the error target over the ranks ---- */
 
 /* bn_gravity with an error target over the ranks on the global set all:
@@ -454,7 +547,8 @@ int main(void)
         cmocka_unit_test(test_two_clusters), cmocka_unit_test(test_thin_disk),
         cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
-        cmocka_unit_test(test_error_target_timed),
+        cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
+        cmocka_unit_test(test_rebalance_by_cost),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

@@ -198,7 +198,7 @@ static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_
     const size_t n = lp->n;
     s->cpu = calloc(4 * n, sizeof *s->cpu);
     assert_non_null(s->cpu);
-    TU_OK(bn_tree_walk_remote_cpu(&s->loc.t, &s->let.src, &g, g.mac, amag, NULL, 0, s->cpu, &s->st_cpu));
+    TU_OK(bn_tree_walk_remote_cpu(&s->loc.t, &s->let.src, &g, g.mac, amag, NULL, 0, s->cpu, &s->st_cpu, NULL));
     for (size_t i = 0; i < 4 * n; i++) s->cpu[i] *= g.G; /* the CPU walk leaves G out */
     dev_local_make(&s->d, &s->loc, &g, amag);
     TU_OK(bn_gpu_source_upload(&s->let.src, &s->d.t, NULL, g.G, &s->src, 0));
@@ -436,7 +436,7 @@ static void test_adds_repeats_active(void **state)
     CU(cudaMemcpy(d_list, list, (size_t)na * sizeof *list, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(d_ints, ints, sizeof ints, cudaMemcpyHostToDevice));
     CU(cudaMemcpy(d_bin, bin, n, cudaMemcpyHostToDevice));
-    const bn_gpu_active act = {d_list, d_ints, d_bin, d_ints + 1, NULL};
+    const bn_gpu_active act = {.groups = d_list, .count = d_ints, .bin = d_bin, .bin_min = d_ints + 1};
     gpu_remote(&s, 1, &act, NULL);
     CU(cudaMemcpy(two, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
     int *listed = calloc(n, sizeof *listed);

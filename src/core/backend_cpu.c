@@ -22,6 +22,8 @@ typedef struct cpu_state {
     bn_clock clock;   /* integrate/clock.h                               */
     bn_force_stats last_stats;
     const bn_comm *comm; /* several ranks: their particles are sources too */
+    double *cost;     /* several ranks: each particle's walk flops since
+                         the upload or the last costs() (backend.h)      */
 } cpu_state;
 
 /* Below this many particles a parallel region costs more than the loop
@@ -36,6 +38,7 @@ static void cpu_destroy(void *st)
     bn_tree_workspace_free(s->ws);
     free(s->acc_old);
     free(s->bin);
+    free(s->cost);
     free(s);
 }
 
@@ -62,6 +65,9 @@ static bn_status cpu_upload(void *st, const bn_particles *p)
     s->acc_old = NULL;
     free(s->bin);
     s->bin = NULL;
+    free(s->cost); /* measured for the particles that were */
+    s->cost = NULL;
+    bn_tree_workspace_measure(s->ws, NULL);
     s->have_forces = 0;
     s->have_tree = 0;
     /* forces that come with the particles are theirs (a re-balance moves
@@ -117,6 +123,11 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
     memset(last, 0, sizeof *last);
     last->backend = "cpu";
     const int ranks = bn_comm_size(s->comm);
+    if (ranks > 1 && !s->cost) { /* the domains' weights (simulation.c) */
+        s->cost = bn_calloc(s->p->n ? s->p->n : 1, sizeof *s->cost, "particle costs");
+        BN_TRY(bn_comm_agree(s->comm, s->cost ? BN_OK : BN_ERR_NOMEM));
+        bn_tree_workspace_measure(s->ws, s->cost);
+    }
     if (s->g.method == BN_METHOD_DIRECT && ranks > 1) {
         BN_TRY(bn_direct_forces_dist_cpu(s->comm, s->p, s->g.G, s->g.softening, s->p->acc, s->p->pot, last));
     } else if (s->g.method == BN_METHOD_DIRECT) {
@@ -390,9 +401,19 @@ static bn_status cpu_set_comm(void *st, const bn_comm *c)
     return BN_OK;
 }
 
+static bn_status cpu_costs(void *st, double *out, int *measured)
+{
+    cpu_state *s = st;
+    *measured = s->cost != NULL;
+    if (!s->cost) return BN_OK;
+    memcpy(out, s->cost, s->p->n * sizeof *out);
+    memset(s->cost, 0, s->p->n * sizeof *s->cost);
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces, cpu_set_comm,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs,
 };

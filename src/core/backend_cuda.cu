@@ -346,6 +346,19 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * (bn_cuda_add_remote), which the host's packing and the messages
  * overlap with the local walk. A rank without particles only takes part
  * in the exchange. */
+/* Several ranks: the particles' costs (zero), made at the first
+ * evaluation after an upload; the walks add to them through act. */
+bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
+{
+    if (!st->cost && st->n > 0) {
+        BN_TRY(bn_cuda_dev_alloc(&st->cost, (size_t)st->n, "particle costs", st->s));
+        BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, (size_t)st->n * sizeof(float), st->s));
+    }
+    act->cost = st->cost;
+    act->orig = st->orig;
+    return BN_OK;
+}
+
 bn_status evaluate_ranks(bn_cuda_state *st)
 {
     bn_cuda_reset_peak();
@@ -353,14 +366,17 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     const bn_gravity_params g = effective_params(st);
     bn_status s = BN_OK;
     double *acc_old = NULL; /* the accel criterion's target boxes */
+    bn_gpu_active all; /* every group and body, their costs measured */
+    memset(&all, 0, sizeof all);
     if (st->n > 0) {
         s = build_tree(st, &g);
         if (s == BN_OK) s = poll_tree(st); /* the host copy needs the shape and ref */
         if (s == BN_OK && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
-        if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, NULL, st->acc, st->walk, NULL, st->s);
+        if (s == BN_OK) s = measure_costs(st, &all);
+        if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, &all, st->acc, st->walk, NULL, st->s);
     }
     s = bn_comm_agree(st->comm, s);
-    if (s == BN_OK) s = bn_cuda_add_remote(st, &g, NULL, acc_old);
+    if (s == BN_OK) s = bn_cuda_add_remote(st, &g, st->n > 0 ? &all : NULL, acc_old);
     free(acc_old);
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
@@ -378,7 +394,9 @@ bn_status evaluate_all(bn_cuda_state *st, const int *live)
     if (st->g.method == BN_METHOD_TREE) {
         const bn_gravity_params g = effective_params(st);
         BN_TRY(build_tree(st, &g));
-        const bn_gpu_active gate = {NULL, NULL, NULL, NULL, live};
+        bn_gpu_active gate;
+        memset(&gate, 0, sizeof gate);
+        gate.live = live;
         BN_TRY(bn_gpu_walk_active(&st->tree.t, &g, &gate, st->acc, st->walk, NULL, st->s));
     } else {
         BN_TRY(direct_forces(st));
@@ -449,6 +467,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     double *acc_old = NULL; /* several ranks, the accel criterion's target boxes */
     if (s == BN_OK && ranks && st->n > 0 && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
     if (s == BN_OK && st->n > 0) s = select_active(st, bin_min, &act);
+    if (s == BN_OK && st->n > 0 && ranks) s = measure_costs(st, &act);
     if (s == BN_OK && st->n > 0) s = bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s);
     /* several ranks: the exchange (every node's box: a superset of what
      * the active groups open) and the received trees for the active ones */
@@ -711,11 +730,27 @@ bn_status cuda_set_comm(void *p, const bn_comm *c)
     return BN_OK;
 }
 
+bn_status cuda_costs(void *p, double *out, int *measured)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    *measured = st->cost != NULL || (st->n == 0 && st->have_forces); /* an empty rank has measured its nothing */
+    if (!st->cost) return BN_OK;
+    const size_t n = (size_t)st->n;
+    float *f = (float *)bn_alloc((n ? n : 1) * sizeof(float), "particle costs");
+    if (!f) return BN_ERR_NOMEM;
+    bn_status s = bn_cuda_read(f, st->cost, n * sizeof(float), "particle costs", st->s);
+    for (size_t i = 0; s == BN_OK && i < n; i++) out[i] = f[i];
+    free(f);
+    BN_TRY(s);
+    BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, n * sizeof(float), st->s));
+    return BN_OK;
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
-    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm,
+    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, cuda_costs,
 };
 } // namespace
 

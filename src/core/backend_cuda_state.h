@@ -57,6 +57,9 @@ struct bn_cuda_state {
      * the last evaluation's exchange moved and its remote walks counted */
     const bn_comm *comm;
     bn_force_stats remote;  /* let_* fields, t_exchange, n_pp, n_pc, n_far */
+    float *cost;            /* each particle's walk flops since the upload or
+                               the last costs() (backend.h), uploaded order;
+                               made by the first evaluation across ranks */
 };
 
 /* Velocities (and the host copies of masses and ids) exist unless the

@@ -30,6 +30,8 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->body_lo = NULL;
     bn_cuda_free(st->bin, st->s); /* new particles start in bin 0 */
     st->bin = NULL;
+    bn_cuda_free(st->cost, st->s); /* and have cost nothing yet */
+    st->cost = NULL;
     st->tree_valid = 0;
     st->mass = NULL;
     st->orig = NULL;

@@ -662,23 +662,25 @@ bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
     return BN_OK;
 }
 
-/* Each particle's weight for the cut: its rank's measured cost shared
- * equally among the rank's particles (the walk counts per rank, not per
- * particle), so that a rank whose particles cost more gives some away;
- * NULL (by count) before any forces. */
+/* Each particle's weight for the cut: its measured cost, the flops of
+ * the walks that computed its forces since the last upload (backend.h's
+ * costs(): fine time bins, dense regions and the particles that need
+ * much of other ranks' trees weigh more); NULL (by count) while some
+ * rank has measured nothing. */
 static bn_status cost_weights(bn_simulation *sim, double **w)
 {
     *w = NULL;
     const size_t n = sim->host->n;
-    const double cost = rank_cost(sim);
-    double any = cost;
-    BN_TRY(bn_comm_allreduce(sim->comm, &any, 1, BN_REDUCE_MIN));
-    if (!(any > 0)) return BN_OK; /* some rank measured nothing: by count */
     double *v = bn_alloc((n ? n : 1) * sizeof *v, "load-balance weights");
-    BN_TRY(bn_comm_agree(sim->comm, v ? BN_OK : BN_ERR_NOMEM));
-    for (size_t i = 0; i < n; i++) v[i] = cost / (double)n;
-    *w = v;
-    return BN_OK;
+    int measured = 0;
+    bn_status s = v ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK && sim->ops) s = sim->ops->costs(sim->state, v, &measured);
+    s = bn_comm_agree(sim->comm, s);
+    double all = measured;
+    if (s == BN_OK) s = bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN);
+    if (s == BN_OK && all > 0) *w = v;
+    else free(v);
+    return s;
 }
 
 bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)

@@ -18,6 +18,10 @@ bn_status bn_direct_at_points(const bn_particles *p, double G, double eps, const
 typedef struct bn_tree_workspace bn_tree_workspace;
 bn_status bn_tree_workspace_create(bn_tree_workspace **out);
 void bn_tree_workspace_free(bn_tree_workspace *ws);
+/* From now on every walk adds each particle's share of its group's flops
+ * to cost[i] (original order, one per particle of every later
+ * evaluation; the caller's array), or to nothing (NULL). */
+void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost);
 
 /* Barnes-Hut forces on the CPU: keys, sort, build, moments, groups, walk.
  * acc_old: |a| of each particle from the previous evaluation (original
@@ -51,7 +55,7 @@ typedef struct bn_tree_remote {
     /* after the walk: the other ranks' part added to out (called whenever
      * begin succeeded) */
     bn_status (*add)(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
-                     const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
+                     const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats, double *cost);
     void *ctx;
 } bn_tree_remote;
 

@@ -282,10 +282,23 @@ static int group_active(const bn_tree *t, int gi, const uint8_t *bin, int bin_mi
     return 0;
 }
 
+/* The flops of a group's walk (the counts it added to s since *before,
+ * which it then takes) shared equally by its bodies' cost (original
+ * order): a group is walked as one, so its bodies cost alike. */
+static void charge_group(const bn_tree *t, int gi, const walk_scratch *s, double before[3], double *cost)
+{
+    const int f = t->group_first[gi], n = t->group_count[gi];
+    const double flops = bn_walk_flops(s->count_pp - before[0], s->count_pc - before[1], s->count_far - before[2], n);
+    for (int b = f; b < f + n; b++) cost[t->order[b]] += flops / n;
+    before[0] = s->count_pp;
+    before[1] = s->count_pc;
+    before[2] = s->count_far;
+}
+
 /* Every (active) group of t over src: see walk_cpu.h. */
 static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int self, const bn_gravity_params *g,
                              bn_mac mac, const double *acc_old, const uint8_t *bin, int bin_min, double *out,
-                             bn_force_stats *stats)
+                             bn_force_stats *stats, double *cost)
 {
     if (mac == BN_MAC_ACCEL && !acc_old)
         return bn_fail(BN_ERR_INTERNAL, "tree walk: the accel criterion needs old accelerations");
@@ -296,10 +309,14 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
 #pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
     {
         walk_scratch s = {0};
+        double before[3] = {0, 0, 0};
         if (!scratch_alloc(&s, src->n_cells, max_group)) failed = 1;
 #pragma omp for schedule(dynamic, 4)
         for (int gi = 0; gi < t->n_groups; gi++)
-            if (!failed && group_active(t, gi, bin, bin_min)) walk_one(t, src, self, gi, g, mac, acc_old, out, &s);
+            if (!failed && group_active(t, gi, bin, bin_min)) {
+                walk_one(t, src, self, gi, g, mac, acc_old, out, &s);
+                if (cost) charge_group(t, gi, &s, before, cost);
+            }
         cpp += s.count_pp;
         cpc += s.count_pc;
         cfar += s.count_far;
@@ -320,20 +337,20 @@ bn_walk_cell *bn_walk_cells_alloc(int n)
 }
 
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
+                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats, double *cost)
 {
     bn_walk_cell *cells = bn_walk_cells_alloc(t->n_nodes);
     if (!cells) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate %d cells", t->n_nodes);
     bn_walk_pack_cells(t, g->G, cells);
     const bn_walk_source src = {t->n_nodes, cells, t->quad, {t->pos[0], t->pos[1], t->pos[2]}, t->mass};
-    const bn_status s = walk_groups(t, &src, 1, g, mac, acc_old, bin, bin_min, out, stats);
+    const bn_status s = walk_groups(t, &src, 1, g, mac, acc_old, bin, bin_min, out, stats, cost);
     free(cells);
     return s;
 }
 
 bn_status bn_tree_walk_remote_cpu(const bn_tree *t, const bn_walk_source *src, const bn_gravity_params *g, bn_mac mac,
                                   const double *acc_old, const uint8_t *bin, int bin_min, double *out,
-                                  bn_force_stats *stats)
+                                  bn_force_stats *stats, double *cost)
 {
-    return walk_groups(t, src, 0, g, mac, acc_old, bin, bin_min, out, stats);
+    return walk_groups(t, src, 0, g, mac, acc_old, bin, bin_min, out, stats, cost);
 }

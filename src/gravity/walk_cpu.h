@@ -56,16 +56,19 @@ void bn_walk_pack_cells(const bn_tree *t, double G, bn_walk_cell *cells);
  * n_pc, n_far (self interactions not counted; stats may be NULL). Cells
  * beyond the group-expansion distance (bn_gravity_params.group_expansion)
  * act through one expansion per group (bn_local_*). Deterministic: each group is one
- * thread's work, in a fixed order, whatever the thread count. */
+ * thread's work, in a fixed order, whatever the thread count.
+ * cost (NULL: not measured): each walked group's flops (bn_walk_flops of
+ * its counts) are ADDED to its bodies' cost, shared equally, ORIGINAL
+ * order: the measured cost that domains are cut by (parallel/domain.c). */
 bn_status bn_tree_walk_cpu(const bn_tree *t, const bn_gravity_params *g, bn_mac mac, const double *acc_old,
-                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats);
+                           const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats, double *cost);
 
 /* The same walk over another rank's tree src: the field of src's sources
- * is ADDED to out (no self term), and the interaction counts added to
- * stats'. */
+ * is ADDED to out (no self term), the interaction counts to stats' and
+ * the flops to cost. */
 bn_status bn_tree_walk_remote_cpu(const bn_tree *t, const bn_walk_source *src, const bn_gravity_params *g, bn_mac mac,
                                   const double *acc_old, const uint8_t *bin, int bin_min, double *out,
-                                  bn_force_stats *stats);
+                                  bn_force_stats *stats, double *cost);
 
 /* Particle-particle tile: every target i < nt gets the softened force of
  * every source j < ns (bn_pp_d), added to ax/ay/az/phi[i]. A source at the

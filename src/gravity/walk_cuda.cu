@@ -579,8 +579,10 @@ __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+    const unsigned long long c0 = cnt[0], c1 = cnt[1], c2 = cnt[2]; /* warp-uniform */
     for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
         bn_walk_chunk<EXACT>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
+    if (a.act.cost) bn_gpu_charge_group(a.act, gb, cnt[0] - c0, cnt[1] - c1, cnt[2] - c2, lane);
 }
 
 /* The groups holding a chunk marked by the BN_PP_SOFT walk (a NaN
@@ -732,7 +734,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     a.counts = s->counts;
     int *marked = (int *)(s->counts + 3), *redo_count = marked + 1;
     a.marked = marked;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL};
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
     const int per_warp = bn_walk_groups_per_warp(t->group_bound, s->resident_blocks);
     const int per_block = BN_WALK_WARPS * per_warp;

@@ -39,13 +39,19 @@ bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *
  * clock's, decided on the device, or the backend's copy of a host value)
  * are written; the others keep their forces. groups NULL: every group
  * and body.
- * live not NULL: the walk does nothing when *live is 0 (an idle step). */
+ * live not NULL: the walk does nothing when *live is 0 (an idle step).
+ * cost not NULL (several ranks: the domains' weights, backend.h's
+ * costs()): each walked group's flops (interact.h's counts) are ADDED to
+ * its bodies' cost, shared equally, at their uploaded index orig[i]
+ * (each body is one warp's: no atomics, the same sums every time). */
 typedef struct bn_gpu_active {
     const int *groups;
     const int *count;
     const uint8_t *bin;
     const int *bin_min;
     const int *live;
+    float *cost;
+    const int *orig;
 } bn_gpu_active;
 /* bn_gpu_walk for the active targets only (act NULL: all of them). */
 bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
@@ -107,6 +113,20 @@ bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
                              const bn_gpu_active *act, float4 *out, bn_force_stats *stats, cudaStream_t stream);
 
 #ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+#include "gravity/interact.h"
+/* A walked group's flops (pp, pc: source-target pairs; far: cells
+ * through its expansion) shared by its bodies' costs, by one warp. */
+__device__ inline void bn_gpu_charge_group(const bn_gpu_active &act, int2 gb, unsigned long long pp,
+                                           unsigned long long pc, unsigned long long far, int lane)
+{
+    const float flops = BN_FLOPS_PP * (float)pp + BN_FLOPS_PC * (float)pc + BN_FLOPS_FAR * (float)far +
+                        (far ? BN_FLOPS_FAR_EVAL * (float)gb.y : 0.f);
+    const float share = flops / (float)gb.y;
+    for (int i = lane; i < gb.y; i += 32) act.cost[act.orig[gb.x + i]] += share;
 }
 #endif
 #endif

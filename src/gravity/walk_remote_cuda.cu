@@ -248,6 +248,7 @@ __global__ void __launch_bounds__(BN_REMOTE_WARPS * 32) bn_remote_kernel(bn_remo
     bool ok = true;
     for (int c = 0; c < gb.y && ok; c += BN_REMOTE_CHUNK)
         bn_remote_chunk(a, stacks[w], gb.x + c, min(BN_REMOTE_CHUNK, gb.y - c), gc, gh, lane, c == 0, cnt, &ok);
+    if (ok && a.act.cost) bn_gpu_charge_group(a.act, gb, cnt[0], cnt[1], cnt[2], lane);
     /* integer atomics: exact whatever the order */
     const unsigned long long v = lane == 3 ? (ok ? 0ull : 1ull) : lane < 3 ? cnt[lane] : 0ull;
     if (lane < 4 && v) atomicAdd(&a.s.counts[lane], v);
@@ -394,7 +395,7 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
     a.quadrupole = g->quadrupole != 0;
     a.soft = a.eps2 > 0.f;
     a.out = out;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL};
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
     bn_remote_kernel<<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();

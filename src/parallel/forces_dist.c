@@ -226,7 +226,7 @@ static bn_status begin_remote(void *ctx, bn_status local, const bn_tree *t, bn_m
  * the received trees walked for this rank's targets, senders in rank
  * order (the same sums in the same order every time). */
 static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac mac, const double *acc_old,
-                            const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats)
+                            const uint8_t *bin, int bin_min, double *out, bn_force_stats *stats, double *cost)
 {
     dist_ctx *x = ctx;
     bn_let *lets = NULL;
@@ -236,7 +236,7 @@ static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac
     const int P = bn_comm_size(x->c);
     for (int r = 0; s == BN_OK && t && r < P; r++)
         if (lets[r].src.n_cells > 0)
-            s = bn_tree_walk_remote_cpu(t, &lets[r].src, x->g, mac, acc_old, bin, bin_min, out, stats);
+            s = bn_tree_walk_remote_cpu(t, &lets[r].src, x->g, mac, acc_old, bin, bin_min, out, stats, cost);
     bn_lets_free(lets, P);
     return bn_comm_agree(x->c, s);
 }

@@ -15,7 +15,11 @@ struct bn_tree_workspace {
     bn_tree tree;
     double *out;      /* ax, ay, az, phi per sorted body */
     size_t out_capacity;
+    double *cost;     /* the caller's: each body's walk flops added
+                         (bn_tree_workspace_measure), or NULL          */
 };
+
+void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost) { ws->cost = cost; }
 
 bn_status bn_tree_workspace_create(bn_tree_workspace **out)
 {
@@ -100,7 +104,7 @@ static bn_status local_walk(bn_tree_workspace *ws, const bn_gravity_params *g, b
                             const uint8_t *bin, int bin_min, bn_force_stats *stats)
 {
     const double t4 = bn_wall_seconds();
-    const bn_status s = bn_tree_walk_cpu(&ws->tree, g, mac, acc_old, bin, bin_min, ws->out, stats);
+    const bn_status s = bn_tree_walk_cpu(&ws->tree, g, mac, acc_old, bin, bin_min, ws->out, stats, ws->cost);
     stats->t_walk = bn_wall_seconds() - t4;
     return s;
 }
@@ -134,7 +138,8 @@ bn_status bn_tree_forces_with_cpu(bn_tree_workspace *ws, const bn_gravity_params
     if (s == BN_OK && p->n) s = local_walk(ws, g, mac, acc_old, bin, bin_min, stats);
     if (remote) {
         const double t6 = bn_wall_seconds();
-        s = remote->add(remote->ctx, s, p->n && s == BN_OK ? t : NULL, mac, acc_old, bin, bin_min, ws->out, stats);
+        s = remote->add(remote->ctx, s, p->n && s == BN_OK ? t : NULL, mac, acc_old, bin, bin_min, ws->out, stats,
+                        ws->cost);
         stats->t_walk += bn_wall_seconds() - t6;
     }
     BN_TRY(s);
