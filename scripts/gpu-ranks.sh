@@ -4,8 +4,9 @@
 # summation, the bound of tests/test_forces_dist.c (p99 within 1.3x the
 # one-rank tree's, p99.9 within 1.6x), the ranks' overheads (rank 0's
 # summary); banyan run with shared steps at 1, 2, 4 ranks (energies
-# against one rank, conservation, the same bits twice); and
-# compute-sanitizer memcheck on a 2-rank run.
+# against one rank, conservation, the same bits twice, the domains cut
+# by measured costs); direct summation across ranks against one process;
+# and compute-sanitizer memcheck on 2-rank runs.
 #   scripts/gpu-ranks.sh BANYAN [N] [MODELS]   (prints a table last)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -71,7 +72,7 @@ done
 RUN="-P InitialConditions:n:65536 -P Gravity:backend:gpu -P Snapshots:render:no -P TimeIntegration:dt:0.01
   -P TimeIntegration:t_end:0.5 -P Snapshots:interval:0 -P Statistics:interval:0.05"
 for mode in fixed adaptive block refresh; do
-    extra=""; [ $mode = adaptive ] && extra="-P TimeIntegration:eta:0.1"
+    extra="-P TimeIntegration:t_end:0.7"; [ $mode = adaptive ] && extra="-P TimeIntegration:eta:0.1"
     [ $mode = block ] && extra="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:dt:0.02"
     [ $mode = refresh ] && extra="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:dt:0.02
       -P TimeIntegration:tree_rebuild:0"
@@ -99,11 +100,29 @@ for np_ in ("2", "4"):
     drift = max(abs(r[3] - e[0][3]) / abs(e[0][3]) for r in e)
     ok = len(e) == len(one) and rel <= 1e-4 and drift <= 3e-4
     bad += [] if ok else [np_]
+    cuts = [l.strip() for l in open(f"run-{mode}-{np_}.log") if "domains cut" in l]
     print(f"run {mode:8s} ranks {np_}: E0 against 1 rank {rel:.2e}, energy error {drift:.2e}, {len(e)} rows, "
-          f"{wall(np_)} s (1 rank {wall('1')} s) {'ok' if ok else 'BEYOND THE BOUND'}")
+          f"{wall(np_)} s (1 rank {wall('1')} s) {'ok' if ok else 'BEYOND THE BOUND'}; {cuts[0] if cuts else ''}")
 same = log("2") == log("2b")
 print(f"run {mode:8s} 2 ranks twice: {'the same bits' if same else 'DIFFERENT'}")
 sys.exit(0 if not bad and same else 1)
+PY
+done
+# direct summation across ranks (every rank's sources gathered, summed on the device for its targets):
+# the one-process GPU direct sum's forces within float rounding (other order of the sums, other units)
+m=${MODELS%% *}
+for np in 2 4; do
+    timeout 300 mpirun --bind-to none -np $np "$BIN" forces "$m.hdf5" -o "$m-direct-$np.hdf5" --backend gpu \
+        --method direct >"$m-direct-$np.log" 2>&1 || { echo "FAIL: direct, $np ranks: $(tail -3 "$m-direct-$np.log")"; fail=1; continue; }
+    "$BIN" compare "$m-direct-$np.hdf5" "$m-direct.hdf5" --json >"$m-direct-$np.json" 2>/dev/null
+    python3 - "$np" "$m-direct-$np.json" "$m-direct-$np.log" >>"$TABLE" <<'PY' || fail=1
+import json, re, sys
+a = json.load(open(sys.argv[2]))["acc_rel_error"]
+call = re.search(r"backend \S+, ([0-9.e-]+) s", open(sys.argv[3]).read())
+ok = a["p99"] <= 1e-5 and a["max"] <= 1e-3
+print(f"direct summation, ranks {sys.argv[1]}: against one process p99 {a['p99']:.2e} max {a['max']:.2e}, call "
+      f"{call.group(1) if call else '?'} s {'ok' if ok else 'DIFFERENT'}")
+sys.exit(0 if ok else 1)
 PY
 done
 # the error target across ranks (--error-cost work: a deterministic search): the p99 over every particle
@@ -129,5 +148,8 @@ done
 timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN" forces small.hdf5 -o small-2.hdf5 \
     --backend gpu >sanitizer.log 2>&1
 echo "compute-sanitizer memcheck, 2 ranks: rc $?" >>"$TABLE"
+timeout 300 mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN" forces small.hdf5 \
+    -o small-direct-2.hdf5 --backend gpu --method direct >sanitizer-direct.log 2>&1
+echo "compute-sanitizer memcheck, 2 ranks, direct summation: rc $?" >>"$TABLE"
 cat "$TABLE"
 exit $fail

@@ -191,6 +191,60 @@ static void test_accel_mac(void **state)
     bn_particles_free(p);
 }
 
+/* The particles' measured costs (bn_gpu_active.cost, the domains'
+ * weights): without the group expansion their sum is the walk's flops,
+ * 23 n_pp + 65 n_pc (within float sums: 1e-4); with it the far cells'
+ * 180 each and at most 95 per particle more. Costs land at the uploaded
+ * index (orig), every particle's positive, a group's particles alike. */
+static void test_costs(void **state)
+{
+    (void)state;
+    bn_particles *p = tu_model(BN_IC_PLUMMER, 1 << 15, 28);
+    const size_t n = p->n;
+    for (int expand = 0; expand < 2; expand++) {
+        bn_gravity_params g = params(0.6, 1e-3);
+        g.group_expansion = expand ? 0.2 : 0.0;
+        bn_gpu_tree t;
+        int *order = NULL;
+        TU_OK(bn_gpu_tree_from_host(p, &g, NULL, &t, &order));
+        float4 *d_out = NULL;
+        float *d_cost = NULL, *cost = malloc(n * sizeof *cost);
+        int *d_orig = NULL;
+        bn_gpu_walk_scratch *s = NULL;
+        assert_int_equal(cudaMalloc((void **)&d_out, n * sizeof(float4)), cudaSuccess);
+        assert_int_equal(cudaMalloc((void **)&d_cost, n * sizeof(float)), cudaSuccess);
+        assert_int_equal(cudaMemset(d_cost, 0, n * sizeof(float)), cudaSuccess);
+        assert_int_equal(cudaMalloc((void **)&d_orig, n * sizeof(int)), cudaSuccess);
+        assert_int_equal(cudaMemcpy(d_orig, order, n * sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+        TU_OK(bn_gpu_walk_scratch_create(&s));
+        const bn_gpu_active act = {.cost = d_cost, .orig = d_orig};
+        bn_force_stats st;
+        TU_OK(bn_gpu_walk_active(&t, &g, &act, d_out, s, &st, 0));
+        assert_int_equal(cudaMemcpy(cost, d_cost, n * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        double sum = 0, least = INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            sum += cost[i];
+            least = fmin(least, cost[i]);
+        }
+        const double lists = 23 * st.n_pp + 65 * st.n_pc, far = 180 * st.n_far;
+        printf("costs, expansion %d: sum %.6e, lists %.6e, far %.6e, least %.0f\n", expand, sum, lists, far, least);
+        assert_true(least > 0);
+        if (expand)
+            assert_true(st.n_far > 0 && sum >= (lists + far) * (1 - 1e-4) &&
+                        sum <= (lists + far + 95.0 * (double)n) * (1 + 1e-4));
+        else
+            assert_true(fabs(sum - lists) <= 1e-4 * lists);
+        bn_gpu_walk_scratch_free(s);
+        cudaFree(d_out);
+        cudaFree(d_cost);
+        cudaFree(d_orig);
+        bn_gpu_tree_free_host_built(&t);
+        free(order);
+        free(cost);
+    }
+    bn_particles_free(p);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -206,4 +260,5 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_plummer_bars),
                  cmocka_unit_test(test_deterministic),
                  cmocka_unit_test(test_monopole),
                  cmocka_unit_test(test_accel_mac),
+                 cmocka_unit_test(test_costs),
                  cmocka_unit_test(test_bad_arguments))

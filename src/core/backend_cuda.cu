@@ -341,7 +341,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * bn_gpu_build). With live (a clock's), the walk does nothing when *live
  * is 0: an idle step's tree is built from the positions the last one was,
  * and so is that tree again. */
-/* Several ranks (tree method only: cuda_set_comm): the local tree built
+/* Several ranks (direct summation: bn_cuda_direct_ranks): the local tree built
  * and its walk queued, then the exchange and the received trees' walks
  * (bn_cuda_add_remote), which the host's packing and the messages
  * overlap with the local walk. A rank without particles only takes part
@@ -365,6 +365,12 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
     bn_status s = BN_OK;
+    if (g.method == BN_METHOD_DIRECT) {
+        s = bn_cuda_direct_ranks(st);
+        cudaEventRecord(st->ev[BN_EV_WALK], st->s);
+        st->have_forces = st->have_old_accel = s == BN_OK;
+        return s;
+    }
     double *acc_old = NULL; /* the accel criterion's target boxes */
     bn_gpu_active all; /* every group and body, their costs measured */
     memset(&all, 0, sizeof all);
@@ -667,9 +673,6 @@ bn_status cuda_clock_write(void *p, const bn_clock *c)
 bn_status cuda_set_params(void *p, const bn_gravity_params *g)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    const int P = bn_comm_size(st->comm);
-    if (P > 1 && g->method != BN_METHOD_TREE)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces only", P);
     st->g = *g;
     st->tree_valid = 0;
     return BN_OK;
@@ -722,10 +725,6 @@ bn_status cuda_sample_forces(void *p, size_t n, uint64_t seed, double *acc_ref, 
 bn_status cuda_set_comm(void *p, const bn_comm *c)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
-    const int P = bn_comm_size(c);
-    if (P > 1 && st->g.method != BN_METHOD_TREE)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the GPU backend across ranks (%d) computes tree forces only: use the "
-                       "tree, or the CPU backend for direct summation", P);
     st->comm = c;
     return BN_OK;
 }

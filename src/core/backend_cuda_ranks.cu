@@ -8,8 +8,11 @@
  * device for the local groups (gravity/walk_remote_cuda.cu), after the
  * local walk, senders in rank order: the same sums in the same order
  * every time. The messages go through host memory: the MPI library is
- * not assumed to be CUDA-aware.
+ * not assumed to be CUDA-aware. Direct summation gathers every rank's
+ * sources on every rank and sums them on the device for the local
+ * targets (small N: O(N) memory per rank).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +140,71 @@ bn_status particles_to_host(const bn_cuda_state *st, bn_particles **out)
     return r;
 }
 } // namespace
+
+namespace {
+bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
+
+/* This rank's positions (exact, device order) and masses (the host
+ * copy) as a particle set, the sources it gives to the others. */
+bn_status sources_to_host(const bn_cuda_state *st, bn_particles **out)
+{
+    const size_t n = (size_t)st->n;
+    BN_TRY(bn_particles_create(out, n));
+    bn_status r = BN_OK;
+    for (int k = 0; k < 3 && r == BN_OK && n; k++)
+        r = bn_cuda_read((*out)->pos[k], st->pos[k], n * sizeof(double), "direct summation's sources", st->s);
+    if (n) memcpy((*out)->mass, st->host_mass, n * sizeof(double));
+    return r;
+}
+
+/* Every rank's sources on the device, bodies in this rank's frame and
+ * units, and the local targets' forces from all of them (this rank's
+ * from index first). */
+bn_status direct_over(bn_cuda_state *st, const bn_particles *all, size_t first)
+{
+    const size_t N = all->n;
+    if (N > (size_t)INT_MAX) return bn_fail(BN_ERR_ARGUMENT, "GPU direct summation over ranks: %zu sources", N);
+    double *pos[3] = {NULL, NULL, NULL};
+    float *m = NULL, *hm = (float *)bn_alloc(N * sizeof(float), "direct summation's masses");
+    float4 *body = NULL, *lo = NULL;
+    bn_status s = hm ? BN_OK : BN_ERR_NOMEM;
+    for (size_t i = 0; s == BN_OK && i < N; i++) hm[i] = (float)all->mass[i]; /* as the upload makes them */
+    for (int k = 0; k < 3 && s == BN_OK; k++) s = bn_cuda_dev_alloc(&pos[k], N, "direct summation's sources", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&m, N, "direct summation's sources", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&body, N, "direct summation's sources", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&lo, N, "direct summation's sources", st->s);
+    for (int k = 0; k < 3 && s == BN_OK; k++)
+        s = cuda_ok(cudaMemcpyAsync(pos[k], all->pos[k], N * sizeof(double), cudaMemcpyHostToDevice, st->s), "sources up");
+    if (s == BN_OK) s = cuda_ok(cudaMemcpyAsync(m, hm, N * sizeof(float), cudaMemcpyHostToDevice, st->s), "masses up");
+    const bn_gpu_tree *t = &st->tree.t;
+    if (s == BN_OK) s = bn_gpu_bounding_box(pos, (int)N, &st->tree, st->s); /* every rank's frame */
+    if (s == BN_OK) s = bn_gpu_make_bodies(pos, m, st->tree.frame, t->len_scale, t->mass_scale, (int)N, body, lo, st->s);
+    if (s == BN_OK)
+        s = bn_gpu_direct_targets(body, lo, (int)N, (int)first, st->n, st->g.G, st->g.softening, t->len_scale,
+                                  t->mass_scale, st->acc, st->s, 0);
+    if (s == BN_OK) s = cuda_ok(cudaStreamSynchronize(st->s), "direct summation over ranks"); /* hm is read by the copy */
+    for (int k = 0; k < 3; k++) bn_cuda_free(pos[k], st->s);
+    bn_cuda_free(m, st->s);
+    bn_cuda_free(body, st->s);
+    bn_cuda_free(lo, st->s);
+    free(hm);
+    return s;
+}
+} // namespace
+
+bn_status bn_cuda_direct_ranks(bn_cuda_state *st)
+{
+    memset(&st->remote, 0, sizeof st->remote);
+    bn_particles *mine = NULL, *all = NULL;
+    size_t first = 0;
+    bn_status s = bn_comm_agree(st->comm, sources_to_host(st, &mine));
+    if (s == BN_OK) s = bn_gather_sources(st->comm, mine, &all, &first); /* agreed */
+    bn_particles_free(mine);
+    if (s == BN_OK && st->n > 0) s = direct_over(st, all, first);
+    if (s == BN_OK) st->remote.n_pp = (double)st->n * (double)(all->n - (size_t)st->n); /* beyond the local pairs */
+    bn_particles_free(all);
+    return bn_comm_agree(st->comm, s);
+}
 
 bn_status bn_cuda_sample_ranks(bn_cuda_state *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref,
                                double *acc, double *pot)

@@ -83,6 +83,12 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * rank without particles sends and receives nothing but takes part. */
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old);
+/* Several ranks, direct summation: the forces of this rank's particles
+ * from every rank's (their positions and masses gathered on every rank,
+ * summed on the device, bn_gpu_direct_targets; the same bits whatever
+ * the split, as the sums run over the gathered set in one order).
+ * Collective and agreed; a rank without particles only gives nothing. */
+bn_status bn_cuda_direct_ranks(bn_cuda_state *st);
 /* |a| of the last evaluation per particle, by uploaded index (*out,
  * malloc'd): read after a build (which reorders them) and before the walk
  * that overwrites them. */

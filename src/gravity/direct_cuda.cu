@@ -60,17 +60,20 @@ __device__ __forceinline__ void bn_direct_tile(const float4 *tile, const float4 
     }
 }
 
-/* Block b handles targets [b*T*TPT, (b+1)*T*TPT): thread t owns targets
- * base + t + k*T. Sources past n are padded with zero mass (they add
- * exactly 0: r^2 >= eps^2 > 0 on the soft path, the guard otherwise). */
+/* Block b handles targets t0 + [b*T*TPT, (b+1)*T*TPT) (of nt from
+ * body t0): thread t owns targets base + t + k*T. Sources are bodies
+ * [0, ns) (the targets among them); those past ns are padded with zero
+ * mass (they add exactly 0: r^2 >= eps^2 > 0 on the soft path, the guard
+ * otherwise). out[i - t0] gets target i. */
 template <int MODE>
 __global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const float4 *__restrict__ body,
-                                                                      const float4 *__restrict__ body_lo, int n,
-                                                                      float eps2, float acc_unit, float pot_unit,
-                                                                      float4 *__restrict__ out)
+                                                                      const float4 *__restrict__ body_lo, int ns,
+                                                                      int t0, int nt, float eps2, float acc_unit,
+                                                                      float pot_unit, float4 *__restrict__ out)
 {
     __shared__ float4 tile[BN_DIRECT_THREADS], tile_lo[BN_DIRECT_THREADS];
-    const int first = blockIdx.x * (BN_DIRECT_THREADS * BN_DIRECT_TPT), base = first + threadIdx.x;
+    const int first = t0 + blockIdx.x * (BN_DIRECT_THREADS * BN_DIRECT_TPT), base = first + threadIdx.x;
+    const int end = t0 + nt;
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
     float4 tgt[BN_DIRECT_TPT], tgt_lo[BN_DIRECT_TPT], acc[BN_DIRECT_TPT];
     int idx[BN_DIRECT_TPT];
@@ -78,16 +81,16 @@ __global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const floa
     for (int k = 0; k < BN_DIRECT_TPT; k++) {
         const int i = base + k * BN_DIRECT_THREADS;
         idx[k] = i;
-        tgt[k] = i < n ? body[i] : zero;
-        tgt_lo[k] = i < n ? body_lo[i] : zero;
+        tgt[k] = i < end ? body[i] : zero;
+        tgt_lo[k] = i < end ? body_lo[i] : zero;
         acc[k] = zero;
     }
-    for (int j0 = 0; j0 < n; j0 += BN_DIRECT_THREADS) {
+    for (int j0 = 0; j0 < ns; j0 += BN_DIRECT_THREADS) {
         const int j = j0 + threadIdx.x;
-        tile[threadIdx.x] = j < n ? body[j] : zero;
-        tile_lo[threadIdx.x] = j < n ? body_lo[j] : zero;
+        tile[threadIdx.x] = j < ns ? body[j] : zero;
+        tile_lo[threadIdx.x] = j < ns ? body_lo[j] : zero;
         __syncthreads();
-        if (j0 >= first && j0 < first + BN_DIRECT_THREADS * BN_DIRECT_TPT) /* the block's own targets */
+        if (j0 + BN_DIRECT_THREADS > first && j0 < first + BN_DIRECT_THREADS * BN_DIRECT_TPT) /* holds own targets */
             bn_direct_tile<MODE, true>(tile, tile_lo, j0, idx, tgt, tgt_lo, eps2, acc);
         else
             bn_direct_tile<MODE, false>(tile, tile_lo, j0, idx, tgt, tgt_lo, eps2, acc);
@@ -96,9 +99,39 @@ __global__ void __launch_bounds__(BN_DIRECT_THREADS) bn_direct_kernel(const floa
 #pragma unroll
     for (int k = 0; k < BN_DIRECT_TPT; k++) {
         const int i = base + k * BN_DIRECT_THREADS;
-        if (i < n)
-            out[i] = make_float4(acc_unit * acc[k].x, acc_unit * acc[k].y, acc_unit * acc[k].z, pot_unit * acc[k].w);
+        if (i < end)
+            out[i - t0] =
+                make_float4(acc_unit * acc[k].x, acc_unit * acc[k].y, acc_unit * acc[k].z, pot_unit * acc[k].w);
     }
+}
+
+extern "C" bn_status bn_gpu_direct_targets(const float4 *body, const float4 *body_lo, int ns, int t0, int nt,
+                                           double G, double eps, double len_scale, double mass_scale, float4 *out,
+                                           cudaStream_t stream, int variant)
+{
+    if (ns < 0 || t0 < 0 || nt < 0 || t0 > ns - nt)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: targets [%d, %d + %d) not among the %d sources", t0, t0, nt,
+                       ns);
+    if (!(eps >= 0.0) || !isfinite(eps))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: softening eps = %g must be finite and >= 0", eps);
+    if (!(len_scale > 0) || !(mass_scale > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: unit scales %g, %g must be > 0", len_scale, mass_scale);
+    if (nt == 0) return BN_OK;
+    if (!body || !body_lo || !out)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: NULL body, body_lo or output array for n = %d", ns);
+    const int per_block = BN_DIRECT_THREADS * BN_DIRECT_TPT;
+    const int blocks = (nt + per_block - 1) / per_block;
+    const bn_gpu_units u = bn_gpu_units_of(G, eps, len_scale, mass_scale); /* the bodies' units (tree_gpu.h) */
+    const float eps2 = u.eps2;
+    if (variant == 0) variant = eps2 > 0.f ? BN_DIRECT_SOFT_VARIANT : 1;
+    if (variant == 1 || !(eps2 > 0.f))
+        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, ns, t0, nt, eps2, u.acc_unit,
+                                                                      u.pot_unit, out);
+    else
+        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, ns, t0, nt, eps2, u.acc_unit,
+                                                                      u.pot_unit, out);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }
 
 extern "C" bn_status bn_gpu_direct_variant(const float4 *body, const float4 *body_lo, int n, double G, double eps,
@@ -106,24 +139,7 @@ extern "C" bn_status bn_gpu_direct_variant(const float4 *body, const float4 *bod
                                            int variant)
 {
     if (n < 0) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: particle count n = %d is negative", n);
-    if (!(eps >= 0.0) || !isfinite(eps))
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: softening eps = %g must be finite and >= 0", eps);
-    if (!(len_scale > 0) || !(mass_scale > 0))
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: unit scales %g, %g must be > 0", len_scale, mass_scale);
-    if (n == 0) return BN_OK;
-    if (!body || !body_lo || !out)
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_direct: NULL body, body_lo or output array for n = %d", n);
-    const int per_block = BN_DIRECT_THREADS * BN_DIRECT_TPT;
-    const int blocks = (n + per_block - 1) / per_block;
-    const bn_gpu_units u = bn_gpu_units_of(G, eps, len_scale, mass_scale); /* the bodies' units (tree_gpu.h) */
-    const float eps2 = u.eps2;
-    if (variant == 0) variant = eps2 > 0.f ? BN_DIRECT_SOFT_VARIANT : 1;
-    if (variant == 1 || !(eps2 > 0.f))
-        bn_direct_kernel<0><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, u.acc_unit, u.pot_unit, out);
-    else
-        bn_direct_kernel<1><<<blocks, BN_DIRECT_THREADS, 0, stream>>>(body, body_lo, n, eps2, u.acc_unit, u.pot_unit, out);
-    BN_CUDA_LAUNCH_CHECK();
-    return BN_OK;
+    return bn_gpu_direct_targets(body, body_lo, n, 0, n, G, eps, len_scale, mass_scale, out, stream, variant);
 }
 
 extern "C" bn_status bn_gpu_direct(const float4 *body, const float4 *body_lo, int n, double G, double eps,

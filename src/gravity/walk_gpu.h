@@ -66,6 +66,13 @@ bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cuda
  * included, the self pair left out. */
 bn_status bn_gpu_direct(const float4 *body, const float4 *body_lo, int n, double G, double eps, double len_scale,
                         double mass_scale, float4 *out, cudaStream_t stream);
+/* The same for the targets [t0, t0 + nt) among ns sources (the bodies
+ * of every rank, this rank's from t0): out[i - t0] for target i, each
+ * target's own pair left out by index. variant: 0 (the fastest for eps),
+ * else a kernel of bn_gpu_direct_variant's test. */
+bn_status bn_gpu_direct_targets(const float4 *body, const float4 *body_lo, int ns, int t0, int nt, double G,
+                                double eps, double len_scale, double mass_scale, float4 *out, cudaStream_t stream,
+                                int variant);
 
 /* Another tree's sources (another rank's locally essential tree,
  * parallel/let.h) on the device, in the frame and units of the local

@@ -253,9 +253,7 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
                                    acc, pot, stats);
 }
 
-/* Every rank's positions and masses (x, y, z, m per particle, ranks in
- * order) as one particle set; *first gets this rank's first index. */
-static bn_status gather_sources(const bn_comm *c, const bn_particles *p, bn_particles **all, size_t *first)
+bn_status bn_gather_sources(const bn_comm *c, const bn_particles *p, bn_particles **all, size_t *first)
 {
     const int P = bn_comm_size(c), me = bn_comm_rank(c);
     double *mine = bn_alloc_array(4 * p->n, sizeof *mine, "sources to gather");
@@ -292,7 +290,7 @@ bn_status bn_direct_forces_dist_cpu(const bn_comm *c, const bn_particles *p, dou
 {
     bn_particles *all = NULL;
     size_t first = 0;
-    BN_TRY(gather_sources(c, p, &all, &first)); /* agreed */
+    BN_TRY(bn_gather_sources(c, p, &all, &first)); /* agreed */
     size_t *idx = bn_alloc_array(p->n, sizeof *idx, "direct targets");
     double *a = bn_alloc_array(4 * p->n, sizeof *a, "direct forces");
     bn_status s = idx && a ? BN_OK : BN_ERR_NOMEM;

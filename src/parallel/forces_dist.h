@@ -41,6 +41,11 @@ bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, co
 bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *pending, bn_let **lets, bn_let_stats *let);
 void bn_lets_free(bn_let *lets, int n);
 
+/* Every rank's positions and masses (ranks in order) as one particle set
+ * *all (ids 0..), on every rank; *first gets this rank's first index.
+ * Collective and agreed. */
+bn_status bn_gather_sources(const bn_comm *c, const bn_particles *p, bn_particles **all, size_t *first);
+
 /* Double direct summation over the ranks: every rank's positions and
  * masses gathered on every rank, this rank's particles the targets (self
  * pairs excluded). O(N) memory per rank: for checks and small N. */
