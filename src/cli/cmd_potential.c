@@ -39,8 +39,9 @@ static void potential_help(void)
            "Under mpirun every rank reads the mesh, the leaf blocks are cut along the\n"
            "curve into one range per rank, each rank computes the field at its\n"
            "blocks' cells (every rank builds the tree over all source cells), and\n"
-           "rank 0 writes OUT: the same values as one process. The tree on the CPU\n"
-           "only (auto takes the CPU; --method fft and --backend gpu are refused).\n");
+           "rank 0 writes OUT: the same values as one process (on the GPU, to float\n"
+           "rounding). The tree only (--method fft is refused); auto takes the CPU,\n"
+           "--backend gpu each rank's GPU (--device, ranks may share one).\n");
 }
 
 enum { OPT_PART = 1000 };
@@ -105,7 +106,8 @@ int bn_cmd_potential(int argc, char **argv)
     bn_field *f = NULL;
     bn_field_dist_stats dst;
     memset(&dst, 0, sizeof dst);
-    /* across ranks auto takes the CPU (the GPU's mesh path is one process's) */
+    /* across ranks auto takes the CPU (ranks on one node would share its
+     * GPU); --backend gpu gives each rank its device's tree */
     if (ranks > 1 && p.backend == BN_BACKEND_AUTO) p.backend = BN_BACKEND_CPU;
     /* every step that can fail agreed: a failure on any rank stops all of
      * them with its message, and rank 0 prints it */
@@ -113,9 +115,6 @@ int bn_cmd_potential(int argc, char **argv)
     if (s == BN_OK && ranks > 1 && p.method == BN_FIELD_FFT)
         s = bn_fail(BN_ERR_UNSUPPORTED, "--method fft runs in one process; under mpirun (%d ranks) use --method tree "
                     "(the default)", ranks);
-    if (s == BN_OK && ranks > 1 && p.backend == BN_BACKEND_GPU)
-        s = bn_fail(BN_ERR_UNSUPPORTED, "--backend gpu: the mesh solver runs on the GPU in one process; under mpirun "
-                    "(%d ranks) use --backend cpu (or auto)", ranks);
     if (s == BN_OK) s = cli_check_output("the output", out);
     if (s == BN_OK) s = cli_check_distinct("the output", out, "the mesh", in);
     if (s == BN_OK && particles) s = cli_check_distinct("the output", out, "the particles", particles);

@@ -780,8 +780,8 @@ bn_status bn_field_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles
                                size_t nsel, double *out)
 {
     if (!f || !m || (nsel && (!blocks || !out))) return bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh_blocks: NULL argument");
-    if (f->prm.method != BN_FIELD_TREE || f->backend != BN_BACKEND_CPU)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the field at a part of a mesh's blocks: the tree on the CPU only");
+    if (f->prm.method != BN_FIELD_TREE)
+        return bn_fail(BN_ERR_UNSUPPORTED, "the field at a part of a mesh's blocks: the tree only");
     for (size_t i = 0; i < nsel; i++)
         if (blocks[i] >= m->n_blocks)
             return bn_fail(BN_ERR_ARGUMENT, "block %zu of the part: the mesh has %zu", blocks[i], m->n_blocks);

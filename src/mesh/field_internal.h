@@ -90,13 +90,15 @@ const bn_field_params *bn_field_params_of(const bn_field *f);
  * and velx..z with the velocity); variable k's name. */
 int bn_field_mesh_values(const bn_field_params *p);
 const char *bn_field_mesh_var_name(const bn_field_params *p, int k);
-/* The tree on the CPU: the field of every source of m (and of extra) at
- * the cells of the leaf blocks blocks[0..nsel) only, into out: nv values
- * (bn_field_mesh_values) per cell, the list's blocks one after another,
- * cells in a block's order. Each cell's value has the same bits as
- * bn_field_mesh's over the whole mesh (the same tree over the same
- * sources, the same bricks walked alone; an error target chooses theta
- * on the sample of every cell). m is not changed. */
+/* The tree (on either backend): the field of every source of m (and of
+ * extra) at the cells of the leaf blocks blocks[0..nsel) only, into out:
+ * nv values (bn_field_mesh_values) per cell, the list's blocks one after
+ * another, cells in a block's order. On the CPU each cell's value has the
+ * same bits as bn_field_mesh's over the whole mesh (the same tree over
+ * the same sources, the same bricks walked alone; an error target chooses
+ * theta on the sample of every cell); on the GPU the targets go through
+ * the generic solve (host-made bricks), whose values agree with the
+ * device-made whole mesh's to float rounding. m is not changed. */
 bn_status bn_field_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles *extra, const size_t *blocks,
                                size_t nsel, double *out);
 

@@ -63,9 +63,6 @@ static bn_status check_supported(const bn_field *f)
     if (p->method == BN_FIELD_FFT)
         return bn_fail(BN_ERR_UNSUPPORTED, "the FFT solver (--method fft) runs in one process; across ranks use "
                        "--method tree (the default)");
-    if (bn_field_backend(f) != BN_BACKEND_CPU)
-        return bn_fail(BN_ERR_UNSUPPORTED, "the mesh solver across ranks runs on the CPU: use --backend cpu (or "
-                       "auto), or one process for the GPU");
     return BN_OK;
 }
 

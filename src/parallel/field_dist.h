@@ -1,5 +1,5 @@
-/* Internal: the mesh solver across the ranks of a communicator (the tree
- * on the CPU). Replicated sources, distributed targets: every rank holds
+/* Internal: the mesh solver across the ranks of a communicator (the tree,
+ * on either backend: ranks sharing a GPU each use it). Replicated sources, distributed targets: every rank holds
  * the whole mesh (and the particles, if any) and builds the same tree over
  * every source cell; the leaf blocks are cut along the space-filling
  * curve into contiguous ranges, one per rank, balanced by cell count; each
@@ -29,9 +29,9 @@ bn_status bn_field_dist_blocks(const bn_mesh *m, int P, size_t *order, size_t *c
 /* Collective, as bn_field_mesh on every rank of c: every rank passes the
  * same f's parameters, the same mesh m and the same extra; on return
  * every rank's m holds the whole result, each cell's value with the bits
- * one process computes (the same tree, the same bricks). The FFT solver
- * and the GPU backend are refused across ranks (naming --method and
- * --backend); one rank is bn_field_mesh itself. A failure on any rank
+ * one process computes on the CPU (the same tree, the same bricks; on the
+ * GPU within float rounding of one process). The FFT solver is refused
+ * across ranks (naming --method); one rank is bn_field_mesh itself. A failure on any rank
  * fails every rank with its message. st (may be NULL): the shares. */
 bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn_particles *extra,
                              bn_field_dist_stats *st);
