@@ -108,7 +108,7 @@ run_test() { # name, timeout
     case $rc in 0) note "test $1: PASS" ;; 77) note "test $1: SKIP" ;; *) note "test $1: FAIL (rc $rc)"; tail -15 "$LOGS/$1.log" ;; esac
 }
 if [ $BENCH_ONLY = 0 ]; then
-    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales test_gpu_tune \
+    for t in test_gpu_tree test_gpu_sim test_gpu_walk test_gpu_direct test_gpu_block test_gpu_scales test_gpu_tune test_gpu_let \
         test_gpu_mesh; do run_test $t 300; done
     grep -h "GPU - CPU\|at 3000 points" "$LOGS"/test_gpu_mesh.log 2>/dev/null | tee -a "$SUMMARY"
     grep -h "theta\|GPU vs CPU\|dE/E\|accel MAC\|message\|block steps\|active walk\|refreshed" \

@@ -153,7 +153,7 @@ struct bn_walk_targets {
  * m/eps by more than kExactSelf, it writes its potentials as NaN (marks)
  * and counts itself; only then a second pass lists the groups holding a
  * mark (bn_walk_select_redo) and walks them again BN_PP_EXACT
- * (bn_walk_kernel<1, true>, the only kernel with those loops). Rare
+ * (bn_walk_kernel<1, true, COST>, the only kernels with those loops). Rare
  * where eps is near the spacing or above; the main kernel keeps its
  * registers (a redo list kept by it cost 172 bytes of spills). */
 enum { BN_PP_GUARD = 0, BN_PP_SOFT = 1, BN_PP_EXACT = 2 };
@@ -493,7 +493,7 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * expansion and the later ones (far_done) reuse it. A BN_PP_SOFT walk
  * that finds a potential the self pair's subtraction leaves imprecise
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
-template <bool EXACT>
+template <bool EXACT, bool COST>
 __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
                               int lane, bool far_done, unsigned long long cnt[3])
 {
@@ -571,18 +571,21 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
     cnt[2] += (unsigned long long)st.n_far;
+    if (COST)
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            if (sub == 0 && tid[k] < nt)
+                bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, nt, st.n_far > 0 || far_done);
 }
 
 /* One group: its chunks of at most BN_WALK_CHUNK targets. */
-template <bool EXACT>
+template <bool EXACT, bool COST>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group, int lane, unsigned long long cnt[3])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
-    const unsigned long long c0 = cnt[0], c1 = cnt[1], c2 = cnt[2]; /* warp-uniform */
     for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-        bn_walk_chunk<EXACT>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
-    if (a.act.cost) bn_gpu_charge_group(a.act, gb, cnt[0] - c0, cnt[1] - c1, cnt[2] - c2, lane);
+        bn_walk_chunk<EXACT, COST>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
 }
 
 /* The groups holding a chunk marked by the BN_PP_SOFT walk (a NaN
@@ -608,7 +611,7 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
  * kernel of 4 groups per warp is the one measured before the choice was
  * added (a count read from the arguments was only ever timed together
  * with another change, session 12 runs 4-5). */
-template <int PER_WARP, bool EXACT>
+template <int PER_WARP, bool EXACT, bool COST>
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
@@ -626,11 +629,22 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) break;
-        bn_walk_group<EXACT>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
+        bn_walk_group<EXACT, COST>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
     }
     /* integer atomics, one per warp and counter: exact, order-independent */
     const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
     if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
+}
+
+/* The kernel with the particles' costs (a.act.cost: several ranks) or
+ * without: a template parameter, so that one rank's walk is the kernel
+ * measured without them (a runtime test made it 15% slower, session
+ * 17). */
+template <int PER_WARP, bool EXACT>
+void bn_walk_launch(const bn_walk_args &a, int blocks, cudaStream_t stream)
+{
+    if (a.act.cost) bn_walk_kernel<PER_WARP, EXACT, true><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
+    else bn_walk_kernel<PER_WARP, EXACT, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
 }
 
 extern "C" bn_status bn_gpu_walk_scratch_create(bn_gpu_walk_scratch **out)
@@ -740,9 +754,9 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     const int per_block = BN_WALK_WARPS * per_warp;
     const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
     switch (per_warp) {
-    case 4: bn_walk_kernel<4, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
-    case 2: bn_walk_kernel<2, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
-    default: bn_walk_kernel<1, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a); break;
+    case 4: bn_walk_launch<4, false>(a, blocks, stream); break;
+    case 2: bn_walk_launch<2, false>(a, blocks, stream); break;
+    default: bn_walk_launch<1, false>(a, blocks, stream); break;
     }
     BN_CUDA_LAUNCH_CHECK();
     if (a.soft) { /* the groups whose self pair left phi imprecise, walked
@@ -755,8 +769,7 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
         bn_walk_args x = a;
         x.act.groups = s->redo;
         x.act.count = redo_count;
-        bn_walk_kernel<1, true><<<(t->group_bound + BN_WALK_WARPS - 1) / BN_WALK_WARPS, BN_WALK_WARPS * 32, 0,
-                                  stream>>>(x);
+        bn_walk_launch<1, true>(x, (t->group_bound + BN_WALK_WARPS - 1) / BN_WALK_WARPS, stream);
         BN_CUDA_LAUNCH_CHECK();
     }
     return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;

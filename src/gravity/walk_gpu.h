@@ -41,9 +41,10 @@ bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *
  * and body.
  * live not NULL: the walk does nothing when *live is 0 (an idle step).
  * cost not NULL (several ranks: the domains' weights, backend.h's
- * costs()): each walked group's flops (interact.h's counts) are ADDED to
- * its bodies' cost, shared equally, at their uploaded index orig[i]
- * (each body is one warp's: no atomics, the same sums every time). */
+ * costs()): each walked target's flops (interact.h's counts: its lists,
+ * its chunk's far cells shared) are ADDED to its cost at its uploaded
+ * index orig[i] (each body is one lane's: no atomics, the same sums every
+ * time). */
 typedef struct bn_gpu_active {
     const int *groups;
     const int *count;
@@ -125,15 +126,16 @@ bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
 
 #ifdef __CUDACC__
 #include "gravity/interact.h"
-/* A walked group's flops (pp, pc: source-target pairs; far: cells
- * through its expansion) shared by its bodies' costs, by one warp. */
-__device__ inline void bn_gpu_charge_group(const bn_gpu_active &act, int2 gb, unsigned long long pp,
-                                           unsigned long long pc, unsigned long long far, int lane)
+/* One target's share of a chunk's walk (interact.h's flops): pp and pc
+ * sources evaluated for it, far cells of the chunk (nt targets) shared,
+ * and the expansion's evaluation at it when the chunk had one. Added to
+ * the target's cost at its uploaded index. */
+__device__ inline void bn_gpu_charge(const bn_gpu_active &act, int body, long long pp, long long pc, long long far,
+                                     int nt, bool expansion)
 {
-    const float flops = BN_FLOPS_PP * (float)pp + BN_FLOPS_PC * (float)pc + BN_FLOPS_FAR * (float)far +
-                        (far ? BN_FLOPS_FAR_EVAL * (float)gb.y : 0.f);
-    const float share = flops / (float)gb.y;
-    for (int i = lane; i < gb.y; i += 32) act.cost[act.orig[gb.x + i]] += share;
+    const float share = BN_FLOPS_PP * (float)pp + BN_FLOPS_PC * (float)pc + BN_FLOPS_FAR * (float)far / (float)nt +
+                        (expansion ? (float)BN_FLOPS_FAR_EVAL : 0.f);
+    act.cost[act.orig[body]] += share;
 }
 #endif
 #endif

@@ -230,6 +230,11 @@ __device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, 
     cnt[0] += (unsigned long long)n.pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)n.pc * (unsigned long long)nt;
     if (first_chunk) cnt[2] += (unsigned long long)n.far; /* cell-group pairs, as the CPU counts */
+    if (a.act.cost)
+#pragma unroll
+        for (int k = 0; k < 2; k++)
+            if (lane + 32 * k < nt)
+                bn_gpu_charge(a.act, first + lane + 32 * k, n.pp, n.pc, first_chunk ? n.far : 0, nt, n.far > 0);
 }
 
 /* Warp w of block b walks group (or active-list entry) b W + w. */
@@ -248,7 +253,6 @@ __global__ void __launch_bounds__(BN_REMOTE_WARPS * 32) bn_remote_kernel(bn_remo
     bool ok = true;
     for (int c = 0; c < gb.y && ok; c += BN_REMOTE_CHUNK)
         bn_remote_chunk(a, stacks[w], gb.x + c, min(BN_REMOTE_CHUNK, gb.y - c), gc, gh, lane, c == 0, cnt, &ok);
-    if (ok && a.act.cost) bn_gpu_charge_group(a.act, gb, cnt[0], cnt[1], cnt[2], lane);
     /* integer atomics: exact whatever the order */
     const unsigned long long v = lane == 3 ? (ok ? 0ull : 1ull) : lane < 3 ? cnt[lane] : 0ull;
     if (lane < 4 && v) atomicAdd(&a.s.counts[lane], v);
