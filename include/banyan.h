@@ -544,8 +544,10 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * backend (the GPU's: tree forces only). c must outlive sim. NULL or one
  * rank: this process alone. */
 BN_API bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c);
-/* Collective: the largest rank's cost in the last force evaluation (its walk
- * flops from the interaction counts) over the mean; 1 in one process. */
+/* Collective: the largest rank's load since the domains were last cut (its
+ * particles' measured walk flops, from the interaction counts, every
+ * evaluation since then; the last one's with direct summation) over the
+ * mean; 1 in one process. */
 BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
 /* Collective, at a synchronised time (block steps: a cycle's end): cut the
  * domains again (bn_domain_decompose), each particle weighted by its own

@@ -94,12 +94,14 @@ typedef struct bn_backend_ops {
      * cannot (the GPU's, today) fails for several ranks. */
     bn_status (*set_comm)(void *state, const bn_comm *c);
     /* Several ranks: each particle's measured cost since the upload or
-     * the last costs() call (the flops of every walk that computed its
-     * forces, its own tree's and the received ones', its group's shared
-     * equally), uploaded order, into out (n doubles); then counted again
-     * from 0. *measured 0 (one rank, or before the first evaluation):
-     * nothing was, out is untouched. The domains' weights (simulation.c). */
-    bn_status (*costs)(void *state, double *out, int *measured);
+     * the last reset (the flops of every walk that computed its forces,
+     * its own tree's and the received ones'), uploaded order. *total gets
+     * their sum (summed in a fixed order: the same bits every run); with
+     * out (n doubles) not NULL, the costs too, and they count again from
+     * 0. *measured 0 (one rank, or before the first evaluation): nothing
+     * was, *total is 0 and out untouched. The domains' weights and their
+     * imbalance (simulation.c). */
+    bn_status (*costs)(void *state, double *out, double *total, int *measured);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -401,11 +401,14 @@ static bn_status cpu_set_comm(void *st, const bn_comm *c)
     return BN_OK;
 }
 
-static bn_status cpu_costs(void *st, double *out, int *measured)
+static bn_status cpu_costs(void *st, double *out, double *total, int *measured)
 {
     cpu_state *s = st;
     *measured = s->cost != NULL;
+    *total = 0;
     if (!s->cost) return BN_OK;
+    for (size_t i = 0; i < s->p->n; i++) *total += s->cost[i];
+    if (!out) return BN_OK;
     memcpy(out, s->cost, s->p->n * sizeof *out);
     memset(s->cost, 0, s->p->n * sizeof *s->cost);
     return BN_OK;

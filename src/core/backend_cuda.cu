@@ -729,27 +729,11 @@ bn_status cuda_set_comm(void *p, const bn_comm *c)
     return BN_OK;
 }
 
-bn_status cuda_costs(void *p, double *out, int *measured)
-{
-    bn_cuda_state *st = (bn_cuda_state *)p;
-    *measured = st->cost != NULL || (st->n == 0 && st->have_forces); /* an empty rank has measured its nothing */
-    if (!st->cost) return BN_OK;
-    const size_t n = (size_t)st->n;
-    float *f = (float *)bn_alloc((n ? n : 1) * sizeof(float), "particle costs");
-    if (!f) return BN_ERR_NOMEM;
-    bn_status s = bn_cuda_read(f, st->cost, n * sizeof(float), "particle costs", st->s);
-    for (size_t i = 0; s == BN_OK && i < n; i++) out[i] = f[i];
-    free(f);
-    BN_TRY(s);
-    BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, n * sizeof(float), st->s));
-    return BN_OK;
-}
-
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
-    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, cuda_costs,
+    bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs,
 };
 } // namespace
 

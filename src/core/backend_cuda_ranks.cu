@@ -144,16 +144,20 @@ bn_status particles_to_host(const bn_cuda_state *st, bn_particles **out)
 namespace {
 bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
-/* This rank's positions (exact, device order) and masses (the host
- * copy) as a particle set, the sources it gives to the others. */
+/* This rank's positions (exact) and masses (the device's floats: a force
+ * call's upload keeps no host copy) as a particle set, the sources it
+ * gives to the others. */
 bn_status sources_to_host(const bn_cuda_state *st, bn_particles **out)
 {
     const size_t n = (size_t)st->n;
     BN_TRY(bn_particles_create(out, n));
-    bn_status r = BN_OK;
+    float *m = (float *)bn_alloc((n ? n : 1) * sizeof(float), "direct summation's sources");
+    bn_status r = m ? BN_OK : BN_ERR_NOMEM;
     for (int k = 0; k < 3 && r == BN_OK && n; k++)
         r = bn_cuda_read((*out)->pos[k], st->pos[k], n * sizeof(double), "direct summation's sources", st->s);
-    if (n) memcpy((*out)->mass, st->host_mass, n * sizeof(double));
+    if (r == BN_OK && n) r = bn_cuda_read(m, st->mass, n * sizeof(float), "direct summation's sources", st->s);
+    for (size_t i = 0; r == BN_OK && i < n; i++) (*out)->mass[i] = m[i];
+    free(m);
     return r;
 }
 
@@ -204,6 +208,70 @@ bn_status bn_cuda_direct_ranks(bn_cuda_state *st)
     if (s == BN_OK) st->remote.n_pp = (double)st->n * (double)(all->n - (size_t)st->n); /* beyond the local pairs */
     bn_particles_free(all);
     return bn_comm_agree(st->comm, s);
+}
+
+namespace {
+constexpr int kSumThreads = 256, kSumPerBlock = 8 * kSumThreads;
+
+/* partial[b] = the sum of v over block b's range, in a fixed tree order
+ * (no atomics: the same bits every run). */
+__global__ void sum_partials(const float *v, int n, double *partial)
+{
+    __shared__ double sh[kSumThreads];
+    const int base = blockIdx.x * kSumPerBlock;
+    double x = 0;
+    for (int i = base + threadIdx.x; i < n && i < base + kSumPerBlock; i += kSumThreads) x += v[i];
+    sh[threadIdx.x] = x;
+    __syncthreads();
+    for (int w = kSumThreads / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = sh[0];
+}
+
+/* One thread adds the partials in block order. */
+__global__ void sum_total(double *partial, int blocks)
+{
+    double t = 0;
+    for (int b = 0; b < blocks; b++) t += partial[b];
+    partial[blocks] = t;
+}
+
+/* The sum of the costs on the device, read back (8 bytes). */
+bn_status cost_total(const bn_cuda_state *st, double *total)
+{
+    *total = 0;
+    if (st->n == 0) return BN_OK;
+    const int blocks = (st->n + kSumPerBlock - 1) / kSumPerBlock;
+    double *buf = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&buf, (size_t)blocks + 1, "the costs' sum", st->s));
+    sum_partials<<<blocks, kSumThreads, 0, st->s>>>(st->cost, st->n, buf);
+    sum_total<<<1, 1, 0, st->s>>>(buf, blocks);
+    bn_status r = cuda_ok(cudaGetLastError(), "the costs' sum");
+    if (r == BN_OK) r = bn_cuda_read(total, buf + blocks, sizeof *total, "the costs' sum", st->s);
+    bn_cuda_free(buf, st->s);
+    return r;
+}
+} // namespace
+
+bn_status bn_cuda_costs(void *p, double *out, double *total, int *measured)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    *measured = st->cost != NULL || (st->n == 0 && st->have_forces); /* an empty rank has measured its nothing */
+    *total = 0;
+    if (!st->cost) return BN_OK;
+    BN_TRY(cost_total(st, total));
+    if (!out) return BN_OK;
+    const size_t n = (size_t)st->n;
+    float *f = (float *)bn_alloc((n ? n : 1) * sizeof(float), "particle costs");
+    if (!f) return BN_ERR_NOMEM;
+    bn_status s = bn_cuda_read(f, st->cost, n * sizeof(float), "particle costs", st->s);
+    for (size_t i = 0; s == BN_OK && i < n; i++) out[i] = f[i];
+    free(f);
+    BN_TRY(s);
+    BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, n * sizeof(float), st->s));
+    return BN_OK;
 }
 
 bn_status bn_cuda_sample_ranks(bn_cuda_state *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref,

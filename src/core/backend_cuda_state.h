@@ -83,6 +83,9 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * rank without particles sends and receives nothing but takes part. */
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old);
+/* Several ranks: the particles' measured costs (backend.h's costs()). */
+bn_status bn_cuda_costs(void *state, double *out, double *total, int *measured);
+
 /* Several ranks, direct summation: the forces of this rank's particles
  * from every rank's (their positions and masses gathered on every rank,
  * summed on the device, bn_gpu_direct_targets; the same bits whatever

@@ -640,14 +640,21 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
 
 /* ---- several ranks: load balance ---- */
 
-/* This rank's cost in the last evaluation: its walk's flops (the
- * interaction counts, as the self-tuned rebuild weighs them; counts, not
- * seconds, so that the decisions are the same in every run). */
-static double rank_cost(bn_simulation *sim)
+/* This rank's load since the domains were last cut: its particles'
+ * measured costs (backend.h's costs(): every walk's flops since then, the
+ * sub-steps of block steps included), or the last evaluation's flops
+ * where none were measured (direct summation). Counts, not seconds, so
+ * that the decisions are the same in every run. */
+static bn_status rank_load(bn_simulation *sim, double *load)
 {
-    if (!sim->ops || !sim->have_forces) return 0;
+    *load = 0;
+    if (!sim->ops || !sim->have_forces) return BN_OK;
+    int measured = 0;
+    BN_TRY(sim->ops->costs(sim->state, NULL, load, &measured));
+    if (measured && *load > 0) return BN_OK;
     const bn_force_stats *st = bn_simulation_force_stats(sim);
-    return bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->host->n);
+    *load = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->host->n);
+    return BN_OK;
 }
 
 bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
@@ -655,7 +662,9 @@ bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
     if (!sim || !imbalance) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_imbalance: NULL argument");
     *imbalance = 1;
     if (ranks(sim) <= 1) return BN_OK;
-    double sum = rank_cost(sim), max = sum;
+    double sum = 0;
+    BN_TRY(bn_comm_agree(sim->comm, rank_load(sim, &sum)));
+    double max = sum;
     BN_TRY(bn_comm_allreduce(sim->comm, &sum, 1, BN_REDUCE_SUM));
     BN_TRY(bn_comm_allreduce(sim->comm, &max, 1, BN_REDUCE_MAX));
     if (sum > 0) *imbalance = max / (sum / ranks(sim));
@@ -673,8 +682,9 @@ static bn_status cost_weights(bn_simulation *sim, double **w)
     const size_t n = sim->host->n;
     double *v = bn_alloc((n ? n : 1) * sizeof *v, "load-balance weights");
     int measured = 0;
+    double total = 0;
     bn_status s = v ? BN_OK : BN_ERR_NOMEM;
-    if (s == BN_OK && sim->ops) s = sim->ops->costs(sim->state, v, &measured);
+    if (s == BN_OK && sim->ops) s = sim->ops->costs(sim->state, v, &total, &measured);
     s = bn_comm_agree(sim->comm, s);
     double all = measured;
     if (s == BN_OK) s = bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN);
