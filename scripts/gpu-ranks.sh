@@ -109,19 +109,23 @@ sys.exit(0 if not bad and same else 1)
 PY
 done
 # direct summation across ranks (every rank's sources gathered, summed on the device for its targets):
-# the one-process GPU direct sum's forces within float rounding (other order of the sums, other units)
-m=${MODELS%% *}
-for np in 2 4; do
-    timeout 300 mpirun --bind-to none -np $np "$BIN" forces "$m.hdf5" -o "$m-direct-$np.hdf5" --backend gpu \
-        --method direct >"$m-direct-$np.log" 2>&1 || { echo "FAIL: direct, $np ranks: $(tail -3 "$m-direct-$np.log")"; fail=1; continue; }
-    "$BIN" compare "$m-direct-$np.hdf5" "$m-direct.hdf5" --json >"$m-direct-$np.json" 2>/dev/null
-    python3 - "$np" "$m-direct-$np.json" "$m-direct-$np.log" >>"$TABLE" <<'PY' || fail=1
+# against the CPU's double direct sum, errors like one GPU process's (float sums in another order: p99 within
+# 1.5x, max within 3x), at 2^16
+"$BIN" ic plummer --n 65536 -o dsmall.hdf5 2>/dev/null
+"$BIN" forces dsmall.hdf5 -o dsmall-cpu.hdf5 --backend cpu --method direct 2>/dev/null || { echo "FAIL: cpu direct"; fail=1; }
+for np in 1 2 4; do
+    timeout 300 mpirun --bind-to none -np $np "$BIN" forces dsmall.hdf5 -o "dsmall-$np.hdf5" --backend gpu \
+        --method direct >"dsmall-$np.log" 2>&1 || { echo "FAIL: direct, $np ranks: $(tail -3 "dsmall-$np.log")"; fail=1; continue; }
+    "$BIN" compare "dsmall-$np.hdf5" dsmall-cpu.hdf5 --json >"dsmall-$np.json" 2>/dev/null
+    python3 - "$np" >>"$TABLE" <<'PY' || fail=1
 import json, re, sys
-a = json.load(open(sys.argv[2]))["acc_rel_error"]
-call = re.search(r"backend \S+, ([0-9.e-]+) s", open(sys.argv[3]).read())
-ok = a["p99"] <= 1e-5 and a["max"] <= 1e-3
-print(f"direct summation, ranks {sys.argv[1]}: against one process p99 {a['p99']:.2e} max {a['max']:.2e}, call "
-      f"{call.group(1) if call else '?'} s {'ok' if ok else 'DIFFERENT'}")
+np_ = sys.argv[1]
+a = json.load(open(f"dsmall-{np_}.json"))["acc_rel_error"]
+b = json.load(open("dsmall-1.json"))["acc_rel_error"]
+call = re.search(r"backend \S+, ([0-9.e-]+) s", open(f"dsmall-{np_}.log").read())
+ok = a["p99"] <= 1.5 * b["p99"] and a["max"] <= 3 * b["max"]
+print(f"direct summation, ranks {np_}: against the CPU's double p99 {a['p99']:.2e} max {a['max']:.2e} (1 rank "
+      f"{b['p99']:.2e} {b['max']:.2e}), call {call.group(1) if call else '?'} s {'ok' if ok else 'BEYOND THE BOUND'}")
 sys.exit(0 if ok else 1)
 PY
 done
