@@ -73,7 +73,13 @@ typedef struct bn_particles {
     uint64_t *id;      /* particle ids (unique within a run)            */
     double *acc[3];    /* accelerations, or NULL                        */
     double *pot;       /* potential per unit mass, or NULL              */
+    uint8_t *type;     /* component per particle: its GADGET part type
+                          0..BN_PART_TYPES-1 (snapshots' /PartTypeN;
+                          galaxies: 1 halo, 2 disk, 3 bulge), or NULL:
+                          every particle PartType1. Travels with the
+                          particle through copies, files and ranks.    */
 } bn_particles;
+#define BN_PART_TYPES 6 /* GADGET's PartType0..5 */
 
 /* Create an empty set (n = 0). Free with bn_particles_free. */
 BN_API bn_status bn_particles_create(bn_particles **out, size_t n);
@@ -84,6 +90,11 @@ BN_API bn_status bn_particles_resize(bn_particles *p, size_t n);
 BN_API bn_status bn_particles_ensure_forces(bn_particles *p);
 /* Deep copy. */
 BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
+/* Allocate type (every particle PartType1) if missing. Particles added by
+ * bn_particles_resize to a set with types are PartType1. */
+BN_API bn_status bn_particles_ensure_types(bn_particles *p);
+/* The part type of particle i (1 when p->type is NULL). */
+BN_API int bn_particles_part_type(const bn_particles *p, size_t i);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
  * > 0. The message names the first offending particle and field. (Force
  * computations also refuse coordinates that span BN_MAX_SPAN or more:
@@ -382,12 +393,14 @@ typedef struct bn_snapshot_meta {
 
 BN_API bn_snapshot_meta bn_snapshot_meta_default(void);
 /* Write p (with Acceleration and Potential when p->acc is set) to path,
- * through a temporary file renamed at the end. */
+ * through a temporary file renamed at the end: one /PartTypeN group per
+ * part type present (p->type; NULL: all /PartType1), each in p's order. */
 BN_API bn_status bn_snapshot_write(const char *path, const bn_particles *p,
                                    const bn_snapshot_meta *meta);
 /* Read a GADGET-4/SWIFT-style file: float or double coordinates, 32- or
- * 64-bit ids, per-particle Masses or Header/MassTable. Reads PartType1
- * (or every PartType present, concatenated). meta may be NULL. A file of
+ * 64-bit ids, per-particle Masses or Header/MassTable. Reads every
+ * PartTypeN present, concatenated in type order; p->type records each
+ * particle's (NULL when every particle is PartType1). meta may be NULL. A file of
  * a snapshot split over several (NumFilesPerSnapshot > 1, GADGET-4's
  * "<stem>.<k>.hdf5") reads every file of it, in file order: the counts
  * must add up to NumPart_Total and the ids must be unique over all. */
@@ -405,6 +418,11 @@ BN_API bn_status bn_snapshot_part_path(const char *path, int k, char *out, size_
  * reader to accept it. Atomic per file (a temporary name renamed). */
 BN_API bn_status bn_snapshot_write_part(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
                                         int index, int n_files, uint64_t n_total);
+/* The same for a set with part types (p->type): n_total[t] particles of
+ * PartType t in the whole snapshot (GADGET-4's NumPart_Total per type);
+ * bn_snapshot_write_part counts every particle as PartType1. */
+BN_API bn_status bn_snapshot_write_part_types(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
+                                              int index, int n_files, const uint64_t n_total[BN_PART_TYPES]);
 /* Rank `rank` of `ranks` readers' share of a snapshot: the files [F rank
  * / ranks, F (rank + 1) / ranks) of a split snapshot of F files (none
  * when F < ranks leaves this rank without one: *out has 0 particles), or
