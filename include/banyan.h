@@ -372,6 +372,91 @@ BN_API bn_status bn_ic_model_parse(const char *s, bn_ic_model *out);
  * origin. */
 BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
 
+/* ---- Galaxies: halo, bulge and disk in equilibrium (banyan ic galaxy) ---- */
+/*
+ * Every component has a total mass (after its truncation), a scale and a
+ * truncation as in MAGI (Miki & Umemura 2018): its density times
+ * 0.5 erfc((r - cutoff) / cutoff_width) (the disk's in cylindrical R).
+ * Spheroids (halo, bulge) get isotropic velocities from their Eddington
+ * distribution functions in the total potential (the disk through its
+ * enclosed mass M_d(<R = r)); the disk gets epicyclic velocities: sigma_R
+ * = sigma_0 exp(-R / 2 R_d) with Q(q_radius) = toomre_q (Q = sigma_R
+ * kappa / 3.36 G Sigma), sigma_phi^2 = sigma_R^2 kappa^2 / 4 Omega^2,
+ * sigma_z from the disk's own vertical equilibrium (sech^2: sigma_z^2 =
+ * pi G Sigma z_d; exponential: pi G Sigma z_d (2 - exp(-|z|/z_d))), and a
+ * mean rotation v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/4 Omega^2 + d ln
+ * (Sigma sigma_R^2) / d ln R) (Hernquist 1993, eq. 2.27: -2 R/R_d without
+ * the taper), 0 where that is negative. Particles: halo (PartType1), disk
+ * (PartType2), bulge (PartType3), in that order, ids 1..N.
+ */
+typedef enum bn_galaxy_profile {
+    BN_GALAXY_NONE = 0,      /* component absent                          */
+    BN_GALAXY_NFW = 1,       /* rho_0 / (x (1 + x)^2), x = r / scale       */
+    BN_GALAXY_HERNQUIST = 2, /* rho_0 / (x (1 + x)^3)                      */
+    BN_GALAXY_EXPONENTIAL = 3 /* disk: Sigma_0 exp(-R / scale) times the
+                                vertical profile                          */
+} bn_galaxy_profile;
+
+typedef enum bn_galaxy_vertical {
+    BN_GALAXY_SECH2 = 0,     /* rho ~ sech^2(z / z_d) (isothermal sheet)   */
+    BN_GALAXY_EXP = 1        /* rho ~ exp(-|z| / z_d)                      */
+} bn_galaxy_vertical;
+
+typedef struct bn_galaxy_component {
+    bn_galaxy_profile profile;
+    double mass;          /* total mass, after the truncation (> 0)      */
+    double scale;         /* r_s, a or R_d (> 0)                         */
+    double cutoff;        /* truncation radius (> 0)                     */
+    double cutoff_width;  /* width of the erfc taper (> 0)               */
+    size_t n;             /* particles; 0: from particle_mass, else the
+                             share of bn_ic_galaxy's n by mass (equal
+                             particle masses)                            */
+    double particle_mass; /* used when n = 0 and > 0                     */
+    /* disk only */
+    double scale_height;  /* z_d (> 0)                                   */
+    bn_galaxy_vertical vertical;
+    double toomre_q;      /* Q at q_radius (> 0)                         */
+    double q_radius;      /* (> 0)                                       */
+} bn_galaxy_component;
+
+typedef struct bn_galaxy_model {
+    bn_galaxy_component halo, bulge, disk;
+    bn_units units;       /* the unit system; units.G is the G used      */
+} bn_galaxy_model;
+
+/* Units kpc, Msun, km/s: G = 4.30091727e-6 kpc (km/s)^2 / Msun, time unit
+ * kpc / (km/s) = 0.9778 Gyr. */
+BN_API bn_units bn_units_kpc_msun_kms(void);
+/* GOTHIC's M31 (Miki & Umemura 2017, after Geehan et al. 2006 and Fardal
+ * et al. 2007): NFW halo 8.11e11 Msun, r_s 7.63 kpc; Hernquist bulge
+ * 3.24e10 Msun, a 0.61 kpc; exponential disk 3.66e10 Msun, R_d 5.4 kpc,
+ * z_d 0.6 kpc (sech^2), Q = 2 at R_d. Truncations (ours, MAGI's taper):
+ * halo at 25 r_s = 190.75 kpc (about r_200 of 8.11e11 Msun), width 19.1
+ * kpc; bulge at 20 a = 12.2 kpc, width 1.22 kpc; disk at 6 R_d = 32.4
+ * kpc, width 2.7 kpc. Equal particle masses (n = 0 everywhere). */
+BN_API bn_galaxy_model bn_galaxy_model_m31(void);
+/* The message names the component and field at fault. */
+BN_API bn_status bn_galaxy_model_validate(const bn_galaxy_model *m);
+/* Read a model from a YAML file (sections units, halo, bulge, disk; see
+ * examples/m31.yml): unknown or repeated keys, missing required ones and
+ * bad values fail naming the file, line and section:key. */
+BN_API bn_status bn_galaxy_model_read(const char *path, bn_galaxy_model *out);
+/* Sample the model: n particles shared by the components without their
+ * own count (may be 0 when all have one), seed as bn_ic_params. Centre of
+ * mass at rest at the origin; the same bits at any thread count. */
+BN_API bn_status bn_ic_galaxy(const bn_galaxy_model *m, size_t n, uint64_t seed, bn_particles **out);
+/* The model's disk at radius R (in the midplane): what the sampler uses. */
+typedef struct bn_galaxy_disk_point {
+    double R;
+    double v_circ;          /* circular speed of the total potential    */
+    double kappa, omega;    /* epicyclic and angular frequencies        */
+    double surface_density; /* Sigma(R), taper included                 */
+    double sigma_R, sigma_phi, sigma_z; /* sigma_z in the midplane      */
+    double v_phi;           /* mean rotation (asymmetric drift)         */
+    double toomre_q;        /* sigma_R kappa / (3.36 G Sigma)           */
+} bn_galaxy_disk_point;
+BN_API bn_status bn_galaxy_disk_curve(const bn_galaxy_model *m, size_t n, const double *R, bn_galaxy_disk_point *out);
+
 /* ------------------------------------------------------------------ */
 /* Snapshots (HDF5, GADGET-4 layout)                                    */
 /* ------------------------------------------------------------------ */
