@@ -35,9 +35,11 @@ bn_galaxy_model bn_galaxy_model_m31(void)
     bn_galaxy_model m;
     memset(&m, 0, sizeof m);
     m.units = bn_units_kpc_msun_kms();
-    m.halo = spheroid(BN_GALAXY_NFW, 8.11e11, 7.63, 25 * 7.63, 2.5 * 7.63);
-    m.bulge = spheroid(BN_GALAXY_HERNQUIST, 3.24e10, 0.61, 20 * 0.61, 2 * 0.61);
-    m.disk = spheroid(BN_GALAXY_EXPONENTIAL, 3.66e10, 5.4, 6 * 5.4, 0.5 * 5.4);
+    /* cutoffs: halo 25 r_s, bulge 20 a, disk 6 R_d; widths a tenth of the
+     * halo's and bulge's, half R_d (the numbers of examples/m31.yml) */
+    m.halo = spheroid(BN_GALAXY_NFW, 8.11e11, 7.63, 190.75, 19.075);
+    m.bulge = spheroid(BN_GALAXY_HERNQUIST, 3.24e10, 0.61, 12.2, 1.22);
+    m.disk = spheroid(BN_GALAXY_EXPONENTIAL, 3.66e10, 5.4, 32.4, 2.7);
     m.disk.scale_height = 0.6;
     m.disk.vertical = BN_GALAXY_SECH2;
     m.disk.toomre_q = 2.0;
