@@ -438,7 +438,7 @@ BN_API bn_galaxy_model bn_galaxy_model_m31(void);
 /* The message names the component and field at fault. */
 BN_API bn_status bn_galaxy_model_validate(const bn_galaxy_model *m);
 /* Read a model from a YAML file (sections units, halo, bulge, disk; see
- * examples/m31.yml): unknown or repeated keys, missing required ones and
+ * examples/galaxies/m31.yml): unknown or repeated keys, missing required ones and
  * bad values fail naming the file, line and section:key. */
 BN_API bn_status bn_galaxy_model_read(const char *path, bn_galaxy_model *out);
 /* Sample the model: n particles shared by the components without their
@@ -456,6 +456,24 @@ typedef struct bn_galaxy_disk_point {
     double toomre_q;        /* sigma_R kappa / (3.36 G Sigma)           */
 } bn_galaxy_disk_point;
 BN_API bn_status bn_galaxy_disk_curve(const bn_galaxy_model *m, size_t n, const double *R, bn_galaxy_disk_point *out);
+/* A disk measured from its particles (PartType2 of p, about their centre
+ * of mass and mean velocity), in n_rings rings of equal width out to
+ * R_max: what the model's curves are compared with, after sampling or
+ * after a run. */
+typedef struct bn_galaxy_ring {
+    double R_lo, R_hi;      /* the ring                                  */
+    double R;               /* mean R of its disk particles              */
+    size_t n;               /* disk particles in it                      */
+    double v_circ;          /* sqrt(mean -a.R_hat R) of those within half
+                               a scale height of the midplane: p's forces
+                               (NaN without forces or particles there)   */
+    double sigma_R;         /* radial velocity dispersion                */
+    double surface_density; /* their mass over the ring's area           */
+    double toomre_q;        /* sigma_R kappa / (3.36 G Sigma), kappa the
+                               model's at R                              */
+} bn_galaxy_ring;
+BN_API bn_status bn_galaxy_disk_rings(const bn_galaxy_model *m, const bn_particles *p, size_t n_rings, double R_max,
+                                      bn_galaxy_ring *out);
 
 /* ------------------------------------------------------------------ */
 /* Snapshots (HDF5, GADGET-4 layout)                                    */

@@ -31,6 +31,7 @@ expect_exit 2 "give one of --model m31 and --model-file" -- "$banyan" ic galaxy 
 expect_exit 2 "unknown model 'm33' (m31)" -- "$banyan" ic galaxy --model m33 --n 100 -o out.hdf5
 expect_exit 2 "missing -o" -- "$banyan" ic galaxy --model m31 --n 100
 printf 'disk:\n  mass: 1e10\n  scale_length: 3\n  scale_height: -0.3\n' >bad.yml
+printf 'halo:\n  profile: hernquist\n  mass: 1\n  scale_radius: 1\n  cutoff: 20\n  cutoff_width: 2\n' >halo.yml
 expect_exit 2 "bad.yml:4: disk:scale_height: '-0.3' (a finite number > 0)" -- \
   "$banyan" ic galaxy --model-file bad.yml --n 100 -o out.hdf5
 expect_exit 1 "no particle count" -- "$banyan" ic galaxy --model m31 -o out.hdf5
@@ -40,6 +41,41 @@ grep -qF "halo 3776, disk 170, bulge 150" err.txt || fail "ic galaxy: counts: $(
 "$banyan" info g.hdf5 >info.txt || fail "info g.hdf5"
 grep -q "^G  *4.30091727e-06" info.txt || fail "g.hdf5: G: $(grep ^G info.txt)"
 grep -q "UnitLength_in_cm 3.085677581e+21" info.txt || fail "g.hdf5: units: $(grep units info.txt)"
+
+# --plots: two valid 800 x 600 PNGs (signature, IHDR, IEND), not blank
+"$banyan" ic galaxy --model m31 --n 16384 -o p.hdf5 --plots plots 2>err.txt || fail "--plots: $(cat err.txt)"
+for png in rotation_curve toomre_q; do
+  python3 - "plots/$png.png" <<'PY' || fail "plots/$png.png is not a valid 800 x 600 PNG"
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n" and b[12:16] == b"IHDR", "signature"
+assert struct.unpack(">II", b[16:24]) == (800, 600), "size"
+assert b[-8:-4] == b"IEND", "IEND"
+# the pixels: IDAT chunks inflated, white background with some red points
+at, data = 8, b""
+while at < len(b):
+    n, kind = struct.unpack(">I4s", b[at:at + 8])
+    if kind == b"IDAT":
+        data += b[at + 8:at + 8 + n]
+    at += 12 + n
+raw = zlib.decompress(data)
+assert len(raw) == 600 * 2401, "rows"
+prev, red = bytearray(2400), 0
+for r in range(600):  # undo the row filters (PNG spec 9.2), count (220, 30, 30) pixels
+    f, row = raw[r * 2401], bytearray(raw[r * 2401 + 1:(r + 1) * 2401])
+    for i in range(2400):
+        a, up, c = row[i - 3] if i >= 3 else 0, prev[i], prev[i - 3] if i >= 3 else 0
+        p = a + up - c
+        pred = [0, a, up, (a + up) // 2,
+                a if abs(p - a) <= abs(p - up) and abs(p - a) <= abs(p - c) else up if abs(p - up) <= abs(p - c) else c][f]
+        row[i] = (row[i] + pred) & 255
+    red += sum(1 for i in range(0, 2400, 3) if row[i:i + 3] == b"\xdc\x1e\x1e")
+    prev = row
+assert red > 100, f"{red} red pixels: no measured points"
+PY
+done
+expect_exit 2 "--plots needs a model with a disk" -- "$banyan" ic galaxy --model-file halo.yml --n 100 -o out.hdf5 \
+  --plots plots
 
 # a run from it: its G and units, and the types, in the final snapshot
 run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P TimeIntegration:dt:0.0005

@@ -323,12 +323,12 @@ static void test_bad_model_files(void **state)
     TU_FAILS(bn_ic_galaxy(&m, 20, 1, &p), BN_ERR_ARGUMENT, "bulge: no particle of 20");
 }
 
-/* The YAML example (examples/m31.yml) is the preset: the same particles. */
+/* The YAML example (examples/galaxies/m31.yml) is the preset: the same particles. */
 static void test_model_file(void **state)
 {
     (void)state;
     bn_galaxy_model m;
-    TU_OK(bn_galaxy_model_read(EXAMPLES_DIR "/m31.yml", &m));
+    TU_OK(bn_galaxy_model_read(EXAMPLES_DIR "/galaxies/m31.yml", &m));
     bn_particles *a = NULL, *b = NULL;
     TU_OK(bn_ic_galaxy(&m, 4096, 5, &a));
     TU_OK(bn_ic_galaxy(&m31, 4096, 5, &b));

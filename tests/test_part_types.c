@@ -121,20 +121,9 @@ static void test_single_file(void **state)
     fx_rmdir(dir);
 }
 
-/* The shares of `ranks` readers, in rank order, are p. */
 static void assert_shares(const char *path, int ranks, const bn_particles *p)
 {
-    size_t at = 0;
-    for (int r = 0; r < ranks; r++) {
-        bn_particles *q = NULL;
-        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, NULL, NULL));
-        bn_particles *want = tu_rows(p, at, at + q->n);
-        assert_same(want, q);
-        at += q->n;
-        bn_particles_free(want);
-        bn_particles_free(q);
-    }
-    assert_int_equal(at, p->n);
+    fx_assert_shares(path, ranks, p, 0.0, assert_same);
 }
 
 /* Three files (the middle one empty) with the set's per-type totals;

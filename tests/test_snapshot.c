@@ -354,25 +354,15 @@ static void test_atomic_writes(void **state)
     fx_rmdir(dir);
 }
 
-/* readers of `ranks` shares, their particles in rank order, against p */
+/* every reader the set's time, one without a file too (4 of 3) */
+static void same_with_forces(const bn_particles *want, const bn_particles *got)
+{
+    assert_same_particles(want, got, want->acc[0] != NULL);
+}
+
 static void assert_shares(const char *path, int ranks, const bn_particles *p)
 {
-    size_t at = 0;
-    for (int r = 0; r < ranks; r++) {
-        bn_particles *q = NULL;
-        uint64_t total = 0;
-        bn_snapshot_meta m;
-        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, &m, &total));
-        assert_int_equal(total, p->n);
-        /* every reader the set's time, one without a file too (4 of 3) */
-        assert_true(m.time == custom_meta().time);
-        bn_particles *want = tu_rows(p, at, at + q->n);
-        assert_same_particles(want, q, p->acc[0] != NULL);
-        at += q->n;
-        bn_particles_free(want);
-        bn_particles_free(q);
-    }
-    assert_int_equal(at, p->n);
+    fx_assert_shares(path, ranks, p, custom_meta().time, same_with_forces);
 }
 
 /* A snapshot split over 3 files (one empty, as a rank without particles

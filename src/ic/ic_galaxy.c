@@ -36,7 +36,7 @@ bn_galaxy_model bn_galaxy_model_m31(void)
     memset(&m, 0, sizeof m);
     m.units = bn_units_kpc_msun_kms();
     /* cutoffs: halo 25 r_s, bulge 20 a, disk 6 R_d; widths a tenth of the
-     * halo's and bulge's, half R_d (the numbers of examples/m31.yml) */
+     * halo's and bulge's, half R_d (the numbers of examples/galaxies/m31.yml) */
     m.halo = spheroid(BN_GALAXY_NFW, 8.11e11, 7.63, 190.75, 19.075);
     m.bulge = spheroid(BN_GALAXY_HERNQUIST, 3.24e10, 0.61, 12.2, 1.22);
     m.disk = spheroid(BN_GALAXY_EXPONENTIAL, 3.66e10, 5.4, 32.4, 2.7);

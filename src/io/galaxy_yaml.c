@@ -1,6 +1,6 @@
 /* A galaxy model from YAML (banyan ic galaxy --model-file): sections
  * units, halo, bulge, disk, each a mapping of keys to numbers or names
- * (examples/m31.yml shows every key). Absent sections are absent
+ * (examples/galaxies/m31.yml shows every key). Absent sections are absent
  * components (units: kpc, Msun, km/s). Every error names the file, the
  * line and the section:key at fault. */
 #include <math.h>
