@@ -41,6 +41,7 @@ grep -qF "halo 3776, disk 170, bulge 150" err.txt || fail "ic galaxy: counts: $(
 "$banyan" info g.hdf5 >info.txt || fail "info g.hdf5"
 grep -q "^G  *4.30091727e-06" info.txt || fail "g.hdf5: G: $(grep ^G info.txt)"
 grep -q "UnitLength_in_cm 3.085677581e+21" info.txt || fail "g.hdf5: units: $(grep units info.txt)"
+grep -q "^part types  *PartType1 3776 PartType2 170 PartType3 150$" info.txt || fail "g.hdf5: $(grep types info.txt)"
 
 # --plots: two valid 800 x 600 PNGs (signature, IHDR, IEND), not blank
 "$banyan" ic galaxy --model m31 --n 16384 -o p.hdf5 --plots plots 2>err.txt || fail "--plots: $(cat err.txt)"

@@ -172,16 +172,20 @@ static void locate(const gx_model *g, double r, size_t *i, double *a)
     *a = t - fl;
 }
 
-static double lerp(const double *v, size_t i, double a) { return v[i] + a * (v[i + 1] - v[i]); }
+/* Table v at r0 <= r < r_max, linearly in s. */
+static double table_at(const gx_model *g, const double *v, double r)
+{
+    size_t i;
+    double a;
+    locate(g, r, &i, &a);
+    return v[i] + a * (v[i + 1] - v[i]);
+}
 
 static double table_mass(const gx_model *g, const double *m, double r)
 {
     if (r <= g->r0) return m[0] * (r / g->r0) * (r / g->r0);
     if (r >= g->r_max) return m[g->n - 1];
-    size_t i;
-    double a;
-    locate(g, r, &i, &a);
-    return lerp(m, i, a);
+    return table_at(g, m, r);
 }
 
 double gx_mass(const gx_model *g, int c, double r) { return g->c[c] ? table_mass(g, g->mass[c], r) : 0; }
@@ -214,10 +218,7 @@ static double gx_depth(const void *ctx, double r)
     const gx_model *g = ((const gx_df_ctx *)ctx)->g;
     if (r <= g->r0) return g->depth[0] * r / g->r0;
     if (r >= g->r_max) return g->psi_max - g->G * g->mtot[g->n - 1] * (1 / r - 1 / g->r_max);
-    size_t i;
-    double a;
-    locate(g, r, &i, &a);
-    return lerp(g->depth, i, a);
+    return table_at(g, g->depth, r);
 }
 
 static double gx_psi(const void *ctx, double r)
@@ -225,10 +226,7 @@ static double gx_psi(const void *ctx, double r)
     const gx_model *g = ((const gx_df_ctx *)ctx)->g;
     if (r <= g->r0) return g->psi_max - gx_depth(ctx, r);
     if (r >= g->r_max) return g->G * g->mtot[g->n - 1] * (1 / r - 1 / g->r_max);
-    size_t i;
-    double a;
-    locate(g, r, &i, &a);
-    return lerp(g->psi, i, a);
+    return table_at(g, g->psi, r);
 }
 
 static double gx_radius_of_depth(const void *ctx, double d)
