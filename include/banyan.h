@@ -407,7 +407,7 @@ typedef struct bn_galaxy_component {
     double mass;          /* total mass, after the truncation (> 0)      */
     double scale;         /* r_s, a or R_d (> 0)                         */
     double cutoff;        /* truncation radius (> 0)                     */
-    double cutoff_width;  /* width of the erfc taper (> 0)               */
+    double cutoff_width;  /* width of the erfc taper (>= 0.02 cutoff)    */
     size_t n;             /* particles; 0: from particle_mass, else the
                              share of bn_ic_galaxy's n by mass (equal
                              particle masses)                            */

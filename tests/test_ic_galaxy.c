@@ -44,6 +44,31 @@ static int teardown(void **state)
     return 0;
 }
 
+/* 2T / |W|, W = 1/2 sum m phi from p's potentials (computed by the tree
+ * with GOTHIC's softening when p has none). */
+static double virial_ratio(bn_particles *p, double G)
+{
+    if (!p->pot) {
+        bn_gravity_params g = bn_gravity_params_default();
+        g.G = G;
+        g.softening = 0.016;
+        g.backend = BN_BACKEND_CPU;
+        bn_gravity *grav = NULL;
+        TU_OK(bn_gravity_create(&grav, &g));
+        TU_OK(bn_gravity_compute(grav, p));
+        bn_gravity_free(grav);
+    }
+    double T = 0, W = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        double v2 = 0;
+        for (int k = 0; k < 3; k++) v2 += p->vel[k][i] * p->vel[k][i];
+        T += 0.5 * p->mass[i] * v2;
+        W += 0.5 * p->mass[i] * p->pot[i];
+    }
+    print_message("2T/|W| = %.4f (%zu particles)\n", 2 * T / fabs(W), p->n);
+    return 2 * T / fabs(W);
+}
+
 /* ---- references: the tapered profiles integrated here ------------------- */
 /* shape x taper: spheroid rho ~ 1/(x (1+x)^k), disk Sigma ~ exp(-x) */
 static double shape(const bn_galaxy_component *c, double r)
@@ -243,15 +268,36 @@ static void test_toomre_q(void **state)
 static void test_virial_ratio(void **state)
 {
     (void)state;
-    double T = 0, W = 0;
-    for (size_t i = 0; i < gal->n; i++) {
-        double v2 = 0;
-        for (int k = 0; k < 3; k++) v2 += gal->vel[k][i] * gal->vel[k][i];
-        T += 0.5 * gal->mass[i] * v2;
-        W += 0.5 * gal->mass[i] * gal->pot[i];
+    TU_NEAR(virial_ratio(gal, m31.units.G), 1.0, 0.02);
+}
+
+/* Another model: a Hernquist halo, no bulge, an exponential vertical
+ * profile: types 1 and 2 only, a fraction 1 - 1/e of the disk within
+ * |z| < z_d (4 binomial sigmas), and 2T/|W| from tree forces within 3%
+ * (fewer particles than M31's test: more noise). */
+static void test_exponential_disk(void **state)
+{
+    (void)state;
+    bn_galaxy_model m = m31;
+    m.halo.profile = BN_GALAXY_HERNQUIST;
+    m.halo.scale = 30;
+    m.bulge.profile = BN_GALAXY_NONE;
+    m.disk.vertical = BN_GALAXY_EXP;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_galaxy(&m, 16384, 2, &p));
+    size_t nd = 0, in = 0;
+    double zc = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        assert_true(p->type[i] == 1 || p->type[i] == 2);
+        if (p->type[i] == 2) zc += p->pos[2][i], nd++;
     }
-    print_message("2T/|W| = %.4f\n", 2 * T / fabs(W));
-    TU_NEAR(2 * T / fabs(W), 1.0, 0.02);
+    zc /= (double)nd;
+    for (size_t i = 0; i < p->n; i++) in += p->type[i] == 2 && fabs(p->pos[2][i] - zc) < m.disk.scale_height;
+    const double f = (double)in / (double)nd, want = 1 - exp(-1.0);
+    print_message("exponential disk: %.4f within |z| < z_d, want %.4f (%zu particles)\n", f, want, nd);
+    TU_NEAR(f, want, 4 * sqrt(want * (1 - want) / (double)nd));
+    TU_NEAR(virial_ratio(p, m.units.G), 1.0, 0.03);
+    bn_particles_free(p);
 }
 
 static int same_bits(const bn_particles *a, const bn_particles *b)
@@ -318,6 +364,9 @@ static void test_bad_model_files(void **state)
     m.disk.toomre_q = 0;
     TU_FAILS(bn_galaxy_model_validate(&m), BN_ERR_ARGUMENT, "disk: toomre_q = 0");
     m = bn_galaxy_model_m31();
+    m.bulge.cutoff_width = 0.2;
+    TU_FAILS(bn_galaxy_model_validate(&m), BN_ERR_ARGUMENT, "bulge: cutoff_width = 0.2 is below 0.02 of the cutoff");
+    m = bn_galaxy_model_m31();
     bn_particles *p = NULL;
     TU_FAILS(bn_ic_galaxy(&m, 0, 1, &p), BN_ERR_ARGUMENT, "no particle count");
     TU_FAILS(bn_ic_galaxy(&m, 20, 1, &p), BN_ERR_ARGUMENT, "bulge: no particle of 20");
@@ -344,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_rotation_curve),    cmocka_unit_test(test_toomre_q),
         cmocka_unit_test(test_virial_ratio),      cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_model_files),   cmocka_unit_test(test_model_file),
+        cmocka_unit_test(test_exponential_disk),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,5 +1,5 @@
-/* Part types (bn_particles.type): they survive copies, resizes, single
- * and split snapshots (read back with the raw HDF5 API too: one
+/* Part types (bn_particles.type): they survive copies, resizes, a
+ * simulation's steps (CPU backend), single and split snapshots (read back with the raw HDF5 API too: one
  * /PartTypeN group per type and GADGET-4's per-type header counts), and a
  * set whose particles are all PartType1 stays without a type array. */
 #include "test_snapshot_fixtures.h"
@@ -46,6 +46,35 @@ static void test_copy_and_resize(void **state)
     assert_null(r->type);
     assert_int_equal(bn_particles_part_type(r, 2), 1);
     bn_particles_free(r);
+    bn_particles_free(p);
+}
+
+/* A simulation (CPU backend) steps the particles and hands them back with
+ * their types; one added later is PartType1. */
+static void test_simulation_keeps_types(void **state)
+{
+    (void)state;
+    bn_particles *p = three_types(200);
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_CPU;
+    g.softening = 0.05;
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    TU_OK(bn_simulation_set_particles(sim, p));
+    TU_OK(bn_simulation_step(sim, NULL));
+    const bn_particles *q = NULL;
+    TU_OK(bn_simulation_particles(sim, &q));
+    assert_non_null(q->type);
+    assert_memory_equal(q->type, p->type, p->n);
+    const double x[3] = {9, 9, 9}, v[3] = {0, 0, 0};
+    TU_OK(bn_simulation_add_particle(sim, x, v, 0.001, 10000));
+    TU_OK(bn_simulation_step(sim, NULL));
+    TU_OK(bn_simulation_particles(sim, &q));
+    assert_int_equal(q->n, p->n + 1);
+    assert_memory_equal(q->type, p->type, p->n);
+    assert_int_equal(q->type[p->n], 1);
+    bn_simulation_free(sim);
     bn_particles_free(p);
 }
 
@@ -163,6 +192,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_and_resize),
+        cmocka_unit_test(test_simulation_keeps_types),
         cmocka_unit_test(test_single_file),
         cmocka_unit_test(test_split_files),
     };

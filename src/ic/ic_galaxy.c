@@ -11,6 +11,7 @@
 #define CM_PER_KPC 3.085677581491367e21
 #define G_PER_MSUN 1.988409870698051e33 /* IAU 2015 nominal GM_sun / G (CODATA 2018) */
 #define G_KPC_MSUN_KMS 4.30091727e-6     /* kpc (km/s)^2 / Msun */
+#define GX_TAPER_MIN 0.02                /* narrowest taper width over its cutoff */
 
 bn_units bn_units_kpc_msun_kms(void)
 {
@@ -63,6 +64,11 @@ static bn_status check_component(const char *name, const bn_galaxy_component *c,
         if (!positive(need[k].v))
             return bn_fail(BN_ERR_ARGUMENT, "galaxy: %s: %s = %g (must be finite and > 0)", name, need[k].key,
                            need[k].v);
+    /* the potential's tables (and the DF's quadrature) resolve tapers down
+     * to a few % of their radius: sharper ones broke the speed sampling */
+    if (c->cutoff_width < GX_TAPER_MIN * c->cutoff)
+        return bn_fail(BN_ERR_ARGUMENT, "galaxy: %s: cutoff_width = %g is below %g of the cutoff %g (too sharp a "
+                       "taper to resolve)", name, c->cutoff_width, GX_TAPER_MIN, c->cutoff);
     if (!(c->particle_mass >= 0 && isfinite(c->particle_mass)))
         return bn_fail(BN_ERR_ARGUMENT, "galaxy: %s: particle_mass = %g (must be finite and >= 0)", name,
                        c->particle_mass);
