@@ -83,6 +83,8 @@ run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P Tim
   -P Gravity:softening:0.016 -P Gravity:backend:cpu -P Snapshots:render:no -q"
 "$banyan" run $run_args -o one 2>err.txt || fail "run from g.hdf5: $(cat err.txt)"
 "$banyan" info one/snapshot_0000.hdf5 | grep -q "^G  *4.30091727e-06" || fail "run: the snapshot's G"
+grep -q "G: 4.30091727e-06 *# from the initial conditions' file" one/used_parameters.yml ||
+  fail "used_parameters.yml: $(grep ' G:' one/used_parameters.yml)"
 
 py=/usr/bin/python3
 if ! "$py" -c "import h5py" 2>/dev/null; then

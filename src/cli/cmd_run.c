@@ -109,7 +109,10 @@ static bn_status read_initial(run_ctx *c, bn_particles **out, int *share)
     /* the file's G unless the parameters set Gravity:G: a galaxy in kpc,
      * Msun and km/s runs with its G, and its snapshots keep its units */
     const bn_param_desc *g = bn_param_find("Gravity", "G");
-    if (c->prm->origin[g - bn_param_table] == BN_ORIGIN_DEFAULT) c->prm->gravity.G = meta.gravity.G;
+    if (c->prm->origin[g - bn_param_table] == BN_ORIGIN_DEFAULT) {
+        c->prm->gravity.G = meta.gravity.G;
+        c->prm->origin[g - bn_param_table] = BN_ORIGIN_INITIAL_CONDITIONS; /* used_parameters.yml says so */
+    }
     c->units = meta.units;
     c->units.G = c->prm->gravity.G;
     return BN_OK;
