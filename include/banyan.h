@@ -73,7 +73,13 @@ typedef struct bn_particles {
     uint64_t *id;      /* particle ids (unique within a run)            */
     double *acc[3];    /* accelerations, or NULL                        */
     double *pot;       /* potential per unit mass, or NULL              */
+    uint8_t *type;     /* component per particle: its GADGET part type
+                          0..BN_PART_TYPES-1 (snapshots' /PartTypeN;
+                          galaxies: 1 halo, 2 disk, 3 bulge), or NULL:
+                          every particle PartType1. Travels with the
+                          particle through copies, files and ranks.    */
 } bn_particles;
+#define BN_PART_TYPES 6 /* GADGET's PartType0..5 */
 
 /* Create an empty set (n = 0). Free with bn_particles_free. */
 BN_API bn_status bn_particles_create(bn_particles **out, size_t n);
@@ -84,6 +90,11 @@ BN_API bn_status bn_particles_resize(bn_particles *p, size_t n);
 BN_API bn_status bn_particles_ensure_forces(bn_particles *p);
 /* Deep copy. */
 BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
+/* Allocate type (every particle PartType1) if missing. Particles added by
+ * bn_particles_resize to a set with types are PartType1. */
+BN_API bn_status bn_particles_ensure_types(bn_particles *p);
+/* The part type of particle i (1 when p->type is NULL). */
+BN_API int bn_particles_part_type(const bn_particles *p, size_t i);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
  * > 0. The message names the first offending particle and field. (Force
  * computations also refuse coordinates that span BN_MAX_SPAN or more:
@@ -361,6 +372,109 @@ BN_API bn_status bn_ic_model_parse(const char *s, bn_ic_model *out);
  * origin. */
 BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
 
+/* ---- Galaxies: halo, bulge and disk in equilibrium (banyan ic galaxy) ---- */
+/*
+ * Every component has a total mass (after its truncation), a scale and a
+ * truncation as in MAGI (Miki & Umemura 2018): its density times
+ * 0.5 erfc((r - cutoff) / cutoff_width) (the disk's in cylindrical R).
+ * Spheroids (halo, bulge) get isotropic velocities from their Eddington
+ * distribution functions in the total potential (the disk through its
+ * enclosed mass M_d(<R = r)); the disk gets epicyclic velocities: sigma_R
+ * = sigma_0 exp(-R / 2 R_d) with Q(q_radius) = toomre_q (Q = sigma_R
+ * kappa / 3.36 G Sigma), sigma_phi^2 = sigma_R^2 kappa^2 / 4 Omega^2,
+ * sigma_z from the disk's own vertical equilibrium (sech^2: sigma_z^2 =
+ * pi G Sigma z_d; exponential: pi G Sigma z_d (2 - exp(-|z|/z_d))), and a
+ * mean rotation v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/4 Omega^2 + d ln
+ * (Sigma sigma_R^2) / d ln R) (Hernquist 1993, eq. 2.27: -2 R/R_d without
+ * the taper), 0 where that is negative. Particles: halo (PartType1), disk
+ * (PartType2), bulge (PartType3), in that order, ids 1..N.
+ */
+typedef enum bn_galaxy_profile {
+    BN_GALAXY_NONE = 0,      /* component absent                          */
+    BN_GALAXY_NFW = 1,       /* rho_0 / (x (1 + x)^2), x = r / scale       */
+    BN_GALAXY_HERNQUIST = 2, /* rho_0 / (x (1 + x)^3)                      */
+    BN_GALAXY_EXPONENTIAL = 3 /* disk: Sigma_0 exp(-R / scale) times the
+                                vertical profile                          */
+} bn_galaxy_profile;
+
+typedef enum bn_galaxy_vertical {
+    BN_GALAXY_SECH2 = 0,     /* rho ~ sech^2(z / z_d) (isothermal sheet)   */
+    BN_GALAXY_EXP = 1        /* rho ~ exp(-|z| / z_d)                      */
+} bn_galaxy_vertical;
+
+typedef struct bn_galaxy_component {
+    bn_galaxy_profile profile;
+    double mass;          /* total mass, after the truncation (> 0)      */
+    double scale;         /* r_s, a or R_d (> 0)                         */
+    double cutoff;        /* truncation radius (> 0)                     */
+    double cutoff_width;  /* width of the erfc taper (>= 0.02 cutoff)    */
+    size_t n;             /* particles; 0: from particle_mass, else the
+                             share of bn_ic_galaxy's n by mass (equal
+                             particle masses)                            */
+    double particle_mass; /* used when n = 0 and > 0                     */
+    /* disk only */
+    double scale_height;  /* z_d (> 0)                                   */
+    bn_galaxy_vertical vertical;
+    double toomre_q;      /* Q at q_radius (> 0)                         */
+    double q_radius;      /* (> 0)                                       */
+} bn_galaxy_component;
+
+typedef struct bn_galaxy_model {
+    bn_galaxy_component halo, bulge, disk;
+    bn_units units;       /* the unit system; units.G is the G used      */
+} bn_galaxy_model;
+
+/* Units kpc, Msun, km/s: G = 4.30091727e-6 kpc (km/s)^2 / Msun, time unit
+ * kpc / (km/s) = 0.9778 Gyr. */
+BN_API bn_units bn_units_kpc_msun_kms(void);
+/* GOTHIC's M31 (Miki & Umemura 2017, after Geehan et al. 2006 and Fardal
+ * et al. 2007): NFW halo 8.11e11 Msun, r_s 7.63 kpc; Hernquist bulge
+ * 3.24e10 Msun, a 0.61 kpc; exponential disk 3.66e10 Msun, R_d 5.4 kpc,
+ * z_d 0.6 kpc (sech^2), Q = 2 at R_d. Truncations (ours, MAGI's taper):
+ * halo at 25 r_s = 190.75 kpc (about r_200 of 8.11e11 Msun), width 19.1
+ * kpc; bulge at 20 a = 12.2 kpc, width 1.22 kpc; disk at 6 R_d = 32.4
+ * kpc, width 2.7 kpc. Equal particle masses (n = 0 everywhere). */
+BN_API bn_galaxy_model bn_galaxy_model_m31(void);
+/* The message names the component and field at fault. */
+BN_API bn_status bn_galaxy_model_validate(const bn_galaxy_model *m);
+/* Read a model from a YAML file (sections units, halo, bulge, disk; see
+ * examples/galaxies/m31.yml): unknown or repeated keys, missing required ones and
+ * bad values fail naming the file, line and section:key. */
+BN_API bn_status bn_galaxy_model_read(const char *path, bn_galaxy_model *out);
+/* Sample the model: n particles shared by the components without their
+ * own count (may be 0 when all have one), seed as bn_ic_params. Centre of
+ * mass at rest at the origin; the same bits at any thread count. */
+BN_API bn_status bn_ic_galaxy(const bn_galaxy_model *m, size_t n, uint64_t seed, bn_particles **out);
+/* The model's disk at radius R (in the midplane): what the sampler uses. */
+typedef struct bn_galaxy_disk_point {
+    double R;
+    double v_circ;          /* circular speed of the total potential    */
+    double kappa, omega;    /* epicyclic and angular frequencies        */
+    double surface_density; /* Sigma(R), taper included                 */
+    double sigma_R, sigma_phi, sigma_z; /* sigma_z in the midplane      */
+    double v_phi;           /* mean rotation (asymmetric drift)         */
+    double toomre_q;        /* sigma_R kappa / (3.36 G Sigma)           */
+} bn_galaxy_disk_point;
+BN_API bn_status bn_galaxy_disk_curve(const bn_galaxy_model *m, size_t n, const double *R, bn_galaxy_disk_point *out);
+/* A disk measured from its particles (PartType2 of p, about their centre
+ * of mass and mean velocity), in n_rings rings of equal width out to
+ * R_max: what the model's curves are compared with, after sampling or
+ * after a run. */
+typedef struct bn_galaxy_ring {
+    double R_lo, R_hi;      /* the ring                                  */
+    double R;               /* mean R of its disk particles              */
+    size_t n;               /* disk particles in it                      */
+    double v_circ;          /* sqrt(mean -a.R_hat R) of those within half
+                               a scale height of the midplane: p's forces
+                               (NaN without forces or particles there)   */
+    double sigma_R;         /* radial velocity dispersion                */
+    double surface_density; /* their mass over the ring's area           */
+    double toomre_q;        /* sigma_R kappa / (3.36 G Sigma), kappa the
+                               model's at R                              */
+} bn_galaxy_ring;
+BN_API bn_status bn_galaxy_disk_rings(const bn_galaxy_model *m, const bn_particles *p, size_t n_rings, double R_max,
+                                      bn_galaxy_ring *out);
+
 /* ------------------------------------------------------------------ */
 /* Snapshots (HDF5, GADGET-4 layout)                                    */
 /* ------------------------------------------------------------------ */
@@ -382,12 +496,14 @@ typedef struct bn_snapshot_meta {
 
 BN_API bn_snapshot_meta bn_snapshot_meta_default(void);
 /* Write p (with Acceleration and Potential when p->acc is set) to path,
- * through a temporary file renamed at the end. */
+ * through a temporary file renamed at the end: one /PartTypeN group per
+ * part type present (p->type; NULL: all /PartType1), each in p's order. */
 BN_API bn_status bn_snapshot_write(const char *path, const bn_particles *p,
                                    const bn_snapshot_meta *meta);
 /* Read a GADGET-4/SWIFT-style file: float or double coordinates, 32- or
- * 64-bit ids, per-particle Masses or Header/MassTable. Reads PartType1
- * (or every PartType present, concatenated). meta may be NULL. A file of
+ * 64-bit ids, per-particle Masses or Header/MassTable. Reads every
+ * PartTypeN present, concatenated in type order; p->type records each
+ * particle's (NULL when every particle is PartType1). meta may be NULL. A file of
  * a snapshot split over several (NumFilesPerSnapshot > 1, GADGET-4's
  * "<stem>.<k>.hdf5") reads every file of it, in file order: the counts
  * must add up to NumPart_Total and the ids must be unique over all. */
@@ -405,6 +521,11 @@ BN_API bn_status bn_snapshot_part_path(const char *path, int k, char *out, size_
  * reader to accept it. Atomic per file (a temporary name renamed). */
 BN_API bn_status bn_snapshot_write_part(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
                                         int index, int n_files, uint64_t n_total);
+/* The same for a set with part types (p->type): n_total[t] particles of
+ * PartType t in the whole snapshot (GADGET-4's NumPart_Total per type);
+ * bn_snapshot_write_part counts every particle as PartType1. */
+BN_API bn_status bn_snapshot_write_part_types(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
+                                              int index, int n_files, const uint64_t n_total[BN_PART_TYPES]);
 /* Rank `rank` of `ranks` readers' share of a snapshot: the files [F rank
  * / ranks, F (rank + 1) / ranks) of a split snapshot of F files (none
  * when F < ranks leaves this rank without one: *out has 0 particles), or

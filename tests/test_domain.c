@@ -39,7 +39,7 @@ static int intact(const bn_particles *all, const bn_particles *p)
     for (size_t j = 0; j < p->n; j++) {
         const size_t i = (size_t)p->id[j] - 1;
         for (int k = 0; k < 3; k++) ok &= p->pos[k][j] == all->pos[k][i] && p->vel[k][j] == all->vel[k][i];
-        ok &= p->mass[j] == all->mass[i];
+        ok &= p->mass[j] == all->mass[i] && bn_particles_part_type(p, j) == bn_particles_part_type(all, i);
     }
     free(ids);
     free(seen);
@@ -147,6 +147,26 @@ static void test_weighted_shares(void **state)
     bn_particles_free(all);
 }
 
+/* Part types travel with their particles: from every rank, and from rank
+ * 0 alone (the others start without a type array and must get one). */
+static void test_part_types_travel(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(9000, 17, 2);
+    TU_OK(bn_particles_ensure_types(all));
+    for (size_t i = 0; i < all->n; i++) all->type[i] = (uint8_t)(1 + i % 3);
+    for (int on_root = 0; on_root < 2; on_root++) {
+        bn_particles *p = share(all, on_root);
+        bn_domain d;
+        TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL));
+        assert_true(everywhere(p->type != NULL));
+        assert_true(everywhere(intact(all, p)));
+        bn_domain_release(&d);
+        bn_particles_free(p);
+    }
+    bn_particles_free(all);
+}
+
 /* Weights that are all 0 (no cost measured yet): cut as if 1 each, not
  * every particle onto the last rank. */
 static const double *no_weight(const bn_particles *p)
@@ -217,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_plummer_shares),  cmocka_unit_test(test_all_from_one_rank),
         cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
         cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
+        cmocka_unit_test(test_part_types_travel),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

@@ -354,44 +354,15 @@ static void test_atomic_writes(void **state)
     fx_rmdir(dir);
 }
 
-/* p's rows [a, e) as a new set (ids and forces kept). */
-static bn_particles *rows_of(const bn_particles *p, size_t a, size_t e)
+/* every reader the set's time, one without a file too (4 of 3) */
+static void same_with_forces(const bn_particles *want, const bn_particles *got)
 {
-    bn_particles *q = NULL;
-    TU_OK(bn_particles_create(&q, e - a));
-    if (p->acc[0]) TU_OK(bn_particles_ensure_forces(q));
-    for (size_t i = a; i < e; i++) {
-        for (int k = 0; k < 3; k++) {
-            q->pos[k][i - a] = p->pos[k][i];
-            q->vel[k][i - a] = p->vel[k][i];
-            if (p->acc[0]) q->acc[k][i - a] = p->acc[k][i];
-        }
-        q->mass[i - a] = p->mass[i];
-        q->id[i - a] = p->id[i];
-        if (p->pot) q->pot[i - a] = p->pot[i];
-    }
-    return q;
+    assert_same_particles(want, got, want->acc[0] != NULL);
 }
 
-/* readers of `ranks` shares, their particles in rank order, against p */
 static void assert_shares(const char *path, int ranks, const bn_particles *p)
 {
-    size_t at = 0;
-    for (int r = 0; r < ranks; r++) {
-        bn_particles *q = NULL;
-        uint64_t total = 0;
-        bn_snapshot_meta m;
-        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, &m, &total));
-        assert_int_equal(total, p->n);
-        /* every reader the set's time, one without a file too (4 of 3) */
-        assert_true(m.time == custom_meta().time);
-        bn_particles *want = rows_of(p, at, at + q->n);
-        assert_same_particles(want, q, p->acc[0] != NULL);
-        at += q->n;
-        bn_particles_free(want);
-        bn_particles_free(q);
-    }
-    assert_int_equal(at, p->n);
+    fx_assert_shares(path, ranks, p, custom_meta().time, same_with_forces);
 }
 
 /* A snapshot split over 3 files (one empty, as a rank without particles
@@ -412,7 +383,7 @@ static void test_split_snapshot(void **state)
     char part[3][512];
     for (int k = 0; k < 3; k++) {
         TU_OK(bn_snapshot_part_path(path, k, part[k], sizeof part[k]));
-        bn_particles *piece = rows_of(p, cut[k], cut[k + 1]);
+        bn_particles *piece = tu_rows(p, cut[k], cut[k + 1]);
         TU_OK(bn_snapshot_write_part(part[k], piece, &m, k, 3, p->n));
         bn_particles_free(piece);
     }
@@ -424,7 +395,7 @@ static void test_split_snapshot(void **state)
     q = NULL;
     assert_shares(part[0], 2, p);
     assert_shares(part[2], 4, p);
-    bn_particles *piece = rows_of(p, 400, 1000);
+    bn_particles *piece = tu_rows(p, 400, 1000);
     piece->id[0] = p->id[3]; /* an id of file 0 again */
     TU_OK(bn_snapshot_write_part(part[2], piece, &m, 2, 3, p->n));
     TU_FAILS(bn_snapshot_read(part[0], &q, NULL), BN_ERR_FORMAT, "appears more than once (particles 3 and 400)");
@@ -434,7 +405,7 @@ static void test_split_snapshot(void **state)
     unlink(part[2]);
     TU_FAILS(bn_snapshot_read(part[0], &q, NULL), BN_ERR_IO, "snap.2.hdf5");
     TU_FAILS(bn_snapshot_write_part(part[2], piece, &m, 3, 3, p->n), BN_ERR_ARGUMENT, "file 3 of 3");
-    TU_FAILS(bn_snapshot_write_part(part[2], piece, &m, 2, 3, 10), BN_ERR_ARGUMENT, "600 particles in this file");
+    TU_FAILS(bn_snapshot_write_part(part[2], piece, &m, 2, 3, 10), BN_ERR_ARGUMENT, "600 particles of PartType1 in this file");
     bn_particles_free(piece);
     /* GADGET-4's names */
     char name[64];

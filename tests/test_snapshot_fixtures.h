@@ -171,4 +171,26 @@ static inline void fx_rmdir(char *dir)
     rmdir(dir);
     free(dir);
 }
+/* Readers of `ranks` shares of path, their particles in rank order,
+ * against p (compared by `same`); every share has the set's total and
+ * the time `time`. */
+static inline void fx_assert_shares(const char *path, int ranks, const bn_particles *p, double time,
+                                    void (*same)(const bn_particles *want, const bn_particles *got))
+{
+    size_t at = 0;
+    for (int r = 0; r < ranks; r++) {
+        bn_particles *q = NULL;
+        uint64_t total = 0;
+        bn_snapshot_meta m;
+        TU_OK(bn_snapshot_read_share(path, r, ranks, &q, &m, &total));
+        assert_int_equal(total, p->n);
+        assert_true(m.time == time);
+        bn_particles *want = tu_rows(p, at, at + q->n);
+        same(want, q);
+        at += q->n;
+        bn_particles_free(want);
+        bn_particles_free(q);
+    }
+    assert_int_equal(at, p->n);
+}
 #endif

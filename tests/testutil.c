@@ -344,14 +344,36 @@ bn_particles *tu_deal(const bn_particles *all, int P, int me, size_t mul, size_t
     size_t n = 0;
     for (size_t i = 0; i < all->n; i++) n += (int)((i * mul + add) % (size_t)P) == me;
     TU_OK(bn_particles_resize(p, n));
+    if (all->type && n > 0) TU_OK(bn_particles_ensure_types(p)); /* a rank dealt none has no types */
     for (size_t i = 0, j = 0; i < all->n; i++) {
         if ((int)((i * mul + add) % (size_t)P) != me) continue;
         for (int k = 0; k < 3; k++) {
             p->pos[k][j] = all->pos[k][i];
             p->vel[k][j] = all->vel[k][i];
         }
+        if (p->type) p->type[j] = all->type[i];
         p->mass[j] = all->mass[i];
         p->id[j++] = all->id[i];
     }
     return p;
+}
+
+bn_particles *tu_rows(const bn_particles *p, size_t a, size_t e)
+{
+    bn_particles *q = NULL;
+    TU_OK(bn_particles_create(&q, e - a));
+    if (p->acc[0]) TU_OK(bn_particles_ensure_forces(q));
+    if (p->type) TU_OK(bn_particles_ensure_types(q));
+    for (size_t i = a; i < e; i++) {
+        for (int k = 0; k < 3; k++) {
+            q->pos[k][i - a] = p->pos[k][i];
+            q->vel[k][i - a] = p->vel[k][i];
+            if (p->acc[0]) q->acc[k][i - a] = p->acc[k][i];
+        }
+        q->mass[i - a] = p->mass[i];
+        q->id[i - a] = p->id[i];
+        if (p->pot) q->pot[i - a] = p->pot[i];
+        if (p->type) q->type[i - a] = p->type[i];
+    }
+    return q;
 }

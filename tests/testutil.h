@@ -77,8 +77,11 @@ void tu_require_gpu(void);
 int tu_everywhere(const bn_comm *c, int ok);
 /* Rank me of P's share of all when particle i goes to rank
  * (i * mul + add) % P (mul = add = 0: every particle on rank 0): a copy of
- * positions, velocities, masses and ids. */
+ * positions, velocities, masses, ids and part types (a rank dealt no
+ * particle gets no type array). */
 bn_particles *tu_deal(const bn_particles *all, int P, int me, size_t mul, size_t add);
+/* p's rows [a, e) as a new set (ids, forces and part types kept). */
+bn_particles *tu_rows(const bn_particles *p, size_t a, size_t e);
 
 /* main() of a GPU test, from its list of cmocka_unit_test(...): runs
  * them where a GPU is usable and skips (77) otherwise; in a CPU-only

@@ -7,6 +7,8 @@
 #include "banyan.h"
 
 int bn_cmd_ic(int argc, char **argv);
+/* banyan ic galaxy (cmd_ic_galaxy.c); argv[0] is "galaxy". */
+int cli_ic_galaxy(int argc, char **argv);
 int bn_cmd_forces(int argc, char **argv);
 int bn_cmd_compare(int argc, char **argv);
 int bn_cmd_run(int argc, char **argv);

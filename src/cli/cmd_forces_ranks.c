@@ -14,7 +14,14 @@ bn_status cli_take_slice(const bn_comm *c, const bn_particles *all, int ids_as_i
     const size_t P = (size_t)bn_comm_size(c), me = (size_t)bn_comm_rank(c);
     const size_t a = all->n * me / P, e = all->n * (me + 1) / P;
     BN_TRY(bn_particles_create(out, e - a));
+    const bn_status s = all->type ? bn_particles_ensure_types(*out) : BN_OK;
+    if (s != BN_OK) {
+        bn_particles_free(*out);
+        *out = NULL;
+        return s;
+    }
     for (size_t i = a; i < e; i++) {
+        if (all->type) (*out)->type[i - a] = all->type[i];
         for (int k = 0; k < 3; k++) {
             (*out)->pos[k][i - a] = all->pos[k][i];
             (*out)->vel[k][i - a] = all->vel[k][i];

@@ -19,7 +19,9 @@ static void ic_help(void)
            "  nfw             Navarro-Frenk-White (1997), scale radius 1, truncated at\n"
            "                  --truncation (default 10), isotropic Eddington velocities\n"
            "  uniform-sphere  radius 1, cold or with --virial-ratio Q = 2T/|W|\n"
-           "  uniform-cube    [-H, H]^3 at rest (H = --half-size, default 3)\n\n"
+           "  uniform-cube    [-H, H]^3 at rest (H = --half-size, default 3)\n"
+           "  galaxy          halo, bulge and disk in equilibrium, e.g. GOTHIC's M31:\n"
+           "                  banyan ic galaxy --model m31 --n N -o FILE (see ic galaxy --help)\n\n"
            "options:\n"
            "  -n, --n N            number of particles (2^k accepted), required\n"
            "  -o, --output FILE    output snapshot, required (written to a temporary\n"
@@ -100,6 +102,7 @@ static int ic_parse(int argc, char **argv, bn_ic_params *prm, const char **out_p
 
 int bn_cmd_ic(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "galaxy")) return cli_ic_galaxy(argc - 1, argv + 1);
     bn_ic_params prm = bn_ic_params_default();
     const char *out_path = NULL;
     int help = 0;

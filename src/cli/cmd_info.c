@@ -40,6 +40,13 @@ static void print_masses_and_ids(const bn_particles *p)
     }
     printf("total mass       %.10g (particle masses %.6g to %.6g)\n", bn_particles_total_mass(p), mmin, mmax);
     printf("particle ids     %llu to %llu\n", (unsigned long long)imin, (unsigned long long)imax);
+    if (!p->type) return; /* all PartType1 */
+    size_t count[BN_PART_TYPES] = {0};
+    for (size_t i = 0; i < p->n; i++) count[p->type[i]]++;
+    printf("part types      ");
+    for (int t = 0; t < BN_PART_TYPES; t++)
+        if (count[t]) printf(" PartType%d %zu", t, count[t]);
+    printf("\n");
 }
 
 static void print_parameters(const bn_snapshot_meta *m)

@@ -24,6 +24,7 @@ typedef struct run_ctx {
     int quiet;
     char snapdir[RUN_PATH_MAX];
     double t_start;
+    bn_units units;     /* of the initial conditions' file, G the run's */
     bn_simulation *sim;
     size_t n;
     run_schedule sched;
@@ -105,6 +106,15 @@ static bn_status read_initial(run_ctx *c, bn_particles **out, int *share)
         return bn_fail_context(s, "InitialConditions:file");
     }
     c->t_start = meta.time;
+    /* the file's G unless the parameters set Gravity:G: a galaxy in kpc,
+     * Msun and km/s runs with its G, and its snapshots keep its units */
+    const bn_param_desc *g = bn_param_find("Gravity", "G");
+    if (c->prm->origin[g - bn_param_table] == BN_ORIGIN_DEFAULT) {
+        c->prm->gravity.G = meta.gravity.G;
+        c->prm->origin[g - bn_param_table] = BN_ORIGIN_INITIAL_CONDITIONS; /* used_parameters.yml says so */
+    }
+    c->units = meta.units;
+    c->units.G = c->prm->gravity.G;
     return BN_OK;
 }
 
@@ -299,6 +309,7 @@ static bn_status write_snapshot(run_ctx *c)
     else BN_TRY(all_particles(c, &p, &owned));
     bn_snapshot_meta meta = bn_snapshot_meta_default();
     meta.time = bn_simulation_time(c->sim);
+    meta.units = c->units;
     meta.units.G = c->prm->gravity.G;
     meta.gravity = *bn_simulation_gravity(c->sim); /* an error target's choice */
     meta.gravity.backend = bn_simulation_backend(c->sim);
@@ -459,6 +470,7 @@ int bn_cmd_run(int argc, char **argv)
     int n_over = 0, print_defaults = 0, c, rc = 0;
     run_ctx ctx = {0};
     ctx.outdir = ".";
+    ctx.units = bn_units_nbody(); /* generated initial conditions */
     ctx.log.last_time = NAN; /* no row yet, on every rank (rank 0's log says so again when opened) */
     ctx.comm = cli_comm();
     ctx.root = bn_comm_rank(ctx.comm) == 0;

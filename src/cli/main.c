@@ -18,7 +18,7 @@ typedef struct {
 } command;
 
 static const command commands[] = {
-    {"ic", bn_cmd_ic, "make initial conditions (plummer, hernquist, nfw, uniform-sphere, uniform-cube)", 0},
+    {"ic", bn_cmd_ic, "make initial conditions (plummer, hernquist, nfw, uniform-sphere, uniform-cube, galaxy)", 0},
     {"forces", bn_cmd_forces, "compute accelerations and potentials of a snapshot (also under mpirun)", 1},
     {"compare", bn_cmd_compare, "relative force errors of one snapshot against another", 0},
     {"run", bn_cmd_run, "run a simulation from a YAML parameter file (also under mpirun)", 1},

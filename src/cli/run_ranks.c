@@ -17,6 +17,7 @@
 typedef struct run_record {
     uint64_t id;
     double pos[3], vel[3], mass, acc[3], pot;
+    uint8_t type; /* part type */
 } run_record;
 
 static int by_id(const void *a, const void *b)
@@ -73,6 +74,7 @@ static void to_record(const bn_particles *p, size_t i, run_record *r)
     }
     r->mass = p->mass[i];
     if (p->pot) r->pot = p->pot[i];
+    r->type = (uint8_t)bn_particles_part_type(p, i);
 }
 
 /* The gathered records, sorted by id, into their places of the file
@@ -84,6 +86,8 @@ static bn_status place_records(const run_ranks *rr, run_record *got, size_t n, i
     BN_TRY(bn_particles_create(out, n));
     bn_particles *p = *out;
     if (forces) BN_TRY(bn_particles_ensure_forces(p));
+    for (size_t j = 0; j < n; j++) /* types kept unless every particle is PartType1 */
+        if (got[j].type != 1) BN_TRY(bn_particles_ensure_types(p));
     for (size_t j = 0; j < n; j++) {
         if (rr->place && got[j].id != rr->place[j].id)
             return bn_fail(BN_ERR_INTERNAL, "gathered id %llu where id %llu was expected",
@@ -97,6 +101,7 @@ static bn_status place_records(const run_ranks *rr, run_record *got, size_t n, i
             if (forces) p->acc[k][i] = got[j].acc[k];
         }
         if (forces) p->pot[i] = got[j].pot;
+        if (p->type) p->type[i] = got[j].type;
     }
     return BN_OK;
 }
@@ -128,8 +133,14 @@ bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_part
                                const bn_snapshot_meta *meta)
 {
     char part[RUN_PATH_MAX + 16], tmp[RUN_PATH_MAX + 32];
-    double total = (double)mine->n; /* exact below 2^53 particles */
-    BN_TRY(bn_comm_allreduce(c, &total, 1, BN_REDUCE_SUM));
+    double total[BN_PART_TYPES] = {0}; /* per part type; exact below 2^53 particles */
+    for (size_t i = 0; i < mine->n; i++) {
+        const int t = bn_particles_part_type(mine, i);
+        if (t < BN_PART_TYPES) total[t] += 1; /* others: refused by the writer */
+    }
+    BN_TRY(bn_comm_allreduce(c, total, BN_PART_TYPES, BN_REDUCE_SUM));
+    uint64_t n_total[BN_PART_TYPES];
+    for (int t = 0; t < BN_PART_TYPES; t++) n_total[t] = (uint64_t)total[t];
     const int me = bn_comm_rank(c);
     /* every rank's file under a temporary name first, renamed only once
      * all are written: a failure leaves the set as it was (an older set of
@@ -137,7 +148,7 @@ bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_part
     bn_status s = bn_snapshot_part_path(path, me, part, sizeof part);
     if (s == BN_OK && snprintf(tmp, sizeof tmp, "%s.partial", part) >= (int)sizeof tmp)
         s = bn_fail(BN_ERR_IO, "%s: the name is too long", part);
-    if (s == BN_OK) s = bn_snapshot_write_part(tmp, mine, meta, me, bn_comm_size(c), (uint64_t)total);
+    if (s == BN_OK) s = bn_snapshot_write_part_types(tmp, mine, meta, me, bn_comm_size(c), n_total);
     const int wrote = s == BN_OK;
     s = bn_comm_agree(c, s);
     if (s != BN_OK) {

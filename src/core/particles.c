@@ -15,9 +15,11 @@ static void particles_release_arrays(bn_particles *p)
     free(p->mass);
     free(p->id);
     free(p->pot);
+    free(p->type);
     p->mass = NULL;
     p->id = NULL;
     p->pot = NULL;
+    p->type = NULL;
 }
 
 /* Grow one array to `cap` elements of `size` bytes, zeroing the new tail. */
@@ -59,7 +61,7 @@ void bn_particles_free(bn_particles *p)
  * and potential when the set holds forces. */
 static size_t particle_bytes(const bn_particles *p)
 {
-    return 7 * sizeof(double) + sizeof(uint64_t) + (p->acc[0] ? 4 * sizeof(double) : 0);
+    return 7 * sizeof(double) + sizeof(uint64_t) + (p->acc[0] ? 4 * sizeof(double) : 0) + (p->type ? 1 : 0);
 }
 
 bn_status bn_particles_resize(bn_particles *p, size_t n)
@@ -77,11 +79,25 @@ bn_status bn_particles_resize(bn_particles *p, size_t n)
         BN_TRY(grow((void **)&p->mass, old, cap, sizeof(double), "masses"));
         BN_TRY(grow((void **)&p->id, old, cap, sizeof(uint64_t), "ids"));
         if (p->pot) BN_TRY(grow((void **)&p->pot, old, cap, sizeof(double), "potentials"));
+        if (p->type) BN_TRY(grow((void **)&p->type, old, cap, 1, "part types"));
         p->capacity = cap;
     }
+    /* added particles are PartType1, as in a set without types */
+    if (p->type && n > p->n) memset(p->type + p->n, 1, n - p->n);
     p->n = n;
     return BN_OK;
 }
+
+bn_status bn_particles_ensure_types(bn_particles *p)
+{
+    if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_ensure_types: particle set is NULL");
+    if (p->type) return BN_OK;
+    BN_TRY(grow((void **)&p->type, 0, p->capacity, 1, "part types"));
+    memset(p->type, 1, p->capacity);
+    return BN_OK;
+}
+
+int bn_particles_part_type(const bn_particles *p, size_t i) { return p->type ? p->type[i] : 1; }
 
 bn_status bn_particles_ensure_forces(bn_particles *p)
 {
@@ -105,13 +121,15 @@ bn_status bn_particles_copy(bn_particles **out, const bn_particles *src)
     }
     if (nb) memcpy(p->mass, src->mass, nb);
     if (src->n) memcpy(p->id, src->id, src->n * sizeof(uint64_t));
+    bn_status s = src->type ? bn_particles_ensure_types(p) : BN_OK;
+    if (s == BN_OK && src->type && src->n) memcpy(p->type, src->type, src->n);
+    if (s == BN_OK && src->acc[0] && src->pot) s = bn_particles_ensure_forces(p);
+    if (s != BN_OK) {
+        bn_particles_free(p);
+        *out = NULL;
+        return s;
+    }
     if (src->acc[0] && src->pot) {
-        bn_status s = bn_particles_ensure_forces(p);
-        if (s != BN_OK) {
-            bn_particles_free(p);
-            *out = NULL;
-            return s;
-        }
         for (int k = 0; k < 3; k++)
             if (nb) memcpy(p->acc[k], src->acc[k], nb);
         if (nb) memcpy(p->pot, src->pot, nb);
@@ -174,6 +192,9 @@ bn_status bn_particles_fault(const bn_particles *p, size_t i, const char *what)
         if (p->vel[k] && !isfinite(p->vel[k][i]))
             return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has a non-finite %c velocity (%g)", what, i,
                            (unsigned long long)p->id[i], axis[k], p->vel[k][i]);
+    if (p->type && p->type[i] >= BN_PART_TYPES)
+        return bn_fail(BN_ERR_ARGUMENT, "%s: particle %zu (id %llu) has part type %d (GADGET's are 0 to %d)", what, i,
+                       (unsigned long long)p->id[i], p->type[i], BN_PART_TYPES - 1);
     return BN_OK;
 }
 
@@ -187,7 +208,7 @@ bn_status bn_particles_validate(const bn_particles *p, const char *what)
 #pragma omp parallel for reduction(min : first) schedule(static)
     for (long j = 0; j < (long)p->n; j++) {
         const size_t i = (size_t)j;
-        int bad = !isfinite(p->mass[i]) || p->mass[i] < 0.0;
+        int bad = !isfinite(p->mass[i]) || p->mass[i] < 0.0 || (p->type && p->type[i] >= BN_PART_TYPES);
         for (int k = 0; k < 3; k++) bad |= !isfinite(p->pos[k][i]) || !isfinite(p->vel[k][i]);
         if (bad && i < first) first = i;
     }

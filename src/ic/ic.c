@@ -192,26 +192,26 @@ bn_status ic_sum(const bn_particles *p, ic_terms_fn terms, int nterms, double *o
     return BN_OK;
 }
 
-bn_status ic_sample_spherical(const bn_ic_params *prm, bn_particles *p, const ic_spherical *model)
+bn_status ic_sample_spherical(uint64_t seed, bn_particles *p, size_t first, size_t n, double mass,
+                              const ic_spherical *model)
 {
-    const long n = (long)p->n;
-    const double m = 1.0 / (double)p->n;
     int failed = 0;
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < n; i++) {
+    for (long j = 0; j < (long)n; j++) {
+        const size_t i = first + (size_t)j;
         const uint64_t id = (uint64_t)i;
         double x[3], v[3];
-        const double r = model->radius(model->ctx, bn_rng_uniform(prm->seed, id, 0));
-        const double speed = model->speed(model->ctx, r, prm->seed, id, 5);
+        const double r = model->radius(model->ctx, bn_rng_uniform(seed, id, 0));
+        const double speed = model->speed(model->ctx, r, seed, id, 5);
         if (speed < 0) {
 #pragma omp atomic write
             failed = 1;
         }
-        ic_isotropic(prm->seed, id, 1, r, x);
-        ic_isotropic(prm->seed, id, 3, speed, v);
-        ic_store3(p->pos, (size_t)i, x);
-        ic_store3(p->vel, (size_t)i, v);
-        p->mass[i] = m;
+        ic_isotropic(seed, id, 1, r, x);
+        ic_isotropic(seed, id, 3, speed, v);
+        ic_store3(p->pos, i, x);
+        ic_store3(p->vel, i, v);
+        p->mass[i] = mass;
     }
     if (failed) return bn_fail(BN_ERR_INTERNAL, "%s: speed sampling did not converge (a bug)", model->name);
     return BN_OK;

@@ -1,7 +1,8 @@
 /*
- * Isotropic distribution function of a truncated halo by Eddington's
- * formula (Binney & Tremaine 2008, eq. 4.46b), computed numerically for the
- * truncated model's own density and potential, and speed sampling from it.
+ * Isotropic distribution function of a spherical component by Eddington's
+ * formula (Binney & Tremaine 2008, eq. 4.46b), computed numerically for its
+ * density in a potential (ic_df_model: a truncated halo's own, or a
+ * galaxy's total), and speed sampling from it.
  *
  * The relative potential Psi is zero at the truncation radius rt, so no
  * particle is bound beyond rt; the truncated density falls to zero there
@@ -19,6 +20,8 @@
 #define DF_PANELS 48   /* Gauss-Legendre panels of the Eddington integral     */
 #define SPEED_BINS 16  /* steps of the rejection envelope in v                */
 #define SPEED_TRIES 1000
+#define DF_NOISE 1e-9  /* |f_a| below this fraction of its peak: quadrature noise */
+#define DF_FLOOR 1e-250 /* ln f_a floor, as a fraction of the peak               */
 
 static const double edd_norm = 0.03582244801567226; /* 1 / (sqrt(8) pi^2) */
 
@@ -27,10 +30,10 @@ static const double gl_x[4] = {0.1834346424956498, 0.5255324099163290, 0.7966664
 static const double gl_w[4] = {0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763};
 
 /* E - Psi(r) from whichever side keeps the digits. */
-static double energy_above_psi(const ic_profile *pr, double E, double depth_E, double r)
+static double energy_above_psi(const ic_df_model *m, double E, double depth_E, double r)
 {
-    if (E < 0.5 * pr->psi_max) return E - ic_profile_psi(pr, r);
-    return ic_profile_depth(pr, r) - depth_E;
+    if (E < 0.5 * m->psi_max) return E - m->psi(m->ctx, r);
+    return m->depth(m->ctx, r) - depth_E;
 }
 
 /*
@@ -38,77 +41,123 @@ static double energy_above_psi(const ic_profile *pr, double E, double depth_E, d
  * s = ln r = s_E + L w^2: the w^2 removes the 1/sqrt singularity at r_E
  * and crowds nodes where the cusp's integrand is largest.
  */
-static double eddington_integral(const ic_profile *pr, double E, double depth_E)
+static double eddington_integral(const ic_df_model *m, double E, double depth_E)
 {
-    const double rE = ic_profile_radius_of_depth(pr, depth_E);
-    const double sE = log(rE), L = log(pr->rt) - sE;
+    const double rE = m->radius_of_depth(m->ctx, depth_E);
+    const double sE = log(rE), L = log(m->r_max) - sE;
     double sum = 0;
     for (int p = 0; p < DF_PANELS; p++) {
         const double mid = (p + 0.5) / DF_PANELS, half = 0.5 / DF_PANELS;
         for (int q = 0; q < 8; q++) {
             const double w = mid + half * (q < 4 ? -gl_x[q] : gl_x[q - 4]);
-            const double r = exp(sE + L * w * w), gap = energy_above_psi(pr, E, depth_E, r);
+            const double r = exp(sE + L * w * w), gap = energy_above_psi(m, E, depth_E, r);
             if (!(gap > 0)) continue;
             double d1, d2;
-            ic_profile_drho_dpsi(pr, r, &d1, &d2);
-            /* dPsi = (M/r) ds, ds = 2 L w dw */
-            sum += gl_w[q & 3] * half * d2 * (ic_profile_mass(pr, r) / r) * 2 * L * w / sqrt(gap);
+            m->drho_dpsi(m->ctx, r, &d1, &d2);
+            /* dPsi = (G M/r) ds, ds = 2 L w dw */
+            sum += gl_w[q & 3] * half * d2 * m->dpsi_ds(m->ctx, r) * 2 * L * w / sqrt(gap);
         }
     }
     return sum;
 }
 
-bn_status ic_df_build(ic_df *df, const ic_profile *pr)
+/* f_a must not be negative (else no isotropic equilibrium); where it
+ * vanishes (energies that only reach where the component's density has
+ * underflowed, beyond its taper) ln f_a is floored far below its peak.
+ * f_a need not increase with E (a taper in a potential dominated by other
+ * components makes a dip near E = 0): the speed sampler bounds it by its
+ * running maximum (bound_a), which needs it to increase on the two end
+ * intervals, where the table is extrapolated. Turns the table into ln f_a. */
+static bn_status check_table(ic_df *df)
 {
-    df->pr = pr;
+    double peak = 0;
+    for (size_t i = 0; i < df->n; i++) peak = fmax(peak, df->lnfa[i]);
+    for (size_t i = 0; i < df->n; i++) {
+        const double E = df->m.psi_max / (1 + exp(-(df->u0 + (double)i * df->du))), fa = df->lnfa[i];
+        if (!(fa >= -DF_NOISE * peak) || !(peak > 0))
+            return bn_fail(BN_ERR_ARGUMENT, "%s: the isotropic distribution function f(E) is negative at E = %g (of "
+                           "%g at the centre; f = %g, at most %g): this density has no isotropic equilibrium in this "
+                           "potential (a truncation too sharp where other components dominate the potential: widen "
+                           "the cutoff)", df->m.name, E, df->m.psi_max, fa, peak);
+        df->lnfa[i] = log(fmax(fa, DF_FLOOR * peak));
+        df->lnfa_max[i] = i > 0 && df->lnfa_max[i - 1] > df->lnfa[i] ? df->lnfa_max[i - 1] : df->lnfa[i];
+    }
+    const size_t n = df->n;
+    if (df->lnfa[1] < df->lnfa[0] || df->lnfa[n - 1] < df->lnfa[n - 2])
+        return bn_fail(BN_ERR_ARGUMENT, "%s: the isotropic distribution function f(E) decreases at the %s end of its "
+                       "table: its speeds cannot be sampled", df->m.name, df->lnfa[1] < df->lnfa[0] ? "low" : "high");
+    return BN_OK;
+}
+
+bn_status ic_df_build_model(ic_df *df, const ic_df_model *m)
+{
+    df->m = *m;
+    df->pr = NULL;
     df->n = DF_NODES;
     df->u0 = DF_U_MIN;
     df->du = (DF_U_MAX - DF_U_MIN) / (DF_NODES - 1);
-    df->lnfa = bn_alloc(DF_NODES * sizeof *df->lnfa, "Eddington distribution function table");
+    df->lnfa = bn_alloc(2 * DF_NODES * sizeof *df->lnfa, "Eddington distribution function table");
     if (!df->lnfa) return BN_ERR_NOMEM;
+    df->lnfa_max = df->lnfa + DF_NODES;
     double d1, d2;
-    ic_profile_drho_dpsi(pr, pr->rt, &d1, &d2);
+    m->drho_dpsi(m->ctx, m->r_max, &d1, &d2);
     df->fb = edd_norm * d1;
 #pragma omp parallel for schedule(dynamic, 16)
     for (long i = 0; i < DF_NODES; i++) {
         const double u = df->u0 + (double)i * df->du;
-        const double E = pr->psi_max / (1 + exp(-u)), depth = pr->psi_max / (1 + exp(u));
-        const double fa = edd_norm * eddington_integral(pr, E, depth);
-        df->lnfa[i] = fa > 0 ? log(fa) : -HUGE_VAL;
+        const double E = m->psi_max / (1 + exp(-u)), depth = m->psi_max / (1 + exp(u));
+        df->lnfa[i] = edd_norm * eddington_integral(m, E, depth); /* f_a itself until check_table */
     }
-    /* Speed sampling bounds f_a on an interval by its value at the highest
-     * energy: that needs f_a > 0 and non-decreasing. */
-    for (size_t i = 0; i < df->n; i++) {
-        if (!(df->lnfa[i] > -HUGE_VAL) || (i > 0 && df->lnfa[i] < df->lnfa[i - 1] - 1e-9)) {
-            const double u = df->u0 + (double)i * df->du;
-            bn_status s = bn_fail(BN_ERR_INTERNAL,
-                                  "%s truncated at %g: Eddington f(E) is not positive and increasing at E = %g "
-                                  "(ln f = %g)",
-                                  bn_ic_model_name(pr->model), pr->rt, pr->psi_max / (1 + exp(-u)), df->lnfa[i]);
-            ic_df_free(df);
-            return s;
-        }
-    }
+    const bn_status s = check_table(df);
+    if (s != BN_OK) ic_df_free(df);
+    return s;
+}
+
+bn_status ic_df_build(ic_df *df, const ic_profile *pr)
+{
+    const ic_df_model m = ic_profile_df_model(pr);
+    BN_TRY(ic_df_build_model(df, &m));
+    df->pr = pr;
     return BN_OK;
 }
 
 void ic_df_free(ic_df *df)
 {
     free(df->lnfa);
-    df->lnfa = NULL;
+    df->lnfa = df->lnfa_max = NULL;
 }
 
 /* ln f_a is linear in u at both ends (power laws in E and psi_max - E),
  * so the table is interpolated, and extrapolated, linearly in u. */
-double ic_df_eval_a(const ic_df *df, double E, double depth)
+/* Table position of E: node i and weight a of node i + 1. */
+static void table_place(const ic_df *df, double E, double depth, size_t *i, double *a)
 {
     const double t = (log(E) - log(depth) - df->u0) / df->du;
     double fl = floor(t);
     if (fl < 0) fl = 0;
     if (fl > (double)(df->n - 2)) fl = (double)(df->n - 2);
-    const size_t i = (size_t)fl;
-    const double a = t - fl;
+    *i = (size_t)fl;
+    *a = t - fl;
+}
+
+double ic_df_eval_a(const ic_df *df, double E, double depth)
+{
+    size_t i;
+    double a;
+    table_place(df, E, depth, &i, &a);
     return exp(df->lnfa[i] + a * (df->lnfa[i + 1] - df->lnfa[i]));
+}
+
+/* A bound of f_a over every energy up to E: f_a(E), or the running
+ * maximum of the nodes below E where f_a dipped (the interpolant between
+ * nodes lies between them). Where f_a increases, f_a(E) itself. */
+static double bound_a(const ic_df *df, double E, double depth)
+{
+    size_t i;
+    double a;
+    table_place(df, E, depth, &i, &a);
+    const double here = df->lnfa[i] + a * (df->lnfa[i + 1] - df->lnfa[i]);
+    return exp(here > df->lnfa_max[i] ? here : df->lnfa_max[i]);
 }
 
 double ic_df_eval(const ic_df *df, double E, double depth)
@@ -118,8 +167,8 @@ double ic_df_eval(const ic_df *df, double E, double depth)
 
 /*
  * Rejection from a proposal that bounds each part of v^2 f:
- *  - v^2 f_a: on the step [v_j, v_j+1], by v_j+1^2 f_a(E(v_j)) (f_a grows
- *    with E, E falls with v);
+ *  - v^2 f_a: on the step [v_j, v_j+1], by v_j+1^2 times the bound of f_a
+ *    up to E(v_j) (E falls with v);
  *  - v^2 f_b / sqrt(E) = sqrt(2) f_b v^2 / sqrt(vmax^2 - v^2), by
  *    sqrt(2) f_b vmax^2 / sqrt(vmax^2 - v^2), sampled as v = vmax sin(theta)
  *    with theta uniform in [0, pi/2].
@@ -127,12 +176,12 @@ double ic_df_eval(const ic_df *df, double E, double depth)
  */
 double ic_df_sample_speed(const ic_df *df, double r, uint64_t seed, uint64_t i, uint64_t draw)
 {
-    const double psi = ic_profile_psi(df->pr, r), depth = ic_profile_depth(df->pr, r);
+    const double psi = df->m.psi(df->m.ctx, r), depth = df->m.depth(df->m.ctx, r);
     const double vmax = sqrt(2 * psi), dv = vmax / SPEED_BINS;
     double env[SPEED_BINS], total_a = 0;
     for (int j = 0; j < SPEED_BINS; j++) {
         const double v0 = j * dv, v1 = (j + 1) * dv;
-        env[j] = v1 * v1 * ic_df_eval_a(df, psi - 0.5 * v0 * v0, depth + 0.5 * v0 * v0);
+        env[j] = v1 * v1 * bound_a(df, psi - 0.5 * v0 * v0, depth + 0.5 * v0 * v0);
         total_a += env[j] * dv;
     }
     const double cb = sqrt(2.0) * df->fb * vmax * vmax; /* h_b(v) = cb / sqrt(vmax^2 - v^2) */

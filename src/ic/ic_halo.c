@@ -27,7 +27,7 @@ bn_status ic_halo(const bn_ic_params *prm, bn_particles *p)
     BN_TRY(ic_profile_init(&pr, prm->model, trunc));
     BN_TRY(ic_df_build(&df, &pr));
     const ic_spherical model = {bn_ic_model_name(prm->model), &df, halo_radius, halo_speed};
-    bn_status s = ic_sample_spherical(prm, p, &model);
+    bn_status s = ic_sample_spherical(prm->seed, p, 0, p->n, 1.0 / (double)p->n, &model);
     ic_df_free(&df);
     return s;
 }

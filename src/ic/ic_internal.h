@@ -46,14 +46,18 @@ bn_status ic_kinetic(const bn_particles *p, double *T);
 /* A spherical model with isotropic velocities, sampled particle by
  * particle: radius from a uniform mass fraction (draw 0), position
  * direction (draws 1-2), velocity direction (draws 3-4), speed at that
- * radius from draws 5 on (negative: the sampler failed). Masses 1/n. */
+ * radius from draws 5 on (negative: the sampler failed). */
 typedef struct ic_spherical {
     const char *name;
     const void *ctx;
     double (*radius)(const void *ctx, double mass_fraction);
     double (*speed)(const void *ctx, double r, uint64_t seed, uint64_t i, uint64_t draw);
 } ic_spherical;
-bn_status ic_sample_spherical(const bn_ic_params *prm, bn_particles *p, const ic_spherical *model);
+/* Particles [first, first + n) of p, each of mass `mass`; particle i's
+ * draws are (seed, i, k), so a component's particles in a larger set
+ * (a galaxy) are the same at any thread count too. */
+bn_status ic_sample_spherical(uint64_t seed, bn_particles *p, size_t first, size_t n, double mass,
+                              const ic_spherical *model);
 
 /* ---- generators: fill pos, vel (G = 1) and mass of p (p->n set) ---- */
 bn_status ic_plummer(const bn_ic_params *prm, bn_particles *p);
@@ -102,14 +106,36 @@ double ic_profile_radius_of_depth(const ic_profile *pr, double depth);
  * the edge, E -> psi_max in the cusp); the second (f_b) is kept analytic
  * because it diverges at E = 0.
  */
+/* What Eddington's formula needs of a component: its density as a
+ * function of the relative potential Psi of the whole model (G
+ * included), which is 0 at r_max (no density beyond) and psi_max at the
+ * centre. One truncated halo in its own potential (ic_profile_df_model)
+ * or a galaxy's spheroid in the galaxy's potential (ic_galaxy_pot.c). */
+typedef struct ic_df_model {
+    const void *ctx;
+    const char *name;   /* in messages: "hernquist", "galaxy halo"      */
+    double r_max, psi_max;
+    double (*psi)(const void *ctx, double r);
+    double (*depth)(const void *ctx, double r);  /* psi_max - Psi(r), without cancellation */
+    double (*radius_of_depth)(const void *ctx, double depth);
+    double (*dpsi_ds)(const void *ctx, double r); /* -dPsi/d ln r = G M(<r) / r */
+    void (*drho_dpsi)(const void *ctx, double r, double *d1, double *d2);
+} ic_df_model;
+ic_df_model ic_profile_df_model(const ic_profile *pr);
+
 typedef struct ic_df {
-    const ic_profile *pr;
+    ic_df_model m;
+    const ic_profile *pr; /* ic_df_build's profile, else NULL           */
     size_t n;     /* table nodes                                       */
     double u0, du;
     double *lnfa; /* ln f_a at u0 + i du                                */
+    double *lnfa_max; /* running maximum of lnfa (speed sampling's bound) */
     double fb;    /* f_b(E) = fb / sqrt(E)                              */
 } ic_df;
 
+/* Fails naming the component when f is negative somewhere (no isotropic
+ * equilibrium of that density in that potential). */
+bn_status ic_df_build_model(ic_df *df, const ic_df_model *m);
 bn_status ic_df_build(ic_df *df, const ic_profile *pr);
 void ic_df_free(ic_df *df);
 /* f(E) with depth = psi_max - E passed separately for precision. */

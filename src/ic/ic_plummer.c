@@ -43,5 +43,5 @@ static double plummer_speed(const void *ctx, double r, uint64_t seed, uint64_t i
 bn_status ic_plummer(const bn_ic_params *prm, bn_particles *p)
 {
     const ic_spherical model = {"plummer", NULL, plummer_radius, plummer_speed};
-    return ic_sample_spherical(prm, p, &model);
+    return ic_sample_spherical(prm->seed, p, 0, p->n, 1.0 / (double)p->n, &model);
 }

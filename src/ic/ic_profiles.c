@@ -156,3 +156,17 @@ double ic_profile_radius_of_depth(const ic_profile *pr, double depth)
 {
     return solve_log_radius(pr, depth_s, ddepth_ds, depth * pr->mnorm, 0);
 }
+
+/* ---- the profile as Eddington's formula sees it (ic_df_model) ---------- */
+static double pm_psi(const void *c, double r) { return ic_profile_psi(c, r); }
+static double pm_depth(const void *c, double r) { return ic_profile_depth(c, r); }
+static double pm_radius_of_depth(const void *c, double d) { return ic_profile_radius_of_depth(c, d); }
+static double pm_dpsi_ds(const void *c, double r) { return ic_profile_mass(c, r) / r; }
+static void pm_drho_dpsi(const void *c, double r, double *d1, double *d2) { ic_profile_drho_dpsi(c, r, d1, d2); }
+
+ic_df_model ic_profile_df_model(const ic_profile *pr)
+{
+    const ic_df_model m = {pr, bn_ic_model_name(pr->model), pr->rt, pr->psi_max, pm_psi, pm_depth,
+                           pm_radius_of_depth, pm_dpsi_ds, pm_drho_dpsi};
+    return m;
+}

@@ -40,7 +40,8 @@ typedef struct bn_param_list {
 typedef enum bn_param_origin {
     BN_ORIGIN_DEFAULT = 0,
     BN_ORIGIN_FILE = 1,
-    BN_ORIGIN_COMMAND_LINE = 2
+    BN_ORIGIN_COMMAND_LINE = 2,
+    BN_ORIGIN_INITIAL_CONDITIONS = 3 /* Gravity:G from the initial conditions' file */
 } bn_param_origin;
 
 typedef struct bn_run_params {

@@ -96,7 +96,8 @@ static int print_key(FILE *f, const bn_run_params *p, const bn_param_desc *d, bn
     const char *note = chosen ? "chosen by error_target (energy log, snapshots)"
                        : mode == BN_PARAMS_UNUSED ? unused
                        : p->origin[idx] == BN_ORIGIN_DEFAULT ? "default"
-                       : p->origin[idx] == BN_ORIGIN_COMMAND_LINE ? "set by -P" : NULL;
+                       : p->origin[idx] == BN_ORIGIN_COMMAND_LINE ? "set by -P"
+                       : p->origin[idx] == BN_ORIGIN_INITIAL_CONDITIONS ? "from the initial conditions' file" : NULL;
     int width = (int)strlen(d->key) + 2 + (int)strlen(value) + 2 * chosen;
     fprintf(f, "  %s%s: %s", chosen ? "# " : "", d->key, value);
     if (note) fprintf(f, "%*s# %s", width < 34 ? 34 - width : 1, "", note);

@@ -301,9 +301,13 @@ static bn_status read_particles(const header_info *hi, const part_groups *pg, bn
     BN_TRY(bn_particles_create(out, pg->total));
     bn_particles *p = *out;
     if (pg->all_acc) BN_TRY(bn_particles_ensure_forces(p));
+    /* types recorded unless every particle is PartType1 (NULL then) */
+    for (int i = 0; i < pg->n_groups; i++)
+        if (pg->g[i].type != 1) BN_TRY(bn_particles_ensure_types(p));
     size_t off = 0;
     for (int i = 0; i < pg->n_groups; i++) {
         BN_TRY(read_group(&pg->g[i], hi, pg, p, off));
+        if (p->type) memset(p->type + off, pg->g[i].type, pg->g[i].n);
         off += pg->g[i].n;
     }
     double m = bn_particles_total_mass(p);
@@ -374,7 +378,9 @@ static bn_status append(bn_particles **all, const bn_particles *p)
     if (p->n == 0) return BN_OK; /* an empty file of the set (its arrays may be NULL) */
     bn_particles *a = *all;
     const size_t at = a->n;
-    BN_TRY(bn_particles_resize(a, at + p->n));
+    if (p->type) BN_TRY(bn_particles_ensure_types(a)); /* the files before: PartType1 */
+    BN_TRY(bn_particles_resize(a, at + p->n)); /* with types: the new rows PartType1 */
+    if (p->type) memcpy(a->type + at, p->type, p->n);
     const int forces = a->acc[0] && p->acc[0] && p->pot;
     for (int k = 0; k < 3; k++) {
         memcpy(a->pos[k] + at, p->pos[k], p->n * sizeof(double));
@@ -501,6 +507,7 @@ static bn_status keep_rows(bn_particles *p, size_t a, size_t e)
     }
     memmove(p->mass, p->mass + a, (e - a) * sizeof(double));
     memmove(p->id, p->id + a, (e - a) * sizeof(uint64_t));
+    if (p->type) memmove(p->type, p->type + a, e - a);
     if (forces) memmove(p->pot, p->pot + a, (e - a) * sizeof(double));
     return bn_particles_resize(p, e - a);
 }

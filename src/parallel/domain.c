@@ -30,6 +30,7 @@ typedef struct {
 typedef struct {
     double pos[3], vel[3], mass, acc[3], pot, w;
     uint64_t id, key;
+    uint8_t type; /* part type (1 when the sender's set has none) */
 } domain_record;
 
 static int samples_per_rank(int P)
@@ -164,6 +165,7 @@ static domain_record *pack(const bn_particles *p, const double *w, const uint64_
         x->pot = p->pot ? p->pot[i] : 0.0;
         x->w = w ? w[i] : 1.0;
         x->id = p->id[i];
+        x->type = (uint8_t)bn_particles_part_type(p, i);
         x->key = key[j];
         counts[owner(d, key[j])]++;
     }
@@ -172,7 +174,7 @@ static domain_record *pack(const bn_particles *p, const double *w, const uint64_
 
 /* The received records into p, sorted by key (stable: senders in rank
  * order, each in key order). *weight gets their weight, summed in order. */
-static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int forces, double *weight)
+static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int forces, int types, double *weight)
 {
     uint64_t *k = bn_alloc((2 * n + 1) * sizeof *k, "received keys");
     uint32_t *o = bn_alloc((2 * n + 1) * sizeof *o, "received keys");
@@ -184,6 +186,7 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
     if (s == BN_OK) s = bn_tree_sort(n, k, o, k + n, o + n);
     if (s == BN_OK) s = bn_particles_resize(p, n);
     if (s == BN_OK && forces) s = bn_particles_ensure_forces(p);
+    if (s == BN_OK && types) s = bn_particles_ensure_types(p);
     double W = 0.0;
     for (size_t j = 0; s == BN_OK && j < n; j++) {
         const domain_record *x = r + o[j];
@@ -195,6 +198,7 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
         p->mass[j] = x->mass;
         if (forces) p->pot[j] = x->pot;
         p->id[j] = x->id;
+        if (types) p->type[j] = x->type;
         W += x->w;
     }
     *weight = W;
@@ -248,12 +252,16 @@ static bn_status exchange(const bn_comm *c, bn_particles *p, const double *w, co
     /* forces travel only when every rank has them */
     double forces = p->acc[0] && p->pot ? 1.0 : 0.0;
     if (s == BN_OK) s = bn_comm_allreduce(c, &forces, 1, BN_REDUCE_MIN);
+    /* types on every rank when some rank has them (a rank's PartType1
+     * particles may go to one that holds other types) */
+    double types = p->type ? 1.0 : 0.0;
+    if (s == BN_OK) s = bn_comm_allreduce(c, &types, 1, BN_REDUCE_MAX);
     void *in = NULL;
     size_t n_in = 0;
     if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
     free(out);
     double W = 0.0;
-    if (s == BN_OK) s = bn_comm_agree(c, unpack(p, in, n_in, forces > 0, &W));
+    if (s == BN_OK) s = bn_comm_agree(c, unpack(p, in, n_in, forces > 0, types > 0, &W));
     free(in);
     if (s == BN_OK) {
         const int me = bn_comm_rank(c);
