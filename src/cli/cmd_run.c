@@ -436,9 +436,12 @@ static void print_summary(const run_ctx *c)
         printf("  %ld checks of the error (%.3f s), %ld searches (%.3f s)\n", a->checks, a->t_checks, a->tunings,
                a->t_tuning - a->t_checks);
     }
-    if (several(c))
-        printf("  %d ranks: domains cut %ld times after the first; last measured imbalance %.3f (largest rank's walk "
-               "over the mean)\n", bn_comm_size(c->comm), c->rebalances, c->imbalance);
+    if (several(c) && c->imbalance > 0)
+        printf("  %d ranks: domains cut %ld times after the first; last measured imbalance %.3f (largest rank's "
+               "measured cost since the last cut over the mean)\n", bn_comm_size(c->comm), c->rebalances, c->imbalance);
+    else if (several(c)) /* no batch ended at a synchronised time with steps enough since the first cut */
+        printf("  %d ranks: domains cut %ld times after the first; imbalance not measured\n", bn_comm_size(c->comm),
+               c->rebalances);
     const long idle = bn_simulation_idle_steps(c->sim);
     if (idle > 0) /* queued in a batch after it had reached its output time */
         printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);
