@@ -676,8 +676,10 @@ BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
  * last cut (its group's interaction counts, shared by the group's
  * particles; a particle in a fine time bin is walked more often and weighs
  * more). By count before any forces, and with direct summation. The
- * particles move with their forces; st (may be NULL) gets the cut's
- * numbers. Nothing in one process. */
+ * particles move with their forces, where they live: the GPU backend keys
+ * and sorts them on its device, brings only keys and costs to the host for
+ * the cut, and sends only those that change rank (through host memory);
+ * st (may be NULL) gets the cut's numbers. Nothing in one process. */
 typedef struct bn_domain_stats bn_domain_stats;
 BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);
 /* Stats of the last force evaluation. On the GPU a step queues its work

@@ -335,14 +335,47 @@ static void test_measured_costs(void **state)
     bn_particles_free(all);
 }
 
+/* Every particle of all (ids 1..n) once among the ranks' particles,
+ * with its position, velocity and mass to the bit, and its x force that
+ * of ref (acc[3 (id-1)]): nothing lost, doubled or changed in moving. */
+static int same_set(bn_simulation *sim, const bn_particles *all, const double *ref)
+{
+    const bn_particles *p = NULL;
+    TU_OK(bn_simulation_particles(sim, &p));
+    double *rec = malloc((5 * p->n + 1) * sizeof *rec);
+    for (size_t i = 0; i < p->n; i++) {
+        rec[5 * i] = (double)(p->id[i] - 1);
+        rec[5 * i + 1] = p->pos[0][i];
+        rec[5 * i + 2] = p->vel[2][i];
+        rec[5 * i + 3] = p->acc[0] ? p->acc[0][i] : NAN;
+        rec[5 * i + 4] = p->mass[i];
+    }
+    void *got = NULL;
+    size_t total = 0;
+    TU_OK(bn_comm_gather(comm, -1, rec, p->n, 5 * sizeof *rec, &got, &total, NULL));
+    char *seen = calloc(all->n, 1);
+    int ok = total == all->n;
+    const double *r = got;
+    for (size_t j = 0; ok && j < total; j++) {
+        const size_t i = (size_t)r[5 * j];
+        ok = i < all->n && !seen[i] && r[5 * j + 1] == all->pos[0][i] && r[5 * j + 2] == all->vel[2][i] &&
+             r[5 * j + 4] == all->mass[i] && r[5 * j + 3] == ref[3 * i];
+        if (i < all->n) seen[i] = 1;
+    }
+    free(seen);
+    free(got);
+    free(rec);
+    return ok;
+}
+
 /* A Plummer sphere in a wide sparse cloud of as many particles: cut by
  * count, the ranks' costs differ (a cloud particle's walk is not a
  * cluster particle's); cut again by the measured costs, the largest
- * rank's cost is within 10% of the mean, and closer than by count. */
-static void test_rebalance_by_cost(void **state)
+ * rank's cost is within 10% of the mean, and closer than by count. The
+ * particles arrive whole, with the forces they had (on the GPU they move
+ * device to device: backend.h's rebalance()). */
+static void rebalance_by_cost(bn_backend backend)
 {
-    (void)state;
-    if (bn_comm_size(comm) == 1) skip();
     const size_t n = 16000;
     bn_particles *all = tu_model(BN_IC_PLUMMER, n, 41);
     bn_particles *cloud = tu_random_particles(n / 2, 42, 0);
@@ -353,7 +386,7 @@ static void test_rebalance_by_cost(void **state)
     bn_simulation *sim = NULL;
     TU_OK(bn_simulation_create(&sim));
     bn_gravity_params g = bn_gravity_params_default();
-    g.backend = BN_BACKEND_CPU;
+    g.backend = backend;
     g.softening = 0.01;
     TU_OK(bn_simulation_set_gravity(sim, &g));
     TU_OK(bn_simulation_set_comm(sim, comm));
@@ -363,16 +396,47 @@ static void test_rebalance_by_cost(void **state)
     TU_OK(bn_simulation_rebalance(sim, &ds)); /* no forces yet: by count */
     TU_OK(bn_simulation_compute_forces(sim));
     TU_OK(bn_simulation_imbalance(sim, &by_count));
+    double *a = malloc(3 * n * sizeof *a), *ph = malloc(n * sizeof *ph);
+    const bn_particles *q = NULL;
+    TU_OK(bn_simulation_particles(sim, &q));
+    double *rec = malloc((5 * q->n + 1) * sizeof *rec);
+    for (size_t i = 0; i < q->n; i++) {
+        rec[5 * i] = (double)(q->id[i] - 1);
+        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = q->acc[k][i];
+        rec[5 * i + 4] = q->pot[i];
+    }
+    gather_by_index(rec, q->n, n, a, ph);
+    free(rec);
     TU_OK(bn_simulation_rebalance(sim, &ds));
+    const int moved_whole = same_set(sim, all, a); /* the forces that moved, to the bit */
     TU_OK(bn_simulation_compute_forces(sim));
     TU_OK(bn_simulation_imbalance(sim, &by_cost));
     if (bn_comm_rank(comm) == 0)
-        print_message("imbalance of %d ranks: %.3f by count, %.3f by measured cost (cut's own estimate %.3f)\n",
-                      bn_comm_size(comm), by_count, by_cost, ds.imbalance);
-    assert_true(everywhere(by_cost <= 1.1 && by_cost < by_count));
+        print_message("%s, imbalance of %d ranks: %.3f by count, %.3f by measured cost (cut's own estimate %.3f); "
+                      "moved whole %d\n", backend == BN_BACKEND_GPU ? "gpu" : "cpu", bn_comm_size(comm), by_count,
+                      by_cost, ds.imbalance, moved_whole);
+    assert_true(everywhere(by_cost <= 1.1 && by_cost < by_count && moved_whole));
+    free(a);
+    free(ph);
     bn_simulation_free(sim);
     bn_particles_free(p);
     bn_particles_free(all);
+}
+
+static void test_rebalance_by_cost(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1) skip();
+    rebalance_by_cost(BN_BACKEND_CPU);
+}
+
+/* The same on the GPU (skipped without one: the device runs it under
+ * mpirun, scripts/gpu-ranks.sh). */
+static void test_rebalance_by_cost_gpu(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
+    rebalance_by_cost(BN_BACKEND_GPU);
 }
 
 /* ---- the error target over the ranks ---- */
@@ -548,7 +612,7 @@ int main(void)
         cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
-        cmocka_unit_test(test_rebalance_by_cost),
+        cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

@@ -102,6 +102,15 @@ typedef struct bn_backend_ops {
      * was, *total is 0 and out untouched. The domains' weights and their
      * imbalance (simulation.c). */
     bn_status (*costs)(void *state, double *out, double *total, int *measured);
+    /* Several ranks, or NULL (the CPU's: its particles live on the host,
+     * where bn_domain_decompose moves them): cut the domains again where
+     * the particles live, each weighted by its measured cost (costs()
+     * start again from 0), and move them to their ranks with their
+     * forces. host (the caller's mirror) gets the new set's count, ids,
+     * masses and part types in the backend's new uploaded order; its
+     * positions, velocities and forces are stale (download() brings
+     * them). Collective and agreed. st: the cut's numbers. */
+    bn_status (*rebalance)(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

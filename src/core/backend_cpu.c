@@ -418,5 +418,5 @@ const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL,
 };

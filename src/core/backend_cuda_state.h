@@ -113,5 +113,14 @@ bn_status bn_cuda_particles_download(void *state, bn_particles *out);
 /* A force call's transfers: positions and masses up, forces down, through
  * pinned staging buffers (backend.h). */
 bn_status bn_cuda_particles_upload_positions(void *state, const bn_particles *in, bn_input_summary *sum);
+/* The device arrays and host copies for n particles (after
+ * bn_cuda_particles_free), and the float units of a set of this cube
+ * side and total mass (tree_gpu.h), as an upload makes them. */
+bn_status bn_cuda_particles_alloc(bn_cuda_state *st, int n);
+void bn_cuda_set_scales(bn_cuda_state *st, double side, double mass);
+/* Several ranks (rebalance_cuda.cu, backend.h's rebalance()): the
+ * domains cut again from the particles where they are, and the
+ * particles moved to their ranks. */
+bn_status bn_cuda_rebalance(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st);
 bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out, size_t *first_bad);
 #endif

@@ -90,6 +90,9 @@ __global__ void iota_kernel(int *a, int n)
 
 } // namespace
 
+bn_status bn_cuda_particles_alloc(bn_cuda_state *st, int n) { return alloc_particles(st, n); }
+void bn_cuda_set_scales(bn_cuda_state *st, double side, double mass) { set_scales(st, side, mass); }
+
 bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;

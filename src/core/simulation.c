@@ -103,20 +103,9 @@ static bn_status require_synchronised(const bn_simulation *sim, const char *what
                    "at time %.17g first", what, c->tick, 1 << (sim->integ.time_bins - 1), c->cycle_end);
 }
 
-/* What several ranks cannot do yet, named by its parameter. */
-static bn_status ranks_support(const bn_gravity_params *g, int n)
-{
-    if (n <= 1) return BN_OK;
-    if (g->backend == BN_BACKEND_GPU && g->method != BN_METHOD_TREE)
-        return bn_fail(BN_ERR_UNSUPPORTED, "Gravity:method = direct on the GPU runs in one process only (this run "
-                       "has %d ranks): use the tree, or backend cpu", n);
-    return BN_OK;
-}
-
 bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
 {
     if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_comm: simulation is NULL");
-    BN_TRY(ranks_support(&sim->grav, bn_comm_size(c)));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_comm"));
     BN_TRY(sync_host(sim));
     drop_backend(sim); /* the next one is told the ranks */
@@ -127,7 +116,6 @@ bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
 bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params *g)
 {
     BN_TRY(bn_gravity_params_validate(g));
-    BN_TRY(ranks_support(g, ranks(sim)));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_gravity"));
     BN_TRY(sync_host(sim));
     drop_backend(sim);
@@ -693,12 +681,25 @@ static bn_status cost_weights(bn_simulation *sim, double **w)
     return s;
 }
 
+/* A backend whose particles live on a device moves them there (backend.h's
+ * rebalance()); the host mirror gets the new set's ids, masses and types,
+ * and downloads the rest when it needs them. A failure stops the run (the
+ * backend's set is then not whole). */
+static bn_status rebalance_in_place(bn_simulation *sim, bn_domain_stats *st)
+{
+    bn_domain_stats local;
+    sim->host_current = 0; /* positions, velocities and forces: the backend's */
+    sim->stats_current = 0;
+    return sim->ops->rebalance(sim->state, sim->host, sim->grav.curve, st ? st : &local); /* forces moved along */
+}
+
 bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)
 {
     if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_rebalance: simulation is NULL");
     if (st) memset(st, 0, sizeof *st);
     if (ranks(sim) <= 1) return BN_OK;
     BN_TRY(require_synchronised(sim, "bn_simulation_rebalance")); /* the same clock on every rank */
+    if (sim->ops && sim->ops->rebalance && sim->backend_current) return rebalance_in_place(sim, st);
     BN_TRY(bn_comm_agree(sim->comm, sync_host(sim)));
     double *w = NULL;
     BN_TRY(cost_weights(sim, &w));

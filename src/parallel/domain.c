@@ -13,6 +13,7 @@
 #include "core/input_summary.h"
 #include "core/timer.h"
 #include "parallel/comm.h"
+#include "parallel/domain_parts.h"
 #include "tree/keys.h"
 #include "tree/tree_cpu.h"
 
@@ -78,7 +79,8 @@ static bn_status sorted_keys(const bn_particles *p, const bn_domain *d, uint64_t
 }
 
 /* This rank's samples: every particle when it has few, else one at each
- * step W / S of the cumulative weight in key order, each carrying W / S. */
+ * step W / S of the cumulative weight in key order, each carrying W / S.
+ * order NULL: the keys' own order (w by sorted index). */
 static domain_sample *local_samples(const uint64_t *key, const uint32_t *order, const double *w, size_t n, int S,
                                     size_t *ns)
 {
@@ -86,17 +88,17 @@ static domain_sample *local_samples(const uint64_t *key, const uint32_t *order, 
     *ns = 0;
     if (!out) return NULL;
     if (n <= (size_t)S) {
-        for (size_t i = 0; i < n; i++) out[i] = (domain_sample){key[i], w ? w[order[i]] : 1.0};
+        for (size_t i = 0; i < n; i++) out[i] = (domain_sample){key[i], w ? w[order ? order[i] : i] : 1.0};
         *ns = n;
         return out;
     }
     double W = 0.0;
-    for (size_t i = 0; i < n; i++) W += w ? w[order[i]] : 1.0;
+    for (size_t i = 0; i < n; i++) W += w ? w[order ? order[i] : i] : 1.0;
     const double step = W / S;
     double cum = 0.0;
     size_t j = 0;
     for (size_t i = 0; i < n && j < (size_t)S; i++) {
-        cum += w ? w[order[i]] : 1.0;
+        cum += w ? w[order ? order[i] : i] : 1.0;
         while (j < (size_t)S && cum >= (j + 0.5) * step) out[j++] = (domain_sample){key[i], step};
     }
     *ns = j;
@@ -337,4 +339,41 @@ void bn_domain_release(bn_domain *d)
     if (!d) return;
     free(d->split);
     d->split = NULL;
+}
+
+/* ---- the parts, for a backend whose particles live elsewhere ---- */
+
+bn_status bn_domain_prepare(const bn_comm *c, const double lo[3], const double hi[3], bn_curve curve, bn_domain *d)
+{
+    memset(d, 0, sizeof *d);
+    d->nranks = bn_comm_size(c);
+    d->curve = curve;
+    d->split = bn_alloc(((size_t)d->nranks + 1) * sizeof *d->split, "domain bounds");
+    BN_TRY(bn_comm_agree(c, d->split ? BN_OK : BN_ERR_NOMEM));
+    double l[3], h[3];
+    memcpy(l, lo, sizeof l);
+    memcpy(h, hi, sizeof h);
+    BN_TRY(bn_comm_reduce_box(c, l, h));
+    if (!(l[0] <= h[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
+    d->side = bn_key_cube(l, h, d->lo);
+    if (!isfinite(d->side))
+        return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", l[0], h[0]);
+    return BN_OK;
+}
+
+bn_status bn_domain_cut_sorted(const bn_comm *c, const uint64_t *key, const double *w, size_t n, bn_domain *d)
+{
+    return cut_from_samples(c, key, NULL, w, n, d);
+}
+
+void bn_domain_counts(const bn_domain *d, const uint64_t *key, size_t n, size_t *counts)
+{
+    memset(counts, 0, (size_t)d->nranks * sizeof *counts);
+    for (size_t i = 0; i < n; i++) counts[owner(d, key[i])]++;
+}
+
+bn_status bn_domain_shares(const bn_comm *c, double W, bn_domain_stats *st)
+{
+    st->weight_local = W;
+    return weight_shares(c, W, st);
 }

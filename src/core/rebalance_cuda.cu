@@ -1,0 +1,416 @@
+/*
+ * The GPU backend's re-balance across ranks (backend.h's rebalance()):
+ * the particles stay on their devices, but for those that change rank.
+ * Each rank keys its particles on its device in the cube of every rank's
+ * box, sorts them there, and brings only the sorted keys and their
+ * measured costs to the host (12 bytes a particle, where a re-balance
+ * through the host moved all of every particle twice), where every
+ * rank's samples make the cut by bn_domain_decompose's own rule
+ * (parallel/domain_parts.h). The particles are packed on the device in
+ * key order; those that stay are copied on the device, those that leave
+ * go through host staging to their new ranks (the MPI library is not
+ * assumed CUDA-aware); ids, masses and part types, which the host keeps,
+ * travel in the same order on the host. The new set is in key order
+ * (the domains are contiguous along the curve), with its forces.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+extern "C" {
+#include "core/timer.h"
+#include "parallel/comm.h"
+#include "parallel/domain_parts.h"
+#include "tree/keys.h"
+}
+#include "core/backend_cuda_state.h"
+
+namespace {
+const int kThreads = 256;
+
+/* What moves on the device side: 64 bytes a particle. */
+struct dev_rec {
+    double pos[3], vel[3];
+    float4 acc;
+};
+/* What the host keeps of a particle, moved alongside. */
+struct host_rec {
+    uint64_t id;
+    double mass, weight;
+    uint64_t type;
+};
+
+int blocks_for(int n) { return (n + kThreads - 1) / kThreads; }
+
+bn_status ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
+
+/* The host side of the keys' bounding-box words (keys_cuda.cu's
+ * order-preserving image of a double). */
+double unordered(unsigned long long u)
+{
+    u = (u >> 63) ? (u & 0x7fffffffffffffffull) : ~u;
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* This rank's exact box, reduced on the device (the upload's rule). */
+bn_status device_box(bn_cuda_state *st, double lo[3], double hi[3])
+{
+    BN_TRY(bn_gpu_bounding_box(st->pos, st->n, &st->tree, st->s));
+    unsigned long long w[6];
+    BN_TRY(bn_cuda_read(w, st->tree.minmax, sizeof w, "the particles' box", st->s));
+    for (int k = 0; k < 3; k++) {
+        lo[k] = unordered(w[k]);
+        hi[k] = unordered(w[3 + k]);
+        if (!isfinite(lo[k]) || !isfinite(hi[k]))
+            return bn_fail(BN_ERR_ARGUMENT, "re-balance: a particle's %c coordinate is not finite", "xyz"[k]);
+    }
+    return BN_OK;
+}
+
+__global__ void key_order_fields(const int *idx, const int *orig, const float *cost, int n, float *w, int *u)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const int o = orig[idx[j]];
+    u[j] = o;
+    w[j] = cost ? cost[o] : 1.f;
+}
+
+__global__ void pack_kernel(const double *x, const double *y, const double *z, const double *vx, const double *vy,
+                            const double *vz, const float4 *acc, const int *idx, int n, dev_rec *out)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const int i = idx[j];
+    out[j] = dev_rec{{x[i], y[i], z[i]}, {vx[i], vy[i], vz[i]}, acc[i]};
+}
+
+__global__ void unpack_kernel(const dev_rec *in, int n, double *x, double *y, double *z, double *vx, double *vy,
+                              double *vz, float4 *acc, int *orig)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const dev_rec r = in[i];
+    x[i] = r.pos[0];
+    y[i] = r.pos[1];
+    z[i] = r.pos[2];
+    vx[i] = r.vel[0];
+    vy[i] = r.vel[1];
+    vz[i] = r.vel[2];
+    acc[i] = r.acc;
+    orig[i] = i;
+}
+
+/* This rank's particles in key order: the sorted keys on the host, with
+ * each particle's weight and uploaded index (u), and the device order
+ * (idx, on the device). */
+struct keyed {
+    uint64_t *key;   /* host */
+    double *w;       /* host, NULL: by count */
+    int *u;          /* host */
+    int *idx;        /* device */
+};
+
+void keyed_free(keyed *k, cudaStream_t s)
+{
+    free(k->key);
+    free(k->w);
+    free(k->u);
+    bn_cuda_free(k->idx, s);
+    memset(k, 0, sizeof *k);
+}
+
+/* Keys in d's cube on the device, sorted there; keys, weights and
+ * uploaded indices to the host. */
+bn_status sort_by_key(bn_cuda_state *st, const bn_domain *d, int weighted, keyed *k)
+{
+    const int n = st->n;
+    const size_t m = n ? (size_t)n : 1;
+    k->key = (uint64_t *)bn_alloc(m * sizeof *k->key, "re-balance keys");
+    k->u = (int *)bn_alloc(m * sizeof *k->u, "re-balance order");
+    k->w = weighted ? (double *)bn_alloc(m * sizeof *k->w, "re-balance weights") : NULL;
+    if (!k->key || !k->u || (weighted && !k->w)) return BN_ERR_NOMEM;
+    if (n == 0) return BN_OK;
+    uint64_t *keys = NULL, *keys_alt = NULL;
+    int *idx_alt = NULL, *u = NULL;
+    float *w = NULL, *wh = NULL;
+    bn_gpu_frame *frame = NULL;
+    bn_gpu_frame f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.box_lo, d->lo, sizeof f.box_lo);
+    f.box_size = d->side;
+    bn_status s = bn_cuda_dev_alloc(&keys, m, "re-balance keys", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&keys_alt, m, "re-balance keys", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&k->idx, m, "re-balance order", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&idx_alt, m, "re-balance order", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&u, m, "re-balance order", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&w, m, "re-balance weights", st->s);
+    if (s == BN_OK) s = bn_cuda_dev_alloc(&frame, 1, "re-balance cube", st->s);
+    if (s == BN_OK) s = ok(cudaMemcpyAsync(frame, &f, sizeof f, cudaMemcpyHostToDevice, st->s), "re-balance cube");
+    if (s == BN_OK) s = bn_gpu_keys(st->pos, n, frame, d->curve == BN_CURVE_HILBERT, keys, k->idx, st->s);
+    if (s == BN_OK) s = bn_gpu_sort_pairs(&keys, &keys_alt, &k->idx, &idx_alt, n, 3 * BN_KEY_MAX_LEVEL, st->s);
+    if (s == BN_OK) {
+        key_order_fields<<<blocks_for(n), kThreads, 0, st->s>>>(k->idx, st->orig, weighted ? st->cost : NULL, n, w, u);
+        s = ok(cudaGetLastError(), "re-balance order");
+    }
+    if (s == BN_OK) s = bn_cuda_read(k->key, keys, m * sizeof *k->key, "re-balance keys", st->s);
+    if (s == BN_OK) s = bn_cuda_read(k->u, u, m * sizeof *k->u, "re-balance order", st->s);
+    if (s == BN_OK && weighted) {
+        wh = (float *)bn_alloc(m * sizeof *wh, "re-balance weights");
+        s = wh ? bn_cuda_read(wh, w, m * sizeof *wh, "re-balance weights", st->s) : BN_ERR_NOMEM;
+        for (int i = 0; s == BN_OK && i < n; i++) k->w[i] = wh[i];
+    }
+    free(wh);
+    bn_cuda_free(keys, st->s);
+    bn_cuda_free(keys_alt, st->s);
+    bn_cuda_free(idx_alt, st->s);
+    bn_cuda_free(u, st->s);
+    bn_cuda_free(w, st->s);
+    bn_cuda_free(frame, st->s);
+    return s;
+}
+} // namespace
+
+namespace {
+/* Where each rank's records go: counts[r] of the key order from off[r];
+ * the MPI counts leave this rank's own out (they stay on the device). */
+struct plan {
+    size_t *counts, *off, *mpi, *recv;
+    int me, P;
+};
+
+/* The host's records of the particles, key order (u: uploaded index). */
+bn_status host_records(const bn_cuda_state *st, const bn_particles *host, const keyed *k, host_rec *out)
+{
+    for (int j = 0; j < st->n; j++) {
+        const int i = k->u[j];
+        out[j] = host_rec{st->host_id[i], st->host_mass[i], k->w ? k->w[j] : 1.0,
+                          (uint64_t)bn_particles_part_type(host, (size_t)i)};
+    }
+    return BN_OK;
+}
+
+/* The records of the other ranks' parts (all but [off[me], off[me] +
+ * counts[me])), one after another: what goes through MPI. */
+template <typename T>
+bn_status others(const T *all, size_t n, const plan *pl, T **out)
+{
+    const size_t mine = pl->counts[pl->me], first = pl->off[pl->me];
+    *out = (T *)bn_alloc((n - mine + 1) * sizeof(T), "records to send");
+    if (!*out) return BN_ERR_NOMEM;
+    memcpy(*out, all, first * sizeof(T));
+    memcpy(*out + first, all + first + mine, (n - first - mine) * sizeof(T));
+    return BN_OK;
+}
+
+/* The records received from the ranks below this one: the new set puts
+ * them first, then its own, then the higher ranks' (the curve's order). */
+size_t received_before(const plan *pl)
+{
+    size_t b = 0;
+    for (int r = 0; r < pl->me; r++) b += pl->recv[r];
+    return b;
+}
+
+/* Both kinds of records through MPI (host staging) to their ranks. */
+bn_status send_records(const bn_comm *c, const bn_cuda_state *st, const dev_rec *d_all, const host_rec *h_all,
+                       plan *pl, dev_rec **d_in, host_rec **h_in, size_t *n_in)
+{
+    const size_t n = (size_t)st->n, first = pl->off[pl->me], mine = pl->counts[pl->me];
+    dev_rec *staged = (dev_rec *)bn_alloc((n - mine + 1) * sizeof *staged, "records to send");
+    host_rec *h_send = NULL;
+    bn_status s = staged ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK && first) s = bn_cuda_read(staged, d_all, first * sizeof *staged, "records to send", st->s);
+    if (s == BN_OK && n > first + mine)
+        s = bn_cuda_read(staged + first, d_all + first + mine, (n - first - mine) * sizeof *staged, "records to send",
+                         st->s);
+    if (s == BN_OK) s = others(h_all, n, pl, &h_send);
+    s = bn_comm_agree(c, s);
+    size_t n2 = 0;
+    if (s == BN_OK) s = bn_comm_alltoallv(c, staged, pl->mpi, sizeof *staged, (void **)d_in, pl->recv, n_in);
+    if (s == BN_OK) s = bn_comm_alltoallv(c, h_send, pl->mpi, sizeof *h_send, (void **)h_in, pl->recv, &n2);
+    free(staged);
+    free(h_send);
+    return s;
+}
+
+/* The new device arrays and host copies from the records: the lower
+ * ranks' (host), the own ones (device), the higher ranks' (host). */
+bn_status install(bn_cuda_state *st, const dev_rec *d_all, const host_rec *h_all, const plan *pl,
+                  const dev_rec *d_in, const host_rec *h_in, size_t n_in, bn_particles *host, int types)
+{
+    const size_t mine = pl->counts[pl->me], first = pl->off[pl->me], before = received_before(pl);
+    const size_t n = mine + n_in;
+    if (n > (size_t)INT_MAX / 2) return bn_fail(BN_ERR_ARGUMENT, "re-balance: %zu particles on one rank", n);
+    dev_rec *d_new = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&d_new, n ? n : 1, "re-balanced particles", st->s));
+    cudaStream_t q = st->s;
+    bn_status s = BN_OK;
+    if (before) s = ok(cudaMemcpyAsync(d_new, d_in, before * sizeof *d_new, cudaMemcpyHostToDevice, q), "records up");
+    if (s == BN_OK && mine)
+        s = ok(cudaMemcpyAsync(d_new + before, d_all + first, mine * sizeof *d_new, cudaMemcpyDeviceToDevice, q),
+               "own records");
+    if (s == BN_OK && n_in > before)
+        s = ok(cudaMemcpyAsync(d_new + before + mine, d_in + before, (n_in - before) * sizeof *d_new,
+                               cudaMemcpyHostToDevice, q), "records up");
+    if (s == BN_OK) s = ok(cudaStreamSynchronize(q), "records up"); /* d_in is freed by the caller */
+    host_rec *h = (host_rec *)bn_alloc((n + 1) * sizeof *h, "re-balanced particles");
+    if (s == BN_OK && !h) s = BN_ERR_NOMEM;
+    if (s == BN_OK) {
+        memcpy(h, h_in, before * sizeof *h);
+        memcpy(h + before, h_all + first, mine * sizeof *h);
+        memcpy(h + before + mine, h_in + before, (n_in - before) * sizeof *h);
+    }
+    bn_cuda_particles_free(st);
+    if (s == BN_OK) s = bn_cuda_particles_alloc(st, (int)n);
+    float *m = (float *)bn_alloc((n + 1) * sizeof *m, "float masses");
+    if (s == BN_OK && !m) s = BN_ERR_NOMEM;
+    if (s == BN_OK) s = bn_particles_resize(host, n);
+    if (s == BN_OK && types) s = bn_particles_ensure_types(host);
+    for (size_t i = 0; s == BN_OK && i < n; i++) {
+        st->host_id[i] = host->id[i] = h[i].id;
+        st->host_mass[i] = host->mass[i] = h[i].mass;
+        if (types) host->type[i] = (uint8_t)h[i].type;
+        m[i] = (float)h[i].mass;
+    }
+    if (s == BN_OK) st->n = (int)n;
+    if (s == BN_OK && n) s = ok(cudaMemcpyAsync(st->mass, m, n * sizeof *m, cudaMemcpyHostToDevice, q), "masses up");
+    if (s == BN_OK && n) {
+        unpack_kernel<<<blocks_for((int)n), kThreads, 0, q>>>(d_new, (int)n, st->pos[0], st->pos[1], st->pos[2],
+                                                               st->vel[0], st->vel[1], st->vel[2], st->acc, st->orig);
+        s = ok(cudaGetLastError(), "unpacking particles");
+    }
+    if (s == BN_OK) s = ok(cudaStreamSynchronize(q), "unpacking particles"); /* m is freed next */
+    free(m);
+    free(h);
+    bn_cuda_free(d_new, q);
+    return s;
+}
+} // namespace
+
+namespace {
+void plan_free(plan *pl)
+{
+    free(pl->counts);
+    memset(pl, 0, sizeof *pl);
+}
+
+bn_status plan_make(const bn_comm *c, const bn_domain *d, const keyed *k, size_t n, plan *pl)
+{
+    pl->P = bn_comm_size(c);
+    pl->me = bn_comm_rank(c);
+    pl->counts = (size_t *)bn_alloc(4 * (size_t)pl->P * sizeof(size_t), "re-balance counts");
+    if (!pl->counts) return BN_ERR_NOMEM;
+    pl->off = pl->counts + pl->P;
+    pl->mpi = pl->off + pl->P;
+    pl->recv = pl->mpi + pl->P;
+    bn_domain_counts(d, k->key, n, pl->counts);
+    size_t o = 0;
+    for (int r = 0; r < pl->P; r++) {
+        pl->off[r] = o;
+        o += pl->counts[r];
+        pl->mpi[r] = r == pl->me ? 0 : pl->counts[r];
+    }
+    return BN_OK;
+}
+
+/* The particles packed in key order on the device, and the host's part
+ * of them. */
+bn_status pack_all(bn_cuda_state *st, const bn_particles *host, const keyed *k, dev_rec **d_all, host_rec **h_all)
+{
+    const int n = st->n;
+    BN_TRY(bn_cuda_dev_alloc(d_all, n ? (size_t)n : 1, "particles to move", st->s));
+    *h_all = (host_rec *)bn_alloc(((size_t)n + 1) * sizeof **h_all, "particles to move");
+    if (!*h_all) return BN_ERR_NOMEM;
+    if (n) {
+        pack_kernel<<<blocks_for(n), kThreads, 0, st->s>>>(st->pos[0], st->pos[1], st->pos[2], st->vel[0], st->vel[1],
+                                                            st->vel[2], st->acc, k->idx, n, *d_all);
+        BN_TRY(ok(cudaGetLastError(), "packing particles"));
+    }
+    return host_records(st, host, k, *h_all);
+}
+
+/* The new set's float units, as an upload makes them. */
+bn_status new_scales(bn_cuda_state *st)
+{
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, mass = 0;
+    if (st->n > 0) BN_TRY(device_box(st, lo, hi));
+    double cube[3];
+    const double side = st->n > 0 ? bn_key_cube(lo, hi, cube) : 0.0;
+    for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
+    bn_cuda_set_scales(st, side, mass);
+    return BN_OK;
+}
+
+/* The weights every rank cuts by: the measured costs where every rank
+ * has them, else none (by count). */
+bn_status agreed_weights(const bn_comm *c, const bn_cuda_state *st, int *weighted)
+{
+    double have = st->cost != NULL || st->n == 0;
+    BN_TRY(bn_comm_allreduce(c, &have, 1, BN_REDUCE_MIN));
+    *weighted = have > 0;
+    return BN_OK;
+}
+
+/* Types everywhere when some rank has them (a rank's PartType1 particles
+ * may go to one that holds others), forces when every rank has them. */
+bn_status agreed_fields(const bn_comm *c, const bn_cuda_state *st, const bn_particles *host, int *types, int *forces)
+{
+    double v[2] = {host->type ? 1.0 : 0.0, st->have_forces || st->n == 0 ? 1.0 : 0.0};
+    BN_TRY(bn_comm_allreduce(c, v, 1, BN_REDUCE_MAX));
+    BN_TRY(bn_comm_allreduce(c, v + 1, 1, BN_REDUCE_MIN));
+    *types = v[0] > 0;
+    *forces = v[1] > 0;
+    return BN_OK;
+}
+} // namespace
+
+bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_domain_stats *dst)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    const bn_comm *c = st->comm;
+    const double t0 = bn_wall_seconds();
+    memset(dst, 0, sizeof *dst);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    BN_TRY(bn_comm_agree(c, st->n > 0 ? device_box(st, lo, hi) : BN_OK));
+    int weighted = 0, types = 0, forces = 0;
+    BN_TRY(agreed_weights(c, st, &weighted));
+    BN_TRY(agreed_fields(c, st, host, &types, &forces));
+    bn_domain d;
+    keyed k;
+    plan pl;
+    memset(&k, 0, sizeof k);
+    memset(&pl, 0, sizeof pl);
+    dev_rec *d_all = NULL, *d_in = NULL;
+    host_rec *h_all = NULL, *h_in = NULL;
+    size_t n_in = 0;
+    const size_t n = (size_t)st->n;
+    bn_status s = bn_domain_prepare(c, lo, hi, curve, &d); /* agreed */
+    if (s == BN_OK) s = bn_comm_agree(c, sort_by_key(st, &d, weighted, &k));
+    if (s == BN_OK) s = bn_domain_cut_sorted(c, k.key, k.w, n, &d);
+    if (s == BN_OK) s = bn_comm_agree(c, plan_make(c, &d, &k, n, &pl));
+    if (s == BN_OK) s = bn_comm_agree(c, pack_all(st, host, &k, &d_all, &h_all));
+    if (s == BN_OK) s = send_records(c, st, d_all, h_all, &pl, &d_in, &h_in, &n_in); /* agreed */
+    double W = 0;
+    for (size_t i = 0; s == BN_OK && i < pl.counts[pl.me]; i++) W += h_all[pl.off[pl.me] + i].weight;
+    for (size_t i = 0; s == BN_OK && i < n_in; i++) W += h_in[i].weight;
+    if (s == BN_OK) s = bn_comm_agree(c, install(st, d_all, h_all, &pl, d_in, h_in, n_in, host, types));
+    if (s == BN_OK) s = bn_comm_agree(c, new_scales(st));
+    if (s == BN_OK) {
+        st->have_forces = forces; /* they moved with the particles */
+        dst->sent = n - pl.counts[pl.me];
+        dst->received = n_in;
+        s = bn_domain_shares(c, W, dst);
+    }
+    bn_cuda_free(d_all, st->s);
+    free(h_all);
+    free(d_in);
+    free(h_in);
+    keyed_free(&k, st->s);
+    plan_free(&pl);
+    bn_domain_release(&d);
+    dst->t_total = bn_wall_seconds() - t0;
+    return s;
+}
