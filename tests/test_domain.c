@@ -113,6 +113,51 @@ static void decompose_and_check(const bn_particles *all, int on_root, const doub
     bn_particles_free(q);
 }
 
+/* bn_comm_alltoallv_placed (the GPU re-balance's exchange, with host
+ * buffers here): rank s sends rank d s + d + 1 records from a chosen
+ * place, each holding (s, d, k); every rank receives them where it asked
+ * (senders in rank order, its own part left out and a gap of 3 records
+ * kept), and the counts of bn_comm_counts are the senders'. */
+static void test_placed_exchange(void **state)
+{
+    (void)state;
+    const int P = bn_comm_size(comm), me = bn_comm_rank(comm);
+    size_t *cnt = calloc(4 * (size_t)P, sizeof *cnt), *at = cnt + P, *rc = at + P, *rat = rc + P;
+    size_t n = 0;
+    for (int d = 0; d < P; d++) {
+        at[d] = n + 2; /* 2 unused records before each part */
+        cnt[d] = d == me ? 0 : (size_t)(me + d + 1);
+        n = at[d] + cnt[d];
+    }
+    double *send = calloc(3 * n + 3, sizeof *send);
+    for (int d = 0; d < P; d++)
+        for (size_t k = 0; k < cnt[d]; k++) {
+            double *x = send + 3 * (at[d] + k);
+            x[0] = me, x[1] = d, x[2] = (double)k;
+        }
+    TU_OK(bn_comm_counts(comm, cnt, rc));
+    size_t m = 3;
+    for (int r = 0; r < P; r++) {
+        rat[r] = m;
+        m += rc[r];
+    }
+    double *recv = calloc(3 * m + 3, sizeof *recv);
+    TU_OK(bn_comm_alltoallv_placed(comm, send, cnt, at, 3 * sizeof *send, recv, rc, rat));
+    int ok = 1;
+    for (int r = 0; r < P; r++) {
+        ok = ok && rc[r] == (r == me ? 0 : (size_t)(r + me + 1));
+        for (size_t k = 0; k < rc[r]; k++) {
+            const double *x = recv + 3 * (rat[r] + k);
+            ok = ok && x[0] == r && x[1] == me && x[2] == (double)k;
+        }
+    }
+    ok = ok && recv[0] == 0 && recv[8] == 0; /* the gap untouched */
+    assert_true(tu_everywhere(comm, ok));
+    free(send);
+    free(recv);
+    free(cnt);
+}
+
 static void test_plummer_shares(void **state)
 {
     (void)state;
@@ -237,7 +282,7 @@ int main(void)
         cmocka_unit_test(test_plummer_shares),  cmocka_unit_test(test_all_from_one_rank),
         cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
         cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
-        cmocka_unit_test(test_part_types_travel),
+        cmocka_unit_test(test_part_types_travel), cmocka_unit_test(test_placed_exchange),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

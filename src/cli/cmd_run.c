@@ -39,6 +39,7 @@ typedef struct run_ctx {
     run_ranks ranks;
     long balanced_at;   /* the step of the last re-balance            */
     long rebalances;
+    double t_rebalance, moved; /* the cuts after the first: wall seconds, particles sent */
     double imbalance;   /* the last measured (largest rank over mean) */
 } run_ctx;
 
@@ -376,9 +377,12 @@ static bn_status maybe_rebalance(run_ctx *c)
     if (since < RUN_REBALANCE_MIN_STEPS || bn_simulation_time(c->sim) >= c->prm->t_end) return BN_OK;
     BN_TRY(bn_simulation_imbalance(c->sim, &c->imbalance));
     if (c->imbalance < RUN_REBALANCE_IMBALANCE && since < RUN_REBALANCE_STEPS) return BN_OK;
-    BN_TRY(bn_simulation_rebalance(c->sim, NULL));
+    bn_domain_stats ds;
+    BN_TRY(bn_simulation_rebalance(c->sim, &ds));
     c->balanced_at = steps;
     c->rebalances++;
+    c->t_rebalance += ds.t_total;
+    c->moved += (double)ds.sent;
     return BN_OK;
 }
 
@@ -438,7 +442,8 @@ static void print_summary(const run_ctx *c)
     }
     if (several(c) && c->imbalance > 0)
         printf("  %d ranks: domains cut %ld times after the first; last measured imbalance %.3f (largest rank's "
-               "measured cost since the last cut over the mean)\n", bn_comm_size(c->comm), c->rebalances, c->imbalance);
+               "measured cost since the last cut over the mean); the cuts took %.3f s on rank 0, which sent %.0f "
+               "particles\n", bn_comm_size(c->comm), c->rebalances, c->imbalance, c->t_rebalance, c->moved);
     else if (several(c)) /* no batch ended at a synchronised time with steps enough since the first cut */
         printf("  %d ranks: domains cut %ld times after the first; imbalance not measured\n", bn_comm_size(c->comm),
                c->rebalances);

@@ -8,8 +8,9 @@
  * rank's samples make the cut by bn_domain_decompose's own rule
  * (parallel/domain_parts.h). The particles are packed on the device in
  * key order; those that stay are copied on the device, those that leave
- * go through host staging to their new ranks (the MPI library is not
- * assumed CUDA-aware); ids, masses and part types, which the host keeps,
+ * go to their new ranks straight from device memory where the MPI
+ * library takes device pointers (bn_comm_cuda_aware), else through host
+ * staging (only the records that change rank cross PCIe); ids, masses and part types, which the host keeps,
  * travel in the same order on the host. The new set is in key order
  * (the domains are contiguous along the curve), with its forces.
  */
@@ -192,79 +193,98 @@ bn_status host_records(const bn_cuda_state *st, const bn_particles *host, const 
     return BN_OK;
 }
 
-/* The records of the other ranks' parts (all but [off[me], off[me] +
- * counts[me])), one after another: what goes through MPI. */
-template <typename T>
-bn_status others(const T *all, size_t n, const plan *pl, T **out)
+/* Where the new set takes each sender's records: the lower ranks' from
+ * 0, its own after them, the higher ranks' after its own (the curve's
+ * order). recv[me] is 0: its own stay on the device. */
+void placement(const plan *pl, size_t *at)
 {
-    const size_t mine = pl->counts[pl->me], first = pl->off[pl->me];
-    *out = (T *)bn_alloc((n - mine + 1) * sizeof(T), "records to send");
-    if (!*out) return BN_ERR_NOMEM;
-    memcpy(*out, all, first * sizeof(T));
-    memcpy(*out + first, all + first + mine, (n - first - mine) * sizeof(T));
-    return BN_OK;
+    size_t o = 0;
+    for (int r = 0; r < pl->P; r++) {
+        at[r] = o;
+        o += r == pl->me ? pl->counts[r] : pl->recv[r];
+    }
 }
 
-/* The records received from the ranks below this one: the new set puts
- * them first, then its own, then the higher ranks' (the curve's order). */
-size_t received_before(const plan *pl)
-{
-    size_t b = 0;
-    for (int r = 0; r < pl->me; r++) b += pl->recv[r];
-    return b;
-}
-
-/* Both kinds of records through MPI (host staging) to their ranks. */
-bn_status send_records(const bn_comm *c, const bn_cuda_state *st, const dev_rec *d_all, const host_rec *h_all,
-                       plan *pl, dev_rec **d_in, host_rec **h_in, size_t *n_in)
+/* Host staging: the records that leave, down; those that come, up. */
+bn_status staged_exchange(const bn_comm *c, bn_cuda_state *st, const dev_rec *d_all, const plan *pl,
+                          const size_t *at, dev_rec *d_new, size_t n_new)
 {
     const size_t n = (size_t)st->n, first = pl->off[pl->me], mine = pl->counts[pl->me];
-    dev_rec *staged = (dev_rec *)bn_alloc((n - mine + 1) * sizeof *staged, "records to send");
-    host_rec *h_send = NULL;
-    bn_status s = staged ? BN_OK : BN_ERR_NOMEM;
-    if (s == BN_OK && first) s = bn_cuda_read(staged, d_all, first * sizeof *staged, "records to send", st->s);
+    dev_rec *out = (dev_rec *)bn_alloc((n + 1) * sizeof *out, "records to send");
+    dev_rec *in = (dev_rec *)bn_alloc((n_new + 1) * sizeof *in, "records received");
+    bn_status s = out && in ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK && first) s = bn_cuda_read(out, d_all, first * sizeof *out, "records to send", st->s);
     if (s == BN_OK && n > first + mine)
-        s = bn_cuda_read(staged + first, d_all + first + mine, (n - first - mine) * sizeof *staged, "records to send",
+        s = bn_cuda_read(out + first + mine, d_all + first + mine, (n - first - mine) * sizeof *out, "records to send",
                          st->s);
-    if (s == BN_OK) s = others(h_all, n, pl, &h_send);
     s = bn_comm_agree(c, s);
-    size_t n2 = 0;
-    if (s == BN_OK) s = bn_comm_alltoallv(c, staged, pl->mpi, sizeof *staged, (void **)d_in, pl->recv, n_in);
-    if (s == BN_OK) s = bn_comm_alltoallv(c, h_send, pl->mpi, sizeof *h_send, (void **)h_in, pl->recv, &n2);
-    free(staged);
-    free(h_send);
+    if (s == BN_OK) s = bn_comm_alltoallv_placed(c, out, pl->mpi, pl->off, sizeof *out, in, pl->recv, at);
+    const size_t below = at[pl->me], above = n_new - below - mine;
+    if (s == BN_OK && below)
+        s = ok(cudaMemcpyAsync(d_new, in, below * sizeof *in, cudaMemcpyHostToDevice, st->s), "records up");
+    if (s == BN_OK && above)
+        s = ok(cudaMemcpyAsync(d_new + below + mine, in + below + mine, above * sizeof *in, cudaMemcpyHostToDevice,
+                               st->s), "records up");
+    if (s == BN_OK) s = ok(cudaStreamSynchronize(st->s), "records up"); /* in is freed next */
+    free(out);
+    free(in);
     return s;
 }
 
-/* The new device arrays and host copies from the records: the lower
- * ranks' (host), the own ones (device), the higher ranks' (host). */
-bn_status install(bn_cuda_state *st, const dev_rec *d_all, const host_rec *h_all, const plan *pl,
-                  const dev_rec *d_in, const host_rec *h_in, size_t n_in, bn_particles *host, int types)
+/* The device records of the new set, *d_new (*n_new of them): its own
+ * copied on the device, the others' received into place, straight
+ * between devices where MPI takes device pointers (bn_comm_cuda_aware),
+ * else through host staging. */
+bn_status move_device_records(const bn_comm *c, bn_cuda_state *st, const dev_rec *d_all, plan *pl, dev_rec **d_new,
+                              size_t *n_new)
 {
-    const size_t mine = pl->counts[pl->me], first = pl->off[pl->me], before = received_before(pl);
-    const size_t n = mine + n_in;
-    if (n > (size_t)INT_MAX / 2) return bn_fail(BN_ERR_ARGUMENT, "re-balance: %zu particles on one rank", n);
-    dev_rec *d_new = NULL;
-    BN_TRY(bn_cuda_dev_alloc(&d_new, n ? n : 1, "re-balanced particles", st->s));
-    cudaStream_t q = st->s;
-    bn_status s = BN_OK;
-    if (before) s = ok(cudaMemcpyAsync(d_new, d_in, before * sizeof *d_new, cudaMemcpyHostToDevice, q), "records up");
-    if (s == BN_OK && mine)
-        s = ok(cudaMemcpyAsync(d_new + before, d_all + first, mine * sizeof *d_new, cudaMemcpyDeviceToDevice, q),
-               "own records");
-    if (s == BN_OK && n_in > before)
-        s = ok(cudaMemcpyAsync(d_new + before + mine, d_in + before, (n_in - before) * sizeof *d_new,
-                               cudaMemcpyHostToDevice, q), "records up");
-    if (s == BN_OK) s = ok(cudaStreamSynchronize(q), "records up"); /* d_in is freed by the caller */
-    host_rec *h = (host_rec *)bn_alloc((n + 1) * sizeof *h, "re-balanced particles");
-    if (s == BN_OK && !h) s = BN_ERR_NOMEM;
+    const size_t first = pl->off[pl->me], mine = pl->counts[pl->me];
+    size_t *at = (size_t *)bn_alloc((size_t)pl->P * sizeof *at, "re-balance offsets");
+    BN_TRY(bn_comm_agree(c, at ? BN_OK : BN_ERR_NOMEM));
+    bn_status s = bn_comm_counts(c, pl->mpi, pl->recv); /* agreed */
+    size_t n_in = 0;
+    for (int r = 0; s == BN_OK && r < pl->P; r++) n_in += pl->recv[r];
     if (s == BN_OK) {
-        memcpy(h, h_in, before * sizeof *h);
-        memcpy(h + before, h_all + first, mine * sizeof *h);
-        memcpy(h + before + mine, h_in + before, (n_in - before) * sizeof *h);
+        placement(pl, at);
+        *n_new = mine + n_in;
+        s = bn_cuda_dev_alloc(d_new, *n_new ? *n_new : 1, "re-balanced particles", st->s);
     }
+    if (s == BN_OK && mine)
+        s = ok(cudaMemcpyAsync(*d_new + at[pl->me], d_all + first, mine * sizeof(dev_rec), cudaMemcpyDeviceToDevice,
+                               st->s), "own records");
+    if (s == BN_OK) s = ok(cudaStreamSynchronize(st->s), "own records"); /* MPI reads the buffers next */
+    s = bn_comm_agree(c, s);
+    if (s == BN_OK && bn_comm_cuda_aware(c))
+        s = bn_comm_alltoallv_placed(c, d_all, pl->mpi, pl->off, sizeof(dev_rec), *d_new, pl->recv, at);
+    else if (s == BN_OK)
+        s = staged_exchange(c, st, d_all, pl, at, *d_new, *n_new);
+    free(at);
+    return bn_comm_agree(c, s);
+}
+
+/* The host's records of the new set, in the same places (ids, masses
+ * and types live on the host). */
+bn_status move_host_records(const bn_comm *c, const host_rec *h_all, const plan *pl, size_t n_new, host_rec **h_new)
+{
+    size_t *at = (size_t *)bn_alloc((size_t)pl->P * sizeof *at, "re-balance offsets");
+    *h_new = (host_rec *)bn_alloc((n_new + 1) * sizeof **h_new, "re-balanced particles");
+    bn_status s = bn_comm_agree(c, at && *h_new ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) {
+        placement(pl, at);
+        memcpy(*h_new + at[pl->me], h_all + pl->off[pl->me], pl->counts[pl->me] * sizeof **h_new);
+        s = bn_comm_alltoallv_placed(c, h_all, pl->mpi, pl->off, sizeof **h_new, *h_new, pl->recv, at);
+    }
+    free(at);
+    return s;
+}
+
+/* The new device arrays and host copies from the new set's records. */
+bn_status install(bn_cuda_state *st, const dev_rec *d_new, const host_rec *h, size_t n, bn_particles *host, int types)
+{
+    if (n > (size_t)INT_MAX / 2) return bn_fail(BN_ERR_ARGUMENT, "re-balance: %zu particles on one rank", n);
+    cudaStream_t q = st->s;
     bn_cuda_particles_free(st);
-    if (s == BN_OK) s = bn_cuda_particles_alloc(st, (int)n);
+    bn_status s = bn_cuda_particles_alloc(st, (int)n);
     float *m = (float *)bn_alloc((n + 1) * sizeof *m, "float masses");
     if (s == BN_OK && !m) s = BN_ERR_NOMEM;
     if (s == BN_OK) s = bn_particles_resize(host, n);
@@ -284,8 +304,6 @@ bn_status install(bn_cuda_state *st, const dev_rec *d_all, const host_rec *h_all
     }
     if (s == BN_OK) s = ok(cudaStreamSynchronize(q), "unpacking particles"); /* m is freed next */
     free(m);
-    free(h);
-    bn_cuda_free(d_new, q);
     return s;
 }
 } // namespace
@@ -383,31 +401,31 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     plan pl;
     memset(&k, 0, sizeof k);
     memset(&pl, 0, sizeof pl);
-    dev_rec *d_all = NULL, *d_in = NULL;
-    host_rec *h_all = NULL, *h_in = NULL;
-    size_t n_in = 0;
+    dev_rec *d_all = NULL, *d_new = NULL;
+    host_rec *h_all = NULL, *h_new = NULL;
+    size_t n_new = 0;
     const size_t n = (size_t)st->n;
     bn_status s = bn_domain_prepare(c, lo, hi, curve, &d); /* agreed */
     if (s == BN_OK) s = bn_comm_agree(c, sort_by_key(st, &d, weighted, &k));
     if (s == BN_OK) s = bn_domain_cut_sorted(c, k.key, k.w, n, &d);
     if (s == BN_OK) s = bn_comm_agree(c, plan_make(c, &d, &k, n, &pl));
     if (s == BN_OK) s = bn_comm_agree(c, pack_all(st, host, &k, &d_all, &h_all));
-    if (s == BN_OK) s = send_records(c, st, d_all, h_all, &pl, &d_in, &h_in, &n_in); /* agreed */
+    if (s == BN_OK) s = move_device_records(c, st, d_all, &pl, &d_new, &n_new); /* agreed */
+    if (s == BN_OK) s = move_host_records(c, h_all, &pl, n_new, &h_new); /* agreed */
     double W = 0;
-    for (size_t i = 0; s == BN_OK && i < pl.counts[pl.me]; i++) W += h_all[pl.off[pl.me] + i].weight;
-    for (size_t i = 0; s == BN_OK && i < n_in; i++) W += h_in[i].weight;
-    if (s == BN_OK) s = bn_comm_agree(c, install(st, d_all, h_all, &pl, d_in, h_in, n_in, host, types));
+    for (size_t i = 0; s == BN_OK && i < n_new; i++) W += h_new[i].weight;
+    if (s == BN_OK) s = bn_comm_agree(c, install(st, d_new, h_new, n_new, host, types));
     if (s == BN_OK) s = bn_comm_agree(c, new_scales(st));
     if (s == BN_OK) {
         st->have_forces = forces; /* they moved with the particles */
         dst->sent = n - pl.counts[pl.me];
-        dst->received = n_in;
+        dst->received = n_new - pl.counts[pl.me];
         s = bn_domain_shares(c, W, dst);
     }
     bn_cuda_free(d_all, st->s);
+    bn_cuda_free(d_new, st->s);
     free(h_all);
-    free(d_in);
-    free(h_in);
+    free(h_new);
     keyed_free(&k, st->s);
     plan_free(&pl);
     bn_domain_release(&d);

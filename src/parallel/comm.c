@@ -9,6 +9,11 @@
 #include "core/error.h"
 #ifdef BANYAN_HAVE_MPI
 #include <mpi.h>
+#if defined(OPEN_MPI) && defined(__has_include)
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
+#endif
+#endif
 #endif
 
 struct bn_comm {
@@ -302,6 +307,81 @@ done:
     free(si);
     return s;
 #else
+    return BN_ERR_INTERNAL;
+#endif
+}
+
+int bn_comm_cuda_aware(const bn_comm *c)
+{
+#if defined(BANYAN_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return multi(c) && MPIX_Query_cuda_support() == 1 && !getenv("BANYAN_MPI_HOST_STAGING");
+#else
+    (void)c;
+    return 0;
+#endif
+}
+
+bn_status bn_comm_counts(const bn_comm *c, const size_t *send_counts, size_t *recv_counts)
+{
+    if (!multi(c)) {
+        recv_counts[0] = send_counts[0];
+        return BN_OK;
+    }
+#ifdef BANYAN_HAVE_MPI
+    const int P = c->size;
+    uint64_t *sc = bn_alloc(2 * (size_t)P * sizeof *sc, "exchange counts");
+    BN_TRY(bn_comm_agree(c, sc ? BN_OK : BN_ERR_NOMEM));
+    for (int r = 0; r < P; r++) sc[r] = send_counts[r];
+    MPI_Alltoall(sc, 1, MPI_UINT64_T, sc + P, 1, MPI_UINT64_T, c->mpi);
+    for (int r = 0; r < P; r++) recv_counts[r] = (size_t)sc[P + r];
+    free(sc);
+    return BN_OK;
+#else
+    return BN_ERR_INTERNAL;
+#endif
+}
+
+#ifdef BANYAN_HAVE_MPI
+/* Counts and displacements as MPI's ints (int_counts' bound). */
+static bn_status int_placed(const size_t *n, const size_t *at, int P, int *cnt, int *disp, const char *what)
+{
+    for (int r = 0; r < P; r++) {
+        if (n[r] > (size_t)INT_MAX || at[r] > (size_t)INT_MAX)
+            return bn_fail(BN_ERR_UNSUPPORTED, "%s: %zu records at offset %zu for rank %d: at most %d in one exchange",
+                           what, n[r], at[r], r, INT_MAX);
+        cnt[r] = (int)n[r];
+        disp[r] = (int)at[r];
+    }
+    return BN_OK;
+}
+#endif
+
+bn_status bn_comm_alltoallv_placed(const bn_comm *c, const void *send, const size_t *send_counts,
+                                   const size_t *send_at, size_t rec_size, void *recv, const size_t *recv_counts,
+                                   const size_t *recv_at)
+{
+    if (!multi(c)) {
+        if (send_counts[0]) memmove((char *)recv + recv_at[0] * rec_size, (const char *)send + send_at[0] * rec_size,
+                                    send_counts[0] * rec_size);
+        return BN_OK;
+    }
+#ifdef BANYAN_HAVE_MPI
+    const int P = c->size;
+    int *si = bn_alloc(4 * (size_t)P * sizeof *si, "exchange counts");
+    bn_status s = si ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK) s = int_placed(send_counts, send_at, P, si, si + P, "sending records");
+    if (s == BN_OK) s = int_placed(recv_counts, recv_at, P, si + 2 * P, si + 3 * P, "receiving records");
+    if ((s = bn_comm_agree(c, s)) == BN_OK) {
+        MPI_Datatype rec;
+        MPI_Type_contiguous((int)rec_size, MPI_BYTE, &rec);
+        MPI_Type_commit(&rec);
+        MPI_Alltoallv(send, si, si + P, rec, recv, si + 2 * P, si + 3 * P, rec, c->mpi);
+        MPI_Type_free(&rec);
+    }
+    free(si);
+    return s;
+#else
+    (void)rec_size;
     return BN_ERR_INTERNAL;
 #endif
 }

@@ -34,6 +34,20 @@ bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n,
  * recv_counts[s] from each sender s, *total in all. */
 bn_status bn_comm_alltoallv(const bn_comm *c, const void *send, const size_t *send_counts, size_t rec_size,
                             void **out, size_t *recv_counts, size_t *total);
+/* Whether the MPI library takes device pointers (Open MPI's
+ * MPIX_Query_cuda_support, where mpi-ext.h says it can tell; 0 without
+ * MPI, for one process, or with BANYAN_MPI_HOST_STAGING set). */
+int bn_comm_cuda_aware(const bn_comm *c);
+/* recv_counts[s]: how many records rank s sends this rank, from every
+ * rank's send_counts[d] (nranks of each). Collective and agreed. */
+bn_status bn_comm_counts(const bn_comm *c, const size_t *send_counts, size_t *recv_counts);
+/* Records of rec_size bytes between buffers the caller made (device
+ * memory when bn_comm_cuda_aware): send_counts[d] records from record
+ * send_at[d] of send to rank d, recv_counts[s] (bn_comm_counts') from
+ * rank s into recv from record recv_at[s]. Collective and agreed. */
+bn_status bn_comm_alltoallv_placed(const bn_comm *c, const void *send, const size_t *send_counts,
+                                   const size_t *send_at, size_t rec_size, void *recv, const size_t *recv_counts,
+                                   const size_t *recv_at);
 /* The same, non-blocking (MPI_Ialltoallv): started with the counts agreed
  * and the receive buffer made (collective, agreed), finished by
  * bn_comm_alltoallv_wait, between which the caller computes (how much of
