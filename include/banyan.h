@@ -559,6 +559,16 @@ typedef struct bn_energies {
     double com[3];
 } bn_energies;
 
+/* What chooses a particle's block step (bn_integrator_params.criterion). */
+typedef enum bn_step_criterion {
+    BN_STEP_ACCEL = 0,    /* eta sqrt(eps / |a|) (GADGET, GOTHIC)           */
+    BN_STEP_DYNAMICAL = 1 /* eta sqrt(|phi|) / |a|: the local dynamical time
+                             (phi ~ a r gives sqrt(r / |a|)), independent of
+                             eps; phi: the potential, 0 at infinity        */
+} bn_step_criterion;
+BN_API const char *bn_step_criterion_name(bn_step_criterion c);
+BN_API bn_status bn_step_criterion_parse(const char *s, bn_step_criterion *out);
+
 typedef struct bn_integrator_params {
     double dt;        /* fixed step when eta = 0; with block steps the
                          longest step (a cycle). Default 1/128.          */
@@ -591,6 +601,9 @@ typedef struct bn_integrator_params {
                          of creeping on forever; with block steps the
                          finest bin dt / 2^(K-1) must not be shorter.
                          0: no floor (default; banyan run sets one).     */
+    bn_step_criterion criterion; /* block steps (time_bins >= 2): what
+                         chooses each particle's step. Default
+                         BN_STEP_ACCEL.                                  */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 
@@ -653,6 +666,9 @@ typedef struct bn_block_info {
     long tree_builds;    /* block steps so far that rebuilt the tree (the
                             others refreshed it)                         */
     double cycle_start, cycle_length;
+    double forces;       /* particle forces the block steps so far computed
+                            (every rank's): their cost, for comparing step
+                            criteria at equal energy error               */
 } bn_block_info;
 BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
 /* Several ranks (bn_comm_world under mpirun; see "Many processes"): every

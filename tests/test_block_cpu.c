@@ -319,6 +319,7 @@ static bn_block_kick kick_params(int bin_min, int close, int open, int n_bins, d
     k.tick = tick;
     k.eta = 1;
     k.eps = 1;
+    k.criterion = BN_STEP_ACCEL;
     return k;
 }
 
@@ -444,7 +445,7 @@ static bn_block_kick spread_bins(const bn_particles *p, uint8_t *bin)
     bn_block_kick k = kick_params(0, 0, 1, 4, 2 * dt[p->n / 2] / 8);
     k.eps = 1e-3;
     free(dt);
-    for (size_t i = 0; i < p->n; i++) bin[i] = (uint8_t)bn_time_bin(accel2(p, i), k.eta, k.eps, k.tick, 4, 0);
+    for (size_t i = 0; i < p->n; i++) bin[i] = (uint8_t)bn_time_bin(bn_time_step_wanted(&k, accel2(p, i), p->pot[i]), k.tick, 4, 0);
     return k;
 }
 

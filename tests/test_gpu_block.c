@@ -51,7 +51,7 @@ static void host_bins(const bn_particles *q, const bn_block_kick *k, int *bin)
 {
     for (size_t i = 0; i < q->n; i++) {
         const double ax = q->acc[0][i], ay = q->acc[1][i], az = q->acc[2][i];
-        bin[i] = bn_time_bin(ax * ax + ay * ay + az * az, k->eta, k->eps, k->tick, k->n_bins, k->bin_min);
+        bin[i] = bn_time_bin(bn_time_step_wanted(k, ax * ax + ay * ay + az * az, 0.0), k->tick, k->n_bins, k->bin_min);
     }
 }
 
@@ -68,7 +68,7 @@ static void check_active_walk(int group_size)
     g.group_size = group_size;
     void *st = gpu_state(&g, p);
     bn_particles *before = download(st);
-    const bn_block_kick open = {0, 0, 1, 4, 1.0 / 64, 1.0, 1e-3}; /* bins 0-3 all occupied */
+    const bn_block_kick open = {0, 0, 1, 4, 1.0 / 64, 1.0, 1e-3, 0}; /* bins 0-3 all occupied */
     int *bin = malloc(p->n * sizeof *bin);
     host_bins(before, &open, bin);
     int max_bin = -1;
@@ -222,7 +222,7 @@ static void test_batch_reads_only_at_its_end(void **state)
 {
     (void)state;
     bn_particles *p = plummer_32k();
-    const bn_integrator_params rules[2] = {{1.0 / 64, 0.05, 0, 1, 0}, {1.0 / 16, 0.05, 4, 1, 0}};
+    const bn_integrator_params rules[2] = {{1.0 / 64, 0.05, 0, 1, 0, BN_STEP_ACCEL}, {1.0 / 16, 0.05, 4, 1, 0, BN_STEP_ACCEL}};
     for (int r = 0; r < 2; r++) {
         bn_simulation *sim = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), rules[r]);
         TU_OK(bn_simulation_compute_forces(sim));
@@ -254,7 +254,7 @@ static void test_same_as_cpu(void **state)
     icp.n = 1 << 14;
     bn_particles *p = NULL;
     TU_OK(bn_ic_generate(&icp, &p));
-    const bn_integrator_params ip = {1.0 / 32, 0.05, 4, 0, 0};
+    const bn_integrator_params ip = {1.0 / 32, 0.05, 4, 0, 0, BN_STEP_ACCEL};
     bn_simulation *gpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), ip);
     bn_simulation *cpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.01), ip);
     bn_simulation *again = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), ip);

@@ -28,6 +28,8 @@ typedef struct bench_opts {
     long steps; /* --steps: time-step timing */
     bn_integrator_params integ; /* of those steps: --dt, --eta, --time-bins */
     int check, json;
+    const char *input; /* --input: a snapshot instead of --model */
+    int G_given;       /* --G: kept over the input's units' G */
 } bench_opts;
 
 typedef struct bench_result {
@@ -73,6 +75,10 @@ static void bench_help(void)
            "                active fraction\n"
            "  --tree-rebuild R  block steps: rebuild the tree every R steps, refreshed\n"
            "                in between (default 1; 0: self-tuned, as in GOTHIC)\n"
+           "  --criterion C block steps' criterion: acceleration (eta sqrt(eps/|a|),\n"
+           "                the default) or dynamical (eta sqrt(|phi|)/|a|)\n"
+           "  --input FILE  the particles of a snapshot instead of --model (e.g. banyan\n"
+           "                ic galaxy's; its units' G unless --G is given)\n"
            "  --json        one JSON object instead of the table\n\n"
            "With --error-target E the settings are chosen first (the search's time and\n"
            "choice are printed), then timed as if given; --check measures them on other\n"
@@ -81,13 +87,13 @@ static void bench_help(void)
 }
 
 enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON, OPT_STEPS, OPT_DT, OPT_ETA, OPT_BINS,
-       OPT_REBUILD };
+       OPT_REBUILD, OPT_CRITERION, OPT_INPUT };
 
 /* 0: parsed, -1: --help printed, else the exit code. */
 static int parse(int argc, char **argv, bench_opts *o)
 {
     const char *cmd = "bench";
-    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 12];
+    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 14];
     int n = cli_gravity_options(opts);
     opts[n++] = (struct option){"model", required_argument, 0, OPT_MODEL};
     opts[n++] = (struct option){"n", required_argument, 0, OPT_N};
@@ -100,9 +106,12 @@ static int parse(int argc, char **argv, bench_opts *o)
     opts[n++] = (struct option){"eta", required_argument, 0, OPT_ETA};
     opts[n++] = (struct option){"time-bins", required_argument, 0, OPT_BINS};
     opts[n++] = (struct option){"tree-rebuild", required_argument, 0, OPT_REBUILD};
+    opts[n++] = (struct option){"criterion", required_argument, 0, OPT_CRITERION};
+    opts[n++] = (struct option){"input", required_argument, 0, OPT_INPUT};
     opts[n++] = (struct option){"help", no_argument, 0, 'h'};
     opts[n] = (struct option){0, 0, 0, 0};
     int c;
+    for (int i = 1; i < argc; i++) o->G_given |= strcmp(argv[i], "--G") == 0 || strncmp(argv[i], "--G=", 4) == 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -136,6 +145,11 @@ static int parse(int argc, char **argv, bench_opts *o)
         case OPT_REBUILD:
             if (!cli_parse_int(cmd, "--tree-rebuild", optarg, 0, BN_TREE_REBUILD_MAX, &o->integ.tree_rebuild)) return 2;
             break;
+        case OPT_CRITERION:
+            if (bn_step_criterion_parse(optarg, &o->integ.criterion) != BN_OK)
+                return cli_usage_error(cmd, "--criterion: %s", bn_last_error());
+            break;
+        case OPT_INPUT: o->input = optarg; break;
         default: {
             int r = cli_gravity_option(cmd, c, optarg, &o->g);
             if (r != 0) return r;
@@ -282,6 +296,9 @@ static double interaction_seconds(const bench_result *r)
     return r->best.t_walk > 0 ? r->best.t_walk : force_seconds(r);
 }
 
+/* What was timed: the model generated, or the --input file. */
+static const char *model_label(const bench_opts *o) { return o->input ? o->input : bn_ic_model_name(o->ic.model); }
+
 static void print_table(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
 {
     const bn_force_stats *s = &r->best;
@@ -289,7 +306,7 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
     const bn_gravity_params *g = &r->g;
     printf("banyan bench: %s, N = %zu, backend %s, method %s, mac %s, theta %g, eps %g, leaf %d, group %d, "
            "group expansion %g\n",
-           bn_ic_model_name(o->ic.model), n, backend, bn_method_name(g->method), bn_mac_name(g->mac), g->theta,
+           model_label(o), n, backend, bn_method_name(g->method), bn_mac_name(g->mac), g->theta,
            g->softening, g->leaf_size, g->group_size, g->group_expansion);
     if (r->tune.tunings > 0) cli_print_accuracy(stdout, "chosen for ", g, &r->tune);
     printf("stage times (s, best of %ld): bbox %.4f keys %.4f sort %.4f build %.4f moments %.4f groups %.4f "
@@ -331,7 +348,7 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
     printf("{\"model\": \"%s\", \"n\": %zu, \"seed\": %llu, \"backend\": \"%s\", \"method\": \"%s\", "
            "\"mac\": \"%s\", \"theta\": %g, \"eps\": %g, \"leaf_size\": %d, \"group_size\": %d, "
            "\"group_expansion\": %g, \"repeat\": %ld,\n",
-           bn_ic_model_name(o->ic.model), n, (unsigned long long)o->ic.seed, backend, bn_method_name(g->method),
+           model_label(o), n, (unsigned long long)o->ic.seed, backend, bn_method_name(g->method),
            bn_mac_name(g->mac), g->theta, g->softening, g->leaf_size, g->group_size, g->group_expansion, o->repeat);
     if (r->tune.tunings > 0)
         printf(" \"error_target\": %g, \"error_cost\": \"%s\", \"tune_met\": %d, \"tune_evaluations\": %ld, "
@@ -358,11 +375,24 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
                o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
                r->step_forces.t_total, r->batch_mean);
     if (o->steps > 0 && o->integ.time_bins > 0)
+        printf(",\n \"criterion\": \"%s\"", bn_step_criterion_name(o->integ.criterion));
+    if (o->steps > 0 && o->integ.time_bins > 0)
         printf(",\n \"time_bins\": %d, \"dt\": %g, \"eta\": %g, \"tree_rebuild\": %d, \"active_mean\": %.6g, "
                "\"sim_time\": %.6g, \"tree_builds\": %ld",
                o->integ.time_bins, o->integ.dt, o->integ.eta, o->integ.tree_rebuild, r->active_mean, r->sim_time,
                r->tree_builds);
     printf("}\n");
+}
+
+/* --input: a snapshot's particles, and its units' G unless --G was given
+ * (a galaxy in kpc, Msun and km/s). */
+static bn_status read_input(bench_opts *o, bn_particles **p)
+{
+    bn_snapshot_meta meta;
+    BN_TRY(bn_snapshot_read(o->input, p, &meta));
+    if (!o->G_given && meta.units.G > 0) o->g.G = meta.units.G;
+    o->ic.n = (*p)->n;
+    return BN_OK;
 }
 
 int bn_cmd_bench(int argc, char **argv)
@@ -382,7 +412,7 @@ int bn_cmd_bench(int argc, char **argv)
     bench_result r;
     memset(&r, 0, sizeof r);
     const char *backend = "?";
-    bn_status s = bn_ic_generate(&o.ic, &p);
+    bn_status s = o.input ? read_input(&o, &p) : bn_ic_generate(&o.ic, &p);
     if (s == BN_OK) s = run_bench(&o, p, &r, &backend);
     if (s == BN_OK && o.steps > 0) s = run_steps(&o, p, &r);
     if (s == BN_OK) {

@@ -434,6 +434,11 @@ static void print_summary(const run_ctx *c)
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
     printf("  energy error |E-E0|/|E0| at t_end: %.3e (%ld rows in %s)\n", c->log.last_rel, c->energy_rows,
            c->prm->energy_file);
+    const bn_block_info bi = bn_simulation_block_info(c->sim);
+    if (bi.n_bins >= 2)
+        printf("  block steps (criterion %s, eta %g): %.0f particle forces, %.1f per particle; %ld tree builds\n",
+               bn_step_criterion_name(c->prm->integ.criterion), c->prm->integ.eta, bi.forces,
+               c->n ? bi.forces / (double)c->n : 0.0, bi.tree_builds);
     const bn_accuracy *a = bn_simulation_accuracy(c->sim);
     if (a->tunings > 0) {
         cli_print_accuracy(stdout, "  ", bn_simulation_gravity(c->sim), a);

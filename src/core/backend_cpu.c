@@ -220,7 +220,7 @@ static int block_kick_one(bn_particles *p, uint8_t *bin, long i, const bn_block_
     if (k->close) kick_one(p, i, bn_time_bin_half_step(b, k->n_bins, k->tick));
     if (k->open) {
         const double a2 = p->acc[0][i] * p->acc[0][i] + p->acc[1][i] * p->acc[1][i] + p->acc[2][i] * p->acc[2][i];
-        b = bn_time_bin(a2, k->eta, k->eps, k->tick, k->n_bins, k->bin_min);
+        b = bn_time_bin(bn_time_step_wanted(k, a2, p->pot[i]), k->tick, k->n_bins, k->bin_min);
         bin[i] = (uint8_t)b;
         kick_one(p, i, bn_time_bin_half_step(b, k->n_bins, k->tick));
     }

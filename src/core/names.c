@@ -81,6 +81,7 @@ static const name_entry backend_names[] = {
     {"auto", BN_BACKEND_AUTO}, {"cpu", BN_BACKEND_CPU}, {"gpu", BN_BACKEND_GPU}, {0, 0}};
 static const name_entry curve_names[] = {{"hilbert", BN_CURVE_HILBERT}, {"morton", BN_CURVE_MORTON}, {0, 0}};
 static const name_entry cost_names[] = {{"time", BN_TUNE_TIME}, {"work", BN_TUNE_WORK}, {0, 0}};
+static const name_entry criterion_names[] = {{"acceleration", BN_STEP_ACCEL}, {"dynamical", BN_STEP_DYNAMICAL}, {0, 0}};
 
 static const char *name_of(const name_entry *t, int v)
 {
@@ -108,6 +109,7 @@ const char *bn_mac_name(bn_mac m) { return name_of(mac_names, (int)m); }
 const char *bn_backend_name(bn_backend b) { return name_of(backend_names, (int)b); }
 const char *bn_curve_name(bn_curve c) { return name_of(curve_names, (int)c); }
 const char *bn_tune_cost_name(bn_tune_cost c) { return name_of(cost_names, (int)c); }
+const char *bn_step_criterion_name(bn_step_criterion c) { return name_of(criterion_names, (int)c); }
 
 #define BN_PARSER(fn, type, table, what)                  \
     bn_status fn(const char *s, type *out)                \
@@ -122,9 +124,10 @@ BN_PARSER(bn_mac_parse, bn_mac, mac_names, "opening criterion")
 BN_PARSER(bn_backend_parse, bn_backend, backend_names, "backend")
 BN_PARSER(bn_curve_parse, bn_curve, curve_names, "curve")
 BN_PARSER(bn_tune_cost_parse, bn_tune_cost, cost_names, "error cost")
+BN_PARSER(bn_step_criterion_parse, bn_step_criterion, criterion_names, "step criterion")
 
 bn_integrator_params bn_integrator_params_default(void)
 {
-    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1, 0.0};
+    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1, 0.0, BN_STEP_ACCEL};
     return ip;
 }

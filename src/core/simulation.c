@@ -137,6 +137,8 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
     if (ip->time_bins >= 2 && !(ip->eta > 0))
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: time_bins = %d needs eta > 0 to choose the particles' "
                        "steps (eta = 0)", ip->time_bins);
+    if ((int)ip->criterion < 0 || ip->criterion > BN_STEP_DYNAMICAL)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: unknown criterion %d", (int)ip->criterion);
     if (ip->tree_rebuild < 0)
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: tree_rebuild must be >= 0, got %d", ip->tree_rebuild);
     if (!(ip->dt_min >= 0) || !isfinite(ip->dt_min))
@@ -360,6 +362,7 @@ static bn_step_rule step_rule(const bn_simulation *sim)
     r.dt = sim->integ.dt;
     r.eta = sim->integ.eta;
     r.eps = step_softening(sim);
+    r.criterion = (int)sim->integ.criterion;
     r.n_bins = sim->integ.time_bins;
     r.rebuild = 1;
     return r;
@@ -623,6 +626,7 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
     b.tree_builds = c->builds;
     b.cycle_start = c->cycle_start;
     b.cycle_length = c->cycle_length;
+    b.forces = c->forces;
     return b;
 }
 

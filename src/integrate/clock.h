@@ -38,6 +38,7 @@ typedef struct bn_step_rule {
     double eps;
     int n_bins;   /* K; 0: one shared step                                  */
     int rebuild;  /* FORCES and BLOCK_END: this step rebuilds the tree      */
+    int criterion; /* block steps' bn_step_criterion                        */
 } bn_step_rule;
 
 typedef struct bn_clock {
@@ -50,6 +51,7 @@ typedef struct bn_clock {
     long steps;          /* steps made (idle ones not counted)              */
     long idle_steps;     /* steps queued after the limit was reached        */
     long builds;         /* block steps that rebuilt the tree               */
+    double forces;       /* block steps' particle forces (their kicks' counts) */
     bn_block_kick kick;  /* block: what the next BLOCK_KICK does            */
     int live;            /* the current step runs                           */
     int kick_on;         /* the next BLOCK_KICK runs                        */
@@ -121,6 +123,7 @@ BN_HD bn_block_kick bn_clock_block_kick(const bn_clock *c, const bn_step_rule *r
     k.tick = bn_clock_tick_seconds(c, r->n_bins);
     k.eta = r->eta;
     k.eps = r->eps;
+    k.criterion = r->criterion;
     return k;
 }
 
@@ -181,6 +184,7 @@ BN_HD void bn_clock_block_end(bn_clock *c, const bn_step_rule *r)
     c->tick = c->ends ? 0 : next;
     c->steps++;
     c->builds += r->rebuild != 0;
+    c->forces += (double)c->n_active; /* this step's kick: its active particles */
 }
 
 /* The stages that change the clock alone; returns 0 for the others. */

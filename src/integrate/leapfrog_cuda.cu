@@ -58,7 +58,7 @@ __device__ int block_kick_one(double *vx, double *vy, double *vz, const float4 *
     }
     if (k.open) {
         const double a2 = __dadd_rn(__dadd_rn(__dmul_rn(ax, ax), __dmul_rn(ay, ay)), __dmul_rn(az, az));
-        b = bn_time_bin(a2, k.eta, k.eps, k.tick, k.n_bins, k.bin_min);
+        b = bn_time_bin(bn_time_step_wanted(&k, a2, (double)a.w), k.tick, k.n_bins, k.bin_min);
         bin[i] = (uint8_t)b;
         const double h = bn_time_bin_half_step(b, k.n_bins, k.tick);
         vx[i] = axpy(h, ax, vx[i]);

@@ -35,6 +35,7 @@ typedef struct bn_block_kick {
     double tick;    /* seconds per tick: D / 2^(K-1)                         */
     double eta;     /* step criterion dt_i = eta sqrt(eps / |a_i|)           */
     double eps;
+    int criterion;  /* bn_step_criterion: ... or eta sqrt(|phi_i|) / |a_i|    */
 } bn_block_kick;
 
 /* Ticks per step of bin b. */
@@ -59,15 +60,23 @@ BN_HD int bn_time_bin_min_active(int t, int n_bins)
     return n_bins - 1 - tz;
 }
 
-/* The bin of a particle with |a|^2 = a2: the coarsest b >= bin_min whose
- * step D / 2^b does not exceed eta sqrt(eps / |a|), at most K - 1.
- * Halving is exact in binary floating point and sqrt is correctly
- * rounded on both backends, so equal inputs give equal bins. */
-BN_HD int bn_time_bin(double a2, double eta, double eps, double tick, int n_bins, int bin_min)
+/* The step a particle with |a|^2 = a2 and potential phi asks for under
+ * k's criterion (bn_step_criterion): eta sqrt(eps / |a|), or its local
+ * dynamical time eta sqrt(|phi|) / |a|; infinite without an acceleration.
+ * sqrt is correctly rounded on both backends: equal inputs, equal steps. */
+BN_HD double bn_time_step_wanted(const bn_block_kick *k, double a2, double phi)
+{
+    if (!(a2 > 0)) return INFINITY;
+    if (k->criterion == 1) return k->eta * sqrt(fabs(phi)) / sqrt(a2);
+    return k->eta * sqrt(k->eps / sqrt(a2));
+}
+
+/* The bin of a particle that asks for step dt: the coarsest b >= bin_min
+ * whose step D / 2^b does not exceed dt, at most K - 1. Halving is exact
+ * in binary floating point, so equal inputs give equal bins. */
+BN_HD int bn_time_bin(double dt, double tick, int n_bins, int bin_min)
 {
     int b = bin_min;
-    if (!(a2 > 0)) return b;
-    const double dt = eta * sqrt(eps / sqrt(a2));
     double step = tick * (double)bn_time_bin_ticks(b, n_bins);
     while (b < n_bins - 1 && step > dt) {
         step *= 0.5;

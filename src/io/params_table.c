@@ -32,6 +32,7 @@ BN_CHOICE_WRAPPERS(mac, bn_mac, bn_mac_name, bn_mac_parse)
 BN_CHOICE_WRAPPERS(curve, bn_curve, bn_curve_name, bn_curve_parse)
 BN_CHOICE_WRAPPERS(backend, bn_backend, bn_backend_name, bn_backend_parse)
 BN_CHOICE_WRAPPERS(cost, bn_tune_cost, bn_tune_cost_name, bn_tune_cost_parse)
+BN_CHOICE_WRAPPERS(criterion, bn_step_criterion, bn_step_criterion_name, bn_step_criterion_parse)
 
 static const bn_param_choices model_choices = {BN_IC_UNIFORM_CUBE + 1, model_name, model_parse};
 static const bn_param_choices method_choices = {BN_METHOD_DIRECT + 1, method_name, method_parse};
@@ -39,6 +40,7 @@ static const bn_param_choices mac_choices = {BN_MAC_BONSAI_BOX + 1, mac_name, ma
 static const bn_param_choices curve_choices = {BN_CURVE_MORTON + 1, curve_name, curve_parse};
 static const bn_param_choices backend_choices = {BN_BACKEND_GPU + 1, backend_name, backend_parse};
 static const bn_param_choices cost_choices = {BN_TUNE_WORK + 1, cost_name, cost_parse};
+static const bn_param_choices criterion_choices = {BN_STEP_DYNAMICAL + 1, criterion_name, criterion_parse};
 
 /* --- when a parameter has no effect (for unused_parameters.yml) --------- */
 static const char *if_generated(const bn_run_params *p)
@@ -87,6 +89,10 @@ static const char *if_block_tree(const bn_run_params *p)
     const char *t = if_tree(p);
     if (t) return t;
     return p->integ.time_bins > 0 ? NULL : "only used with block time steps (time_bins > 0)";
+}
+static const char *if_block(const bn_run_params *p)
+{
+    return p->integ.time_bins >= 2 ? NULL : "only used with block time steps (time_bins >= 2)";
 }
 static const char *if_render(const bn_run_params *p) { return p->render ? NULL : "Snapshots:render is no"; }
 
@@ -192,6 +198,11 @@ const bn_param_desc bn_param_table[] = {
      "coarsest with dt / 2^b <= eta sqrt(eps / |a_i|) (needs eta > 0); a step computes the forces of the "
      "particles that end their step then. dt is the longest step (a cycle, shortened to land on output times; "
      "outputs happen at cycle ends). 0: one shared step."},
+    {"TimeIntegration", "criterion", BN_PT_CHOICE, OFF(integ.criterion), "acceleration", ANY, 0, &criterion_choices,
+     if_block,
+     "Block steps: what chooses a particle's step: acceleration, eta sqrt(eps / |a_i|) (GADGET, GOTHIC), or "
+     "dynamical, eta sqrt(|phi_i|) / |a_i| (the local dynamical time, independent of the softening; phi the "
+     "potential, 0 at infinity: isolated systems). The same eta means other steps under each."},
     {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure). 0: self-tuned as in GOTHIC: "
