@@ -95,6 +95,12 @@ BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
 BN_API bn_status bn_particles_ensure_types(bn_particles *p);
 /* The part type of particle i (1 when p->type is NULL). */
 BN_API int bn_particles_part_type(const bn_particles *p, size_t i);
+/* A part type's component name, as logs and options spell it: halo (1),
+ * disk (2), bulge (3), typeN for the others (N in 0..BN_PART_TYPES-1);
+ * NULL out of range. */
+BN_API const char *bn_part_type_name(int type);
+/* The part type of such a name, or -1. */
+BN_API int bn_part_type_from_name(const char *name);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
  * > 0. The message names the first offending particle and field. (Force
  * computations also refuse coordinates that span BN_MAX_SPAN or more:
@@ -552,11 +558,24 @@ BN_API bn_status bn_render_png(const char *path, const bn_particles *p,
 /* ------------------------------------------------------------------ */
 /* Simulation                                                           */
 /* ------------------------------------------------------------------ */
+/* One component's share of the energies: the particles of one GADGET
+ * part type (bn_particles.type; a set without types is all PartType1). */
+typedef struct bn_component_energies {
+    double count;      /* its particles (0: none); exact below 2^53     */
+    double mass;
+    double kinetic;
+    double potential;  /* 1/2 sum m phi over its particles, phi from
+                          every particle: its share of W (the shares add
+                          up to W; not its self-energy)               */
+    double angular_momentum[3]; /* about the origin                   */
+} bn_component_energies;
+
 typedef struct bn_energies {
     double kinetic, potential, total;
     double momentum[3];
     double angular_momentum[3];
     double com[3];
+    bn_component_energies part[BN_PART_TYPES]; /* per part type         */
 } bn_energies;
 
 typedef struct bn_integrator_params {

@@ -30,6 +30,9 @@ struct bn_cuda_state {
                          an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
+    uint8_t *type;    /* part types, uploaded order (read through orig:
+                         never permuted); NULL: all PartType1           */
+    double type_count[BN_PART_TYPES]; /* particles of each part type    */
     bn_staging stage; /* staging of upload_positions and download_forces,
                          made at their first use                         */
     int have_forces;
