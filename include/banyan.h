@@ -544,16 +544,36 @@ BN_API bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, b
 /* ------------------------------------------------------------------ */
 /* Images                                                               */
 /* ------------------------------------------------------------------ */
+typedef enum bn_render_view {
+    BN_VIEW_AXIS = 0,    /* along `axis`                                 */
+    BN_VIEW_FACE_ON = 1, /* along the disk's angular momentum (towards
+                            the viewer); the disk: the PartType2
+                            particles, or every particle without any    */
+    BN_VIEW_EDGE_ON = 2  /* the disk's angular momentum points up        */
+} bn_render_view;
+
 typedef struct bn_render_params {
     int width, height;   /* pixels. Default 800 x 800.                  */
     int axis;            /* projection along 0 = x, 1 = y, 2 = z. Default 2. */
     double extent;       /* half-width of the view; 0: from the data (the
-                            radius holding 98% of the mass). Default 0.  */
+                            radius holding 98% of the mass; face-on and
+                            edge-on, of the disk's). Default 0.          */
+    bn_render_view view; /* Default BN_VIEW_AXIS.                        */
+    int component;       /* draw only this part type; -1: every particle
+                            (default)                                   */
 } bn_render_params;
 BN_API bn_render_params bn_render_params_default(void);
-/* Projected log surface density to a PNG (temporary file + rename). */
+/* Projected log surface density to a PNG (temporary file + rename),
+ * centred on the centre of mass (face-on and edge-on, the disk's). One
+ * part type drawn: inferno colours. Several: each its own colour
+ * (bn_render_part_colour), scaled by its log surface density over four
+ * decades below its own brightest pixel, the colours added. */
 BN_API bn_status bn_render_png(const char *path, const bn_particles *p,
                                const bn_render_params *params);
+/* The colour of a part type in a picture of several (8-bit RGB): halo
+ * dim blue, disk warm white, bulge orange, the others green, magenta and
+ * grey (PartType0, 4, 5). */
+BN_API void bn_render_part_colour(int type, unsigned char rgb[3]);
 
 /* ------------------------------------------------------------------ */
 /* Simulation                                                           */

@@ -79,6 +79,17 @@ done
 expect_exit 2 "--plots needs a model with a disk" -- "$banyan" ic galaxy --model-file halo.yml --n 100 -o out.hdf5 \
   --plots plots
 
+# pictures of it: face-on, edge-on, one component (test_render_galaxy
+# measures them); the views and names refused with exit 2
+for view in --face-on --edge-on "--component disk"; do
+  "$banyan" render g.hdf5 $view --size 64 -o view.png 2>err.txt && [ -s view.png ] ||
+    fail "render $view: $(cat err.txt)"
+  rm -f view.png
+done
+expect_exit 2 "give one of --face-on and --edge-on" -- "$banyan" render g.hdf5 --face-on --edge-on -o out.png
+expect_exit 2 "--component expects halo, disk, bulge or type0..type5, got 'stars'" -- \
+  "$banyan" render g.hdf5 --component stars -o out.png
+
 # a run from it: its G and units, and the types, in the final snapshot
 run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P TimeIntegration:dt:0.0005
   -P Gravity:softening:0.016 -P Gravity:backend:cpu -P Snapshots:render:no -q"

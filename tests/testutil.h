@@ -80,6 +80,14 @@ void tu_check_part_energies(bn_backend backend, double tol);
  * proportions 4:2:1, rotating about z. */
 bn_particles *tu_part_type_set(size_t n, uint64_t seed);
 
+/* A PNG read back as 8-bit RGB rows, top to bottom (libpng); fails the
+ * test when it cannot be read. Free rgb. */
+typedef struct tu_image {
+    int w, h;
+    unsigned char *rgb;
+} tu_image;
+tu_image tu_read_png(const char *path);
+
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
 /* Several ranks: 1 on every rank when ok on every rank. Tests over ranks
