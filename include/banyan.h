@@ -480,6 +480,21 @@ typedef struct bn_galaxy_ring {
 } bn_galaxy_ring;
 BN_API bn_status bn_galaxy_disk_rings(const bn_galaxy_model *m, const bn_particles *p, size_t n_rings, double R_max,
                                       bn_galaxy_ring *out);
+/* The shape of a galaxy from its particles, to follow it through a run:
+ * per part type the radii about its own centre of mass holding 10, 50 and
+ * 90% of its mass (0: absent); the disk's (PartType2, about its centre of
+ * mass) scale height from the median |z| (sech^2: z_d = median /
+ * atanh(1/2); exponential: median / ln 2), and its Toomre Q in the ring
+ * [0.8, 1.2] x the model's q_radius (bn_galaxy_disk_rings), NaN without
+ * a disk. */
+typedef struct bn_galaxy_shape {
+    double lagrangian[BN_PART_TYPES][3];
+    double scale_height;
+    double toomre_q;
+    size_t q_ring_n; /* disk particles in Q's ring                  */
+} bn_galaxy_shape;
+#define BN_GALAXY_LAGRANGIAN_FRACTIONS {0.1, 0.5, 0.9}
+BN_API bn_status bn_galaxy_shape_measure(const bn_galaxy_model *m, const bn_particles *p, bn_galaxy_shape *out);
 
 /* ------------------------------------------------------------------ */
 /* Snapshots (HDF5, GADGET-4 layout)                                    */

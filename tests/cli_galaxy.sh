@@ -90,6 +90,12 @@ expect_exit 2 "give one of --face-on and --edge-on" -- "$banyan" render g.hdf5 -
 expect_exit 2 "--component expects halo, disk, bulge or type0..type5, got 'stars'" -- \
   "$banyan" render g.hdf5 --component stars -o out.png
 
+# its shape: the 9 Lagrangian radii, the disk's height and Q
+"$banyan" galaxy-shape g.hdf5 --model m31 >shape.txt 2>err.txt || fail "galaxy-shape: $(cat err.txt)"
+[ "$(grep -c '^lagrangian_[159]0_\(halo\|disk\|bulge\) [0-9.]*$' shape.txt)" = 9 ] &&
+  grep -q '^scale_height 0\.[4-8]' shape.txt || fail "galaxy-shape: $(cat shape.txt)"
+expect_exit 2 "give one of --model m31 and --model-file" -- "$banyan" galaxy-shape g.hdf5
+
 # a run from it: its G and units, and the types, in the final snapshot
 run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P TimeIntegration:dt:0.0005
   -P Gravity:softening:0.016 -P Gravity:backend:cpu -P Snapshots:render:no -q"
