@@ -95,6 +95,12 @@ BN_API bn_status bn_particles_copy(bn_particles **out, const bn_particles *src);
 BN_API bn_status bn_particles_ensure_types(bn_particles *p);
 /* The part type of particle i (1 when p->type is NULL). */
 BN_API int bn_particles_part_type(const bn_particles *p, size_t i);
+/* A part type's component name, as logs and options spell it: halo (1),
+ * disk (2), bulge (3), typeN for the others (N in 0..BN_PART_TYPES-1);
+ * NULL out of range. */
+BN_API const char *bn_part_type_name(int type);
+/* The part type of such a name, or -1. */
+BN_API int bn_part_type_from_name(const char *name);
 /* Check positions, velocities and masses: finite, masses >= 0, total mass
  * > 0. The message names the first offending particle and field. (Force
  * computations also refuse coordinates that span BN_MAX_SPAN or more:
@@ -474,6 +480,21 @@ typedef struct bn_galaxy_ring {
 } bn_galaxy_ring;
 BN_API bn_status bn_galaxy_disk_rings(const bn_galaxy_model *m, const bn_particles *p, size_t n_rings, double R_max,
                                       bn_galaxy_ring *out);
+/* The shape of a galaxy from its particles, to follow it through a run:
+ * per part type the radii about its own centre of mass holding 10, 50 and
+ * 90% of its mass (0: absent); the disk's (PartType2, about its centre of
+ * mass) scale height from the median |z| (sech^2: z_d = median /
+ * atanh(1/2); exponential: median / ln 2), and its Toomre Q in the ring
+ * [0.8, 1.2] x the model's q_radius (bn_galaxy_disk_rings), NaN without
+ * a disk. */
+typedef struct bn_galaxy_shape {
+    double lagrangian[BN_PART_TYPES][3];
+    double scale_height;
+    double toomre_q;
+    size_t q_ring_n; /* disk particles in Q's ring                  */
+} bn_galaxy_shape;
+#define BN_GALAXY_LAGRANGIAN_FRACTIONS {0.1, 0.5, 0.9}
+BN_API bn_status bn_galaxy_shape_measure(const bn_galaxy_model *m, const bn_particles *p, bn_galaxy_shape *out);
 
 /* ------------------------------------------------------------------ */
 /* Snapshots (HDF5, GADGET-4 layout)                                    */
@@ -538,25 +559,58 @@ BN_API bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, b
 /* ------------------------------------------------------------------ */
 /* Images                                                               */
 /* ------------------------------------------------------------------ */
+typedef enum bn_render_view {
+    BN_VIEW_AXIS = 0,    /* along `axis`                                 */
+    BN_VIEW_FACE_ON = 1, /* along the disk's angular momentum (towards
+                            the viewer); the disk: the PartType2
+                            particles, or every particle without any    */
+    BN_VIEW_EDGE_ON = 2  /* the disk's angular momentum points up        */
+} bn_render_view;
+
 typedef struct bn_render_params {
     int width, height;   /* pixels. Default 800 x 800.                  */
     int axis;            /* projection along 0 = x, 1 = y, 2 = z. Default 2. */
     double extent;       /* half-width of the view; 0: from the data (the
-                            radius holding 98% of the mass). Default 0.  */
+                            radius holding 98% of the mass; face-on and
+                            edge-on, of the disk's). Default 0.          */
+    bn_render_view view; /* Default BN_VIEW_AXIS.                        */
+    int component;       /* draw only this part type; -1: every particle
+                            (default)                                   */
 } bn_render_params;
 BN_API bn_render_params bn_render_params_default(void);
-/* Projected log surface density to a PNG (temporary file + rename). */
+/* Projected log surface density to a PNG (temporary file + rename),
+ * centred on the centre of mass (face-on and edge-on, the disk's). One
+ * part type drawn: inferno colours. Several: each its own colour
+ * (bn_render_part_colour), scaled by its log surface density over four
+ * decades below its own brightest pixel, the colours added. */
 BN_API bn_status bn_render_png(const char *path, const bn_particles *p,
                                const bn_render_params *params);
+/* The colour of a part type in a picture of several (8-bit RGB): halo
+ * dim blue, disk warm white, bulge orange, the others green, magenta and
+ * grey (PartType0, 4, 5). */
+BN_API void bn_render_part_colour(int type, unsigned char rgb[3]);
 
 /* ------------------------------------------------------------------ */
 /* Simulation                                                           */
 /* ------------------------------------------------------------------ */
+/* One component's share of the energies: the particles of one GADGET
+ * part type (bn_particles.type; a set without types is all PartType1). */
+typedef struct bn_component_energies {
+    double count;      /* its particles (0: none); exact below 2^53     */
+    double mass;
+    double kinetic;
+    double potential;  /* 1/2 sum m phi over its particles, phi from
+                          every particle: its share of W (the shares add
+                          up to W; not its self-energy)               */
+    double angular_momentum[3]; /* about the origin                   */
+} bn_component_energies;
+
 typedef struct bn_energies {
     double kinetic, potential, total;
     double momentum[3];
     double angular_momentum[3];
     double com[3];
+    bn_component_energies part[BN_PART_TYPES]; /* per part type         */
 } bn_energies;
 
 /* What chooses a particle's block step (bn_integrator_params.criterion). */

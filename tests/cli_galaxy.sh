@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # banyan ic galaxy: help, usage errors (exit 2) naming the option or the
 # model file's field, an M31 file with its part types and units, a run from
-# it that keeps them (its G from the file), and under mpirun (2 ranks,
+# it that keeps them (its G from the file) and logs each component's
+# energies and angular momentum, and under mpirun (2 ranks,
 # when MPI, mpirun and h5py are there) the gathered and the per-rank
 # snapshots with every particle's type intact.
 set -u
@@ -78,6 +79,23 @@ done
 expect_exit 2 "--plots needs a model with a disk" -- "$banyan" ic galaxy --model-file halo.yml --n 100 -o out.hdf5 \
   --plots plots
 
+# pictures of it: face-on, edge-on, one component (test_render_galaxy
+# measures them); the views and names refused with exit 2
+for view in --face-on --edge-on "--component disk"; do
+  "$banyan" render g.hdf5 $view --size 64 -o view.png 2>err.txt && [ -s view.png ] ||
+    fail "render $view: $(cat err.txt)"
+  rm -f view.png
+done
+expect_exit 2 "give one of --face-on and --edge-on" -- "$banyan" render g.hdf5 --face-on --edge-on -o out.png
+expect_exit 2 "--component expects halo, disk, bulge or type0..type5, got 'stars'" -- \
+  "$banyan" render g.hdf5 --component stars -o out.png
+
+# its shape: the 9 Lagrangian radii, the disk's height and Q
+"$banyan" galaxy-shape g.hdf5 --model m31 >shape.txt 2>err.txt || fail "galaxy-shape: $(cat err.txt)"
+[ "$(grep -c '^lagrangian_[159]0_\(halo\|disk\|bulge\) [0-9.]*$' shape.txt)" = 9 ] &&
+  grep -q '^scale_height 0\.[4-8]' shape.txt || fail "galaxy-shape: $(cat shape.txt)"
+expect_exit 2 "give one of --model m31 and --model-file" -- "$banyan" galaxy-shape g.hdf5
+
 # a run from it: its G and units, and the types, in the final snapshot
 run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P TimeIntegration:dt:0.0005
   -P Gravity:softening:0.016 -P Gravity:backend:cpu -P Snapshots:render:no -q"
@@ -85,6 +103,24 @@ run_args="-P InitialConditions:file:g.hdf5 -P TimeIntegration:t_end:0.001 -P Tim
 "$banyan" info one/snapshot_0000.hdf5 | grep -q "^G  *4.30091727e-06" || fail "run: the snapshot's G"
 grep -q "G: 4.30091727e-06 *# from the initial conditions' file" one/used_parameters.yml ||
   fail "used_parameters.yml: $(grep ' G:' one/used_parameters.yml)"
+# energy.txt: K, W, Lx, Ly, Lz of halo, disk and bulge after the 8 usual
+# columns; the W_c add up to W and the K_c to K (1e-12: rounding of 3 terms)
+parts_cols() { # FILE: the per-component columns of each row, by name
+  python3 - "$1" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("#")]
+head = [l for l in open(sys.argv[1]) if l.startswith("# time")][0].split()[1:]
+want = [f"{q}_{c}" for c in ("halo", "disk", "bulge") for q in ("K", "W", "Lx", "Ly", "Lz")]
+assert head[8:] == want, head
+for r in rows:
+    v = dict(zip(head, map(float, r)))
+    for q, col in (("K", "kinetic"), ("W", "potential")):
+        s = sum(v[f"{q}_{c}"] for c in ("halo", "disk", "bulge"))
+        assert abs(s - v[col]) < 1e-12 * abs(v[col]), (q, s, v[col])
+print(" ".join(rows[0][8:]))
+PY
+}
+parts_cols one/energy.txt >one_parts.txt || fail "one/energy.txt: per-component columns"
 
 py=/usr/bin/python3
 if ! "$py" -c "import h5py" 2>/dev/null; then
@@ -122,6 +158,19 @@ if "$banyan" --version | grep -q " mpi" && command -v mpirun >/dev/null; then
     LSAN_OPTIONS=suppressions=$here/tests/lsan-mpi.supp:fast_unwind_on_malloc=0:print_suppressions=0 # as mpi_test_setup.sh
   timeout 120 mpirun -np 2 "$banyan" run $run_args -o two 2>err.txt || fail "mpirun -np 2 run: $(cat err.txt)"
   same_types two/snapshot_0000.hdf5
+  # the first row's K and L per component (the initial conditions' own,
+  # summed over 2 ranks in another order): within 1e-12 of one process's,
+  # L relative to the component's |L|
+  parts_cols two/energy.txt >two_parts.txt || fail "two/energy.txt: per-component columns"
+  python3 - one_parts.txt two_parts.txt <<'PY' || fail "1 and 2 ranks: per-component K or L differ"
+import sys
+a, b = ([float(x) for x in open(p).read().split()] for p in sys.argv[1:])
+for c in range(3):
+    k, l = c * 5, c * 5 + 2
+    assert abs(a[k] - b[k]) <= 1e-12 * abs(a[k]), (c, a[k], b[k])
+    norm = sum(x * x for x in a[l:l + 3]) ** 0.5
+    assert all(abs(a[i] - b[i]) <= 1e-12 * norm for i in range(l, l + 3)), (c, a[l:l + 3], b[l:l + 3])
+PY
   timeout 120 mpirun -np 2 "$banyan" run $run_args -P Snapshots:per_rank:yes -o split 2>err.txt ||
     fail "mpirun -np 2 run, per rank: $(cat err.txt)"
   same_types split/snapshot_0000.0.hdf5 split/snapshot_0000.1.hdf5

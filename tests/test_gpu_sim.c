@@ -1,6 +1,6 @@
 /* The CUDA backend end to end: forces against double direct summation and
  * against the CPU backend, particle order and round trip, bit-identical
- * reruns, device kick/drift/energies against the host, energy conservation
+ * reruns, device kick/drift/energies (per component too) against the host, energy conservation
  * of a short run, and the out-of-memory message. Skipped without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +274,37 @@ static void test_energy_run(void **state)
  * the solver still works once memory is back. */
 /* A GPU step queues its work and returns; the stats read later are the
  * last evaluation's. */
+/* Per-component energies on the device (a pass per part type, each
+ * particle's type read through orig) against the host sums (masses are
+ * float on the device: 1e-6), and against the CPU backend's with direct
+ * summation on both (float forces: W_c within 1e-5; K and L depend on
+ * positions, velocities and float masses only: 1e-6). */
+static void test_part_energies(void **state)
+{
+    (void)state;
+    tu_check_part_energies(BN_BACKEND_GPU, 1e-6);
+    bn_particles *p = tu_part_type_set(5000, 9);
+    bn_energies e[2];
+    for (int b = 0; b < 2; b++) {
+        bn_gravity_params g = tu_block_gravity(b ? BN_BACKEND_GPU : BN_BACKEND_CPU, BN_METHOD_DIRECT, 0.01);
+        bn_simulation *sim = tu_make_sim(p, g, bn_integrator_params_default());
+        TU_OK(bn_simulation_energies(sim, &e[b]));
+        bn_simulation_free(sim);
+    }
+    for (int t = 1; t <= 3; t++) {
+        const bn_component_energies *c = &e[0].part[t], *d = &e[1].part[t];
+        double l = sqrt(c->angular_momentum[0] * c->angular_momentum[0] + c->angular_momentum[1] *
+                        c->angular_momentum[1] + c->angular_momentum[2] * c->angular_momentum[2]);
+        print_message("%s: K cpu %.9e gpu %.9e, W cpu %.9e gpu %.9e\n", bn_part_type_name(t), c->kinetic, d->kinetic,
+                      c->potential, d->potential);
+        assert_true(c->count == d->count);
+        assert_true(fabs(d->kinetic - c->kinetic) < 1e-6 * c->kinetic);
+        assert_true(fabs(d->potential - c->potential) < 1e-5 * fabs(c->potential));
+        for (int k = 0; k < 3; k++) assert_true(fabs(d->angular_momentum[k] - c->angular_momentum[k]) < 1e-6 * l);
+    }
+    bn_particles_free(p);
+}
+
 static void test_step_stats(void **state)
 {
     (void)state;
@@ -305,5 +336,6 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_tree_accuracy),
                  cmocka_unit_test(test_order_and_determinism),
                  cmocka_unit_test(test_integrator_stages),
                  cmocka_unit_test(test_energy_run),
+                 cmocka_unit_test(test_part_energies),
                  cmocka_unit_test(test_out_of_memory),
                  cmocka_unit_test(test_far_outlier))

@@ -2,25 +2,10 @@
  * (an off-centre blob lands in the predicted pixel for each axis), the
  * automatic extent is the 98%-mass radius, bad parameters are refused and
  * leave no file. */
-#include <png.h>
 #include "test_snapshot_fixtures.h"
 
-typedef struct {
-    int w, h;
-    unsigned char *rgb;
-} image;
-
-static image read_png(const char *path)
-{
-    png_image im;
-    memset(&im, 0, sizeof im);
-    im.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_file(&im, path)) fail_msg("libpng cannot read %s: %s", path, im.message);
-    im.format = PNG_FORMAT_RGB;
-    image out = {(int)im.width, (int)im.height, malloc(PNG_IMAGE_SIZE(im))};
-    if (!png_image_finish_read(&im, NULL, out.rgb, 0, NULL)) fail_msg("libpng: %s", im.message);
-    return out;
-}
+typedef tu_image image;
+#define read_png tu_read_png
 
 static double luminance(const image *im, int x, int y)
 {

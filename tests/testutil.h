@@ -69,6 +69,25 @@ void tu_check_batches(bn_backend backend);
  * was, and count as idle, not as steps. */
 void tu_check_idle_steps(bn_backend backend);
 
+/* Per-component energies (bn_energies.part) through a simulation on
+ * `backend`: a rotating set of three part types, each component's count,
+ * mass, K, W and L against a long-double host sum over the particles read
+ * back (relative tol; L relative to sum m |r||v|, the scale of its
+ * rounding), the W_c adding up to W and the K_c to K (1e-12), and a set
+ * without types all PartType1 (the totals). */
+void tu_check_part_energies(bn_backend backend, double tol);
+/* The three-type set of that check: n particles, types 1, 2, 3 in
+ * proportions 4:2:1, rotating about z. */
+bn_particles *tu_part_type_set(size_t n, uint64_t seed);
+
+/* A PNG read back as 8-bit RGB rows, top to bottom (libpng); fails the
+ * test when it cannot be read. Free rgb. */
+typedef struct tu_image {
+    int w, h;
+    unsigned char *rgb;
+} tu_image;
+tu_image tu_read_png(const char *path);
+
 /* Exit with 77 (CTest: skipped) when no GPU is usable. */
 void tu_require_gpu(void);
 /* Several ranks: 1 on every rank when ok on every rank. Tests over ranks

@@ -9,6 +9,11 @@
 int bn_cmd_ic(int argc, char **argv);
 /* banyan ic galaxy (cmd_ic_galaxy.c); argv[0] is "galaxy". */
 int cli_ic_galaxy(int argc, char **argv);
+/* The galaxy model of --model NAME or --model-file FILE (one of them):
+ * 0, or the exit code of a usage error naming the option or the file's
+ * field. */
+int cli_galaxy_model(const char *cmd, const char *model, const char *file, bn_galaxy_model *m);
+int bn_cmd_galaxy_shape(int argc, char **argv);
 int bn_cmd_forces(int argc, char **argv);
 int bn_cmd_compare(int argc, char **argv);
 int bn_cmd_run(int argc, char **argv);

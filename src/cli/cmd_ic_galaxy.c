@@ -49,6 +49,15 @@ typedef struct galaxy_opts {
     const char *out, *name, *plots;
 } galaxy_opts;
 
+int cli_galaxy_model(const char *cmd, const char *model, const char *file, bn_galaxy_model *m)
+{
+    if (!model == !file) return cli_usage_error(cmd, "give one of --model m31 and --model-file MODEL.yml");
+    if (model && strcmp(model, "m31")) return cli_usage_error(cmd, "unknown model '%s' (m31)", model);
+    if (model) *m = bn_galaxy_model_m31();
+    else if (bn_galaxy_model_read(file, m) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
+    return 0;
+}
+
 static int galaxy_parse(int argc, char **argv, bn_galaxy_model *m, galaxy_opts *o)
 {
     const char *cmd = "ic galaxy", *model = NULL, *file = NULL;
@@ -71,12 +80,10 @@ static int galaxy_parse(int argc, char **argv, bn_galaxy_model *m, galaxy_opts *
         }
     }
     if (optind != argc) return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!model == !file) return cli_usage_error(cmd, "give one of --model m31 and --model-file MODEL.yml");
-    if (model && strcmp(model, "m31")) return cli_usage_error(cmd, "unknown model '%s' (m31)", model);
+    int rc = cli_galaxy_model(cmd, model, file, m);
+    if (rc) return rc;
     if (!o->out) return cli_usage_error(cmd, "missing -o FILE.hdf5");
     o->name = model ? model : file;
-    if (model) *m = bn_galaxy_model_m31();
-    else if (bn_galaxy_model_read(file, m) != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());
     if (o->plots && m->disk.profile == BN_GALAXY_NONE) return cli_usage_error(cmd, "--plots needs a model with a disk");
     return 0;
 }

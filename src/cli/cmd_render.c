@@ -1,4 +1,5 @@
-/* banyan render SNAP.hdf5 -o image.png: projected log surface density. */
+/* banyan render SNAP.hdf5 -o image.png: projected log surface density,
+ * one colour per component, along an axis or face-on or edge-on to a disk. */
 #include <errno.h>
 #include <math.h>
 #include <getopt.h>
@@ -19,7 +20,16 @@ static void render_help(void)
            "                      x shows y, z; y shows z, x)\n"
            "  --size WxH          pixels (default 800x800; 'N' means NxN)\n"
            "  --extent E          half-size of the view along the shorter side, in length\n"
-           "                      units (default 0: the radius holding 98%% of the mass)\n\n"
+           "                      units (default 0: the radius holding 98%% of the mass)\n"
+           "  --face-on           look down the disk's angular momentum (the disk: the\n"
+           "                      PartType2 particles, or all without any), centred and\n"
+           "                      framed on the disk; --axis is then ignored\n"
+           "  --edge-on           the disk's angular momentum points up in the picture\n"
+           "  --component NAME    draw one component only: halo, disk, bulge (PartType1-3)\n"
+           "                      or typeN\n\n"
+           "A snapshot of several components draws each in its own colour, the colours\n"
+           "added: halo dim blue, disk warm white, bulge orange (typeN: 0 green, 4\n"
+           "magenta, 5 grey), each over four decades below its own brightest pixel.\n\n"
            "A mesh file (FLASH or banyan layout) is drawn as a slice instead:\n"
            "  --var V             the variable (default: the first of gpot, dens, psiz)\n"
            "  --slice C           the slice's coordinate along --axis (default: the\n"
@@ -80,6 +90,8 @@ int bn_cmd_render(int argc, char **argv)
     static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"axis", required_argument, 0, 'a'},
                                          {"size", required_argument, 0, 's'},   {"extent", required_argument, 0, 'e'},
                                          {"var", required_argument, 0, 'v'},    {"slice", required_argument, 0, 'c'},
+                                         {"face-on", no_argument, 0, 'F'},      {"edge-on", no_argument, 0, 'E'},
+                                         {"component", required_argument, 0, 'C'},
                                          {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     const char *var = NULL;
     double slice = NAN;
@@ -92,6 +104,12 @@ int bn_cmd_render(int argc, char **argv)
         else if (c == 'e' && !cli_parse_double_in(cmd, "--extent", optarg, CLI_NONNEGATIVE, &r.extent)) return 2;
         else if (c == 'v') var = optarg;
         else if (c == 'c' && !cli_parse_double(cmd, "--slice", optarg, &slice)) return 2;
+        else if (c == 'F' || c == 'E') {
+            const bn_render_view v = c == 'F' ? BN_VIEW_FACE_ON : BN_VIEW_EDGE_ON;
+            if (r.view != BN_VIEW_AXIS && r.view != v) return cli_usage_error(cmd, "give one of --face-on and --edge-on");
+            r.view = v;
+        } else if (c == 'C' && (r.component = bn_part_type_from_name(optarg)) < 0)
+            return cli_usage_error(cmd, "--component expects halo, disk, bulge or type0..type5, got '%s'", optarg);
         else if (c == 'h') {
             render_help();
             return 0;
@@ -109,6 +127,10 @@ int bn_cmd_render(int argc, char **argv)
     if (s == BN_OK) s = bn_render_png(out, p, &r);
     bn_particles_free(p);
     if (s != BN_OK) return cli_fail(cmd, s);
-    fprintf(stderr, "banyan render: wrote %s (%d x %d pixels, along %c)\n", out, r.width, r.height, 'x' + r.axis);
+    if (r.view == BN_VIEW_AXIS)
+        fprintf(stderr, "banyan render: wrote %s (%d x %d pixels, along %c)\n", out, r.width, r.height, 'x' + r.axis);
+    else
+        fprintf(stderr, "banyan render: wrote %s (%d x %d pixels, %s)\n", out, r.width, r.height,
+                r.view == BN_VIEW_FACE_ON ? "face-on" : "edge-on");
     return 0;
 }

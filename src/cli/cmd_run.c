@@ -41,6 +41,7 @@ typedef struct run_ctx {
     long rebalances;
     double t_rebalance, moved; /* the cuts after the first: wall seconds, particles sent */
     double imbalance;   /* the last measured (largest rank over mean) */
+    bn_energies first;  /* at the start: the log's part types       */
 } run_ctx;
 
 /* Re-balance (several ranks) at a synchronised time, at least every
@@ -154,11 +155,11 @@ static bn_status check_start(run_ctx *c)
         s = bn_fail_context(BN_ERR_ARGUMENT, "the forces overflow (G = %g, softening %g)", c->prm->gravity.G,
                             c->prm->gravity.softening);
     BN_TRY(bn_comm_agree(c->comm, s));
-    bn_energies e;
-    BN_TRY(bn_simulation_energies(c->sim, &e));
-    if (!isfinite(e.total))
+    bn_energies *e = &c->first;
+    BN_TRY(bn_simulation_energies(c->sim, e));
+    if (!isfinite(e->total))
         return bn_fail(BN_ERR_ARGUMENT, "the initial energy is not finite (kinetic %g, potential %g): the velocities "
-                       "or masses are too large", e.kinetic, e.potential);
+                       "or masses are too large", e->kinetic, e->potential);
     double amax = 0;
     for (size_t i = 0; p->acc[0] && i < p->n; i++) /* hypot: |a| of 1e200 does not overflow */
         amax = fmax(amax, hypot(hypot(p->acc[0][i], p->acc[1][i]), p->acc[2][i]));
@@ -274,7 +275,7 @@ static bn_status make_outputs(run_ctx *c)
     BN_TRY(bn_run_params_write(c->prm, path, BN_PARAMS_UNUSED));
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
     return run_energy_log_open(&c->log, path, c->prm, c->n, bn_simulation_backend(c->sim),
-                               bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim));
+                               bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim), &c->first);
 }
 
 /* Rank 0 makes and writes the outputs; every rank knows where snapshots

@@ -24,6 +24,7 @@ static const command commands[] = {
     {"run", bn_cmd_run, "run a simulation from a YAML parameter file (also under mpirun)", 1},
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
+    {"galaxy-shape", bn_cmd_galaxy_shape, "a galaxy snapshot's Lagrangian radii, disk scale height and Q", 0},
     {"bench", bn_cmd_bench, "time the force computation stage by stage", 0},
     {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file (also under mpirun)", 1},
     {"mesh-ic", bn_cmd_mesh_ic, "make an AMR mesh test problem (maclaurin, sphere, vortex-rings)", 0},

@@ -38,14 +38,19 @@ typedef struct run_energy_log {
     double last_rel;    /* |E-E0|/|E0| of the last row             */
     double last_time;   /* time of the last row (NAN before any)    */
     int target;         /* an error target: its columns too        */
+    unsigned parts;     /* bit t: part type t has columns (none
+                           unless the particles have two types or more) */
 } run_energy_log;
 /* Create the log with its header (build, run settings, columns); g: the
- * gravity settings in use (an error target's choice), acc its record. */
+ * gravity settings in use (an error target's choice), acc its record,
+ * first: energies of the particles (the part types present). */
 bn_status run_energy_log_open(run_energy_log *log, const char *path, const bn_run_params *p, size_t n,
-                              bn_backend backend, const bn_gravity_params *g, const bn_accuracy *acc);
+                              bn_backend backend, const bn_gravity_params *g, const bn_accuracy *acc,
+                              const bn_energies *first);
 /* One row: time, kinetic, potential, total, |E-E0|/|E0|, |P|, |L|, wall;
  * with an error target also the settings in use and the last check's
- * p99. The first row sets E0. */
+ * p99; then, with several part types, K, W, Lx, Ly, Lz of each. The
+ * first row sets E0. */
 bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies *e, double wall,
                              const bn_gravity_params *g, const bn_accuracy *acc);
 bn_status run_energy_log_close(run_energy_log *log);

@@ -27,8 +27,33 @@ double run_relative_error(double e, double e0)
     return e0 != 0 ? fabs(e - e0) / fabs(e0) : fabs(e - e0);
 }
 
+/* Per part type present, when there are several (a galaxy's halo, disk
+ * and bulge): K, W, Lx, Ly, Lz of its particles. */
+#define PART_COLUMNS 5
+static const char *const part_column[PART_COLUMNS] = {"K", "W", "Lx", "Ly", "Lz"};
+
+static unsigned parts_present(const bn_energies *e)
+{
+    unsigned mask = 0;
+    for (int t = 0; t < BN_PART_TYPES; t++)
+        if (e->part[t].count > 0) mask |= 1u << t;
+    return mask & (mask - 1) ? mask : 0; /* two types or more */
+}
+
+static void write_parts_legend(FILE *f, unsigned parts, int col)
+{
+    fprintf(f, "#   per component (PartType1 halo, 2 disk, 3 bulge, N typeN), from column %d: K_c kinetic energy,\n"
+               "#   W_c = 1/2 sum m phi over its particles, phi from all particles (its share of W: the W_c add up\n"
+               "#   to column 3; not its self-energy), Lx_c Ly_c Lz_c its angular momentum about the origin\n"
+               "#   components:",
+            col);
+    for (int t = 0; t < BN_PART_TYPES; t++)
+        if (parts >> t & 1) fprintf(f, " %s (PartType%d)", bn_part_type_name(t), t);
+    fputc('\n', f);
+}
+
 static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend backend, const bn_gravity_params *g,
-                         const bn_accuracy *acc)
+                         const bn_accuracy *acc, unsigned parts)
 {
     fprintf(f, "# banyan %s energy log\n", BN_VERSION_STRING);
     fprintf(f, "# build: git %s, compiler %s, flags %s (%s), OpenMP threads %d\n", BANYAN_GIT_REVISION,
@@ -50,22 +75,31 @@ static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend b
             target ? "," : "");
     if (target)
         fprintf(f, "#   9-13 the settings in use (theta, leaf, group, expansion, mac), 14 p99 of the last check\n");
+    if (parts) write_parts_legend(f, parts, target ? 15 : 9);
     fprintf(f, "# %-14s %24s %24s %24s %11s %11s %11s %10s", "time", "kinetic", "potential", "total", "rel_error",
             "momentum", "ang_mom", "wall_time");
     if (target) fprintf(f, " %7s %5s %5s %6s %10s %10s", "theta", "leaf", "group", "kappa", "mac", "err_p99");
+    for (int t = 0; t < BN_PART_TYPES; t++)
+        for (int q = 0; parts >> t & 1 && q < PART_COLUMNS; q++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s_%s", part_column[q], bn_part_type_name(t));
+            fprintf(f, " %24s", name);
+        }
     fputc('\n', f);
 }
 
 bn_status run_energy_log_open(run_energy_log *log, const char *path, const bn_run_params *p, size_t n,
-                              bn_backend backend, const bn_gravity_params *g, const bn_accuracy *acc)
+                              bn_backend backend, const bn_gravity_params *g, const bn_accuracy *acc,
+                              const bn_energies *first)
 {
     log->target = g->method == BN_METHOD_TREE && g->error_target > 0;
+    log->parts = parts_present(first);
     log->f = fopen(path, "w");
     log->e0 = 0;
     log->last_rel = 0;
     log->last_time = NAN;
     if (!log->f) return bn_fail(BN_ERR_IO, "cannot create energy log '%s': %s", path, strerror(errno));
-    write_header(log->f, p, n, backend, g, acc);
+    write_header(log->f, p, n, backend, g, acc, log->parts);
     if (fflush(log->f) != 0) return bn_fail(BN_ERR_IO, "cannot write energy log '%s': %s", path, strerror(errno));
     return BN_OK;
 }
@@ -81,6 +115,12 @@ bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies
     if (log->target)
         fprintf(log->f, " %7.4f %5d %5d %6.3f %10s %10.3e", g->theta, g->leaf_size, g->group_size,
                 g->group_expansion, bn_mac_name(g->mac), acc->p99);
+    for (int t = 0; t < BN_PART_TYPES; t++) {
+        const bn_component_energies *c = &e->part[t];
+        if (log->parts >> t & 1)
+            fprintf(log->f, " %24.16e %24.16e %24.16e %24.16e %24.16e", c->kinetic, c->potential,
+                    c->angular_momentum[0], c->angular_momentum[1], c->angular_momentum[2]);
+    }
     fputc('\n', log->f);
     if (fflush(log->f) != 0) return bn_fail(BN_ERR_IO, "cannot write the energy log: %s", strerror(errno));
     return BN_OK;

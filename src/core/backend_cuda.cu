@@ -551,7 +551,9 @@ bn_status cuda_energies(void *p, bn_energies *e)
     BN_TRY(bn_cuda_need_velocities(st, "energies"));
     memset(e, 0, sizeof *e);
     bn_status s = BN_OK;
-    if (st->n > 0) s = bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, e, st->s);
+    const bn_gpu_types types = {st->type, st->orig, st->type_count};
+    if (st->n > 0)
+        s = bn_gpu_energies(st->pos, st->vel, st->mass, st->acc, st->have_forces, st->n, &types, e, st->s);
     if (s == BN_OK) s = poll_tree(st); /* the energies waited for the device */
     if (bn_comm_size(st->comm) <= 1) return s;
     BN_TRY(bn_comm_agree(st->comm, s)); /* before the sum every rank takes part in */

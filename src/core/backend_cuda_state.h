@@ -30,6 +30,9 @@ struct bn_cuda_state {
                          an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
+    uint8_t *type;    /* part types, uploaded order (read through orig:
+                         never permuted); NULL: all PartType1           */
+    double type_count[BN_PART_TYPES]; /* particles of each part type    */
     bn_staging stage; /* staging of upload_positions and download_forces,
                          made at their first use                         */
     int have_forces;
@@ -118,6 +121,9 @@ bn_status bn_cuda_particles_upload_positions(void *state, const bn_particles *in
  * side and total mass (tree_gpu.h), as an upload makes them. */
 bn_status bn_cuda_particles_alloc(bn_cuda_state *st, int n);
 void bn_cuda_set_scales(bn_cuda_state *st, double side, double mass);
+/* The part types of in (the particles just installed, uploaded order) on
+ * the device, and their counts (the per-component energies). */
+bn_status bn_cuda_particles_set_types(bn_cuda_state *st, const bn_particles *in);
 /* Several ranks (rebalance_cuda.cu, backend.h's rebalance()): the
  * domains cut again from the particles where they are, and the
  * particles moved to their ranks. */

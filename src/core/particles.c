@@ -99,6 +99,22 @@ bn_status bn_particles_ensure_types(bn_particles *p)
 
 int bn_particles_part_type(const bn_particles *p, size_t i) { return p->type ? p->type[i] : 1; }
 
+/* GADGET's convention for galaxies (and the order banyan ic galaxy
+ * writes): dark matter halo PartType1, disk 2, bulge 3. */
+static const char *const part_type_names[BN_PART_TYPES] = {"type0", "halo", "disk", "bulge", "type4", "type5"};
+
+const char *bn_part_type_name(int type)
+{
+    return type >= 0 && type < BN_PART_TYPES ? part_type_names[type] : NULL;
+}
+
+int bn_part_type_from_name(const char *name)
+{
+    for (int t = 0; name && t < BN_PART_TYPES; t++)
+        if (strcmp(name, part_type_names[t]) == 0) return t;
+    return -1;
+}
+
 bn_status bn_particles_ensure_forces(bn_particles *p)
 {
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_ensure_forces: particle set is NULL");

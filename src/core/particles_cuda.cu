@@ -32,6 +32,9 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->bin = NULL;
     bn_cuda_free(st->cost, st->s); /* and have cost nothing yet */
     st->cost = NULL;
+    bn_cuda_free(st->type, st->s);
+    st->type = NULL;
+    memset(st->type_count, 0, sizeof st->type_count);
     st->tree_valid = 0;
     st->mass = NULL;
     st->orig = NULL;
@@ -93,6 +96,27 @@ __global__ void iota_kernel(int *a, int n)
 bn_status bn_cuda_particles_alloc(bn_cuda_state *st, int n) { return alloc_particles(st, n); }
 void bn_cuda_set_scales(bn_cuda_state *st, double side, double mass) { set_scales(st, side, mass); }
 
+/* Room for the part types as uploaded, for the per-component energies
+ * (none when the set has none: all PartType1), and their counts. */
+static bn_status alloc_types(bn_cuda_state *st, const bn_particles *in)
+{
+    for (size_t i = 0; i < in->n; i++) st->type_count[bn_particles_part_type(in, i)] += 1;
+    if (!in->type || in->n == 0) return BN_OK;
+    return bn_cuda_dev_alloc(&st->type, in->n, "part types", st->s);
+}
+
+bn_status bn_cuda_particles_set_types(bn_cuda_state *st, const bn_particles *in)
+{
+    bn_cuda_free(st->type, st->s);
+    st->type = NULL;
+    memset(st->type_count, 0, sizeof st->type_count);
+    BN_TRY(alloc_types(st, in));
+    if (!st->type) return BN_OK;
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->type, in->type, in->n, cudaMemcpyHostToDevice, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s)); /* in->type may change next */
+    return BN_OK;
+}
+
 bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
@@ -102,6 +126,7 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
                        INT_MAX / 2);
     const int n = (int)in->n;
     bn_status r = alloc_particles(st, n);
+    if (r == BN_OK) r = alloc_types(st, in);
     float *m = r == BN_OK ? (float *)bn_alloc((size_t)n * sizeof(float) + 1, "float masses") : NULL;
     if (r != BN_OK || !m) {
         free(m);
@@ -134,6 +159,8 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
             f[i] = make_float4((float)in->acc[0][i], (float)in->acc[1][i], (float)in->acc[2][i], (float)in->pot[i]);
         if (f) err = cudaMemcpyAsync(st->acc, f, (size_t)n * sizeof(float4), cudaMemcpyHostToDevice, st->s);
     }
+    if (err == cudaSuccess && st->type)
+        err = cudaMemcpyAsync(st->type, in->type, (size_t)n, cudaMemcpyHostToDevice, st->s);
     if (err == cudaSuccess && n > 0) {
         iota_kernel<<<(n + 255) / 256, 256, 0, st->s>>>(st->orig, n);
         err = cudaGetLastError();

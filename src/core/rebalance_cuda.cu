@@ -296,6 +296,7 @@ bn_status install(bn_cuda_state *st, const dev_rec *d_new, const host_rec *h, si
         m[i] = (float)h[i].mass;
     }
     if (s == BN_OK) st->n = (int)n;
+    if (s == BN_OK) s = bn_cuda_particles_set_types(st, host);
     if (s == BN_OK && n) s = ok(cudaMemcpyAsync(st->mass, m, n * sizeof *m, cudaMemcpyHostToDevice, q), "masses up");
     if (s == BN_OK && n) {
         unpack_kernel<<<blocks_for((int)n), kThreads, 0, q>>>(d_new, (int)n, st->pos[0], st->pos[1], st->pos[2],

@@ -31,10 +31,19 @@ bn_status bn_gpu_clock_update(bn_clock *c, const bn_step_rule *r, int stage, con
 bn_status bn_gpu_clock_set(bn_clock *c, const bn_clock *value, cudaStream_t s);
 /* Largest |a| (exact: a max is order-free); one scalar read back. */
 bn_status bn_gpu_max_accel(const float4 *acc, int n, double *amax, cudaStream_t s);
-/* Energies, momenta, angular momentum and centre of mass, summed in
- * double in a fixed order (bit-identical run to run). */
+/* The particles' part types for the per-component sums: type (device,
+ * NULL: all PartType1) in uploaded order, read as type[orig[i]] for the
+ * particle at i (the arrays are in key order), and the count of each. */
+typedef struct bn_gpu_types {
+    const uint8_t *type;
+    const int *orig;
+    const double *count; /* BN_PART_TYPES of them, host */
+} bn_gpu_types;
+/* Energies, momenta, angular momentum and centre of mass, and e->part[]
+ * of each part type present (one more pass each), summed in double in a
+ * fixed order (bit-identical run to run). */
 bn_status bn_gpu_energies(double *const pos[3], double *const vel[3], const float *mass, const float4 *acc,
-                          int have_pot, int n, bn_energies *e, cudaStream_t s);
+                          int have_pot, int n, const bn_gpu_types *types, bn_energies *e, cudaStream_t s);
 #ifdef __cplusplus
 }
 #endif

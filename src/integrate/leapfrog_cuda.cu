@@ -127,6 +127,9 @@ struct energy_args {
     const float *mass;
     const float4 *acc;
     int have_pot, n;
+    const uint8_t *type; /* with want >= 0: sum only the particles i */
+    const int *orig;     /* with type[orig[i]] == want               */
+    int want;
     double *partial; /* kSums per block */
 };
 
@@ -135,6 +138,7 @@ __global__ void energy_partials(energy_args a)
     __shared__ double sh[kSums][kThreads];
     double v[kSums] = {};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += gridDim.x * blockDim.x) {
+        if (a.want >= 0 && a.type[a.orig[i]] != a.want) continue;
         const double m = a.mass[i], x = a.x[i], y = a.y[i], z = a.z[i];
         const double ux = a.vx[i], uy = a.vy[i], uz = a.vz[i];
         v[0] += 0.5 * m * (ux * ux + uy * uy + uz * uz);
@@ -247,24 +251,52 @@ extern "C" bn_status bn_gpu_clock_set(bn_clock *c, const bn_clock *value, cudaSt
     return BN_OK;
 }
 
+/* The kSums sums of a's particles into h: block partials, then their
+ * total in block order. */
+static bn_status energy_sums(const energy_args &a, int blocks, double h[kSums], cudaStream_t s)
+{
+    energy_partials<<<blocks, kThreads, 0, s>>>(a);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) {
+        energy_total<<<1, 32, 0, s>>>(a.partial, blocks, a.partial + (size_t)blocks * kSums);
+        err = cudaGetLastError();
+    }
+    BN_TRY(err == cudaSuccess ? BN_OK : bn_cuda_fail(err, "energy reduction", __FILE__, __LINE__));
+    return bn_cuda_read(h, a.partial + (size_t)blocks * kSums, kSums * sizeof(double), "energy sums", s);
+}
+
+/* e->part[] from one pass per part type present; a set without types is
+ * all PartType1, whose share is the totals' h. */
+static bn_status part_sums(energy_args a, int blocks, const bn_gpu_types *t, const double *h_all, bn_energies *e,
+                           cudaStream_t s)
+{
+    for (int k = 0; k < BN_PART_TYPES; k++) {
+        if (!(t->count[k] > 0)) continue;
+        double h[kSums];
+        if (t->type) {
+            a.type = t->type, a.orig = t->orig, a.want = k;
+            BN_TRY(energy_sums(a, blocks, h, s));
+        } else memcpy(h, h_all, sizeof h);
+        bn_component_energies *c = &e->part[k];
+        c->count = t->count[k], c->mass = h[11], c->kinetic = h[0], c->potential = h[1];
+        for (int d = 0; d < 3; d++) c->angular_momentum[d] = h[5 + d];
+    }
+    return BN_OK;
+}
+
 extern "C" bn_status bn_gpu_energies(double *const pos[3], double *const vel[3], const float *mass,
-                                     const float4 *acc, int have_pot, int n, bn_energies *e, cudaStream_t s)
+                                     const float4 *acc, int have_pot, int n, const bn_gpu_types *types,
+                                     bn_energies *e, cudaStream_t s)
 {
     const int blocks = blocks_for(n);
     double *buf = NULL, h[kSums];
     BN_TRY(bn_cuda_alloc((void **)&buf, (size_t)(blocks + 1) * kSums * sizeof(double), "energy sums", s));
-    energy_args a = {pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], mass, acc, have_pot, n, buf};
-    energy_partials<<<blocks, kThreads, 0, s>>>(a);
-    cudaError_t err = cudaGetLastError();
-    if (err == cudaSuccess) {
-        energy_total<<<1, 32, 0, s>>>(buf, blocks, buf + (size_t)blocks * kSums);
-        err = cudaGetLastError();
-    }
-    bn_status r = err == cudaSuccess ? BN_OK : bn_cuda_fail(err, "energy reduction", __FILE__, __LINE__);
-    if (r == BN_OK) r = bn_cuda_read(h, buf + (size_t)blocks * kSums, sizeof h, "energy sums", s);
+    energy_args a = {pos[0], pos[1], pos[2], vel[0], vel[1], vel[2], mass, acc, have_pot, n, NULL, NULL, -1, buf};
+    memset(e, 0, sizeof *e);
+    bn_status r = energy_sums(a, blocks, h, s);
+    if (r == BN_OK) r = part_sums(a, blocks, types, h, e, s);
     bn_cuda_free(buf, s);
     BN_TRY(r);
-    memset(e, 0, sizeof *e);
     e->kinetic = h[0];
     e->potential = h[1];
     for (int k = 0; k < 3; k++) {

@@ -222,16 +222,32 @@ bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op)
     return BN_OK;
 }
 
+/* The per-type shares as 7 numbers each, after the 12 of the totals. */
+enum { REDUCE_TOTALS = 12, REDUCE_PART = 7, REDUCE_ALL = REDUCE_TOTALS + REDUCE_PART * BN_PART_TYPES };
+
+static void pack_part(const bn_component_energies *c, double *v)
+{
+    v[0] = c->count, v[1] = c->mass, v[2] = c->kinetic, v[3] = c->potential;
+    for (int k = 0; k < 3; k++) v[4 + k] = c->angular_momentum[k];
+}
+
+static void unpack_part(const double *v, bn_component_energies *c)
+{
+    c->count = v[0], c->mass = v[1], c->kinetic = v[2], c->potential = v[3];
+    for (int k = 0; k < 3; k++) c->angular_momentum[k] = v[4 + k];
+}
+
 bn_status bn_comm_reduce_energies(const bn_comm *c, double mass, bn_energies *e)
 {
     if (bn_comm_size(c) <= 1) return BN_OK;
-    double v[12] = {e->kinetic, e->potential, mass};
+    double v[REDUCE_ALL] = {e->kinetic, e->potential, mass};
     for (int k = 0; k < 3; k++) {
         v[3 + k] = e->momentum[k];
         v[6 + k] = e->angular_momentum[k];
         v[9 + k] = e->com[k] * mass; /* the rank's com is its first moment over its mass */
     }
-    BN_TRY(bn_comm_allreduce(c, v, 12, BN_REDUCE_SUM));
+    for (int t = 0; t < BN_PART_TYPES; t++) pack_part(&e->part[t], v + REDUCE_TOTALS + REDUCE_PART * t);
+    BN_TRY(bn_comm_allreduce(c, v, REDUCE_ALL, BN_REDUCE_SUM));
     e->kinetic = v[0];
     e->potential = v[1];
     for (int k = 0; k < 3; k++) {
@@ -239,6 +255,7 @@ bn_status bn_comm_reduce_energies(const bn_comm *c, double mass, bn_energies *e)
         e->angular_momentum[k] = v[6 + k];
         e->com[k] = v[2] > 0 ? v[9 + k] / v[2] : 0;
     }
+    for (int t = 0; t < BN_PART_TYPES; t++) unpack_part(v + REDUCE_TOTALS + REDUCE_PART * t, &e->part[t]);
     e->total = e->kinetic + e->potential;
     return BN_OK;
 }

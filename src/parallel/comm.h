@@ -15,9 +15,10 @@ typedef enum { BN_REDUCE_MIN, BN_REDUCE_MAX, BN_REDUCE_SUM } bn_reduce;
 
 /* v[0..n) combined over the ranks, in place, the same on every rank. */
 bn_status bn_comm_allreduce(const bn_comm *c, double *v, int n, bn_reduce op);
-/* Energies, momenta, angular momenta and centre of mass over the ranks
- * (each rank's e of its particles, of total mass `mass`), summed in rank
- * order: the same bits on every rank and in every run. */
+/* Energies, momenta, angular momenta and centre of mass over the ranks,
+ * in total and per part type (each rank's e of its particles, of total
+ * mass `mass`), summed in rank order: the same bits on every rank and in
+ * every run. */
 bn_status bn_comm_reduce_energies(const bn_comm *c, double mass, bn_energies *e);
 /* The box [lo, hi] of every rank's boxes, on every rank. */
 bn_status bn_comm_reduce_box(const bn_comm *c, double lo[3], double hi[3]);
