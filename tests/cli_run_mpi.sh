@@ -192,11 +192,10 @@ expect_fail "bad parameter" "Gravity:theta" 3 -P Gravity:theta:-1 -o bad1
 touch afile
 expect_fail "unwritable output" "afile" 3 $common -P TimeIntegration:t_end:0.1 -o afile/out
 # the error target across ranks: tests/cli_target_mpi.sh (CPU), scripts/gpu-ranks.sh (GPU)
-# the GPU backend across ranks runs on the device (scripts/gpu-ranks.sh); here, without a GPU, it
-# fails at its creation on every rank with one message, and direct summation on it is refused
+# the GPU backend across ranks runs on the device (scripts/gpu-ranks.sh), direct summation too; here,
+# without a GPU, it fails at its creation on every rank with one message
 expect_fail "GPU backend" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -o bad3
-expect_fail "GPU direct summation" "Gravity:method = direct on the GPU" 2 $common -P Gravity:backend:gpu \
-  -P Gravity:method:direct -o bad4
+expect_fail "GPU direct summation" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -P Gravity:method:direct -o bad4
 expect_fail "usage" "unknown option" 2 --no-such-option
 
 [ $failures -eq 0 ] && echo "cli_run_mpi: all passed"

@@ -128,6 +128,10 @@ BN_PARSER(bn_step_criterion_parse, bn_step_criterion, criterion_names, "step cri
 
 bn_integrator_params bn_integrator_params_default(void)
 {
-    bn_integrator_params ip = {1.0 / 128.0, 0.0, 0, 1, 0.0, BN_STEP_ACCEL};
+    bn_integrator_params ip;
+    memset(&ip, 0, sizeof ip); /* padding too: parameter sets compare whole (tests/test_params.c) */
+    ip.dt = 1.0 / 128.0;
+    ip.tree_rebuild = 1;
+    ip.criterion = BN_STEP_ACCEL;
     return ip;
 }
