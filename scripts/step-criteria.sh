@@ -9,6 +9,7 @@ set -u
 BIN=$1 IC=$2 T=$3 DT=$4 EA=$5 ED=$6
 shift 6
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 printf "%-13s %8s %12s %12s %10s\n" criterion eta forces/part max_rel_err wall_s
 run() { # criterion eta [extra -P ...]
     local c=$1 e=$2
