@@ -388,8 +388,9 @@ BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
  * enclosed mass M_d(<R = r)); the disk gets epicyclic velocities: sigma_R
  * = sigma_0 exp(-R / 2 R_d) with Q(q_radius) = toomre_q (Q = sigma_R
  * kappa / 3.36 G Sigma), sigma_phi^2 = sigma_R^2 kappa^2 / 4 Omega^2,
- * sigma_z from the disk's own vertical equilibrium (sech^2: sigma_z^2 =
- * pi G Sigma z_d; exponential: pi G Sigma z_d (2 - exp(-|z|/z_d))), and a
+ * sigma_z(R, z) from the vertical Jeans equation in the total potential
+ * (the disk's slab pull 2 pi G Sigma(<|z|) and the spheroids' G M(<r) z /
+ * r^3; the slab alone gives pi G Sigma z_d for sech^2), and a
  * mean rotation v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/4 Omega^2 + d ln
  * (Sigma sigma_R^2) / d ln R) (Hernquist 1993, eq. 2.27: -2 R/R_d without
  * the taper), 0 where that is negative. Particles: halo (PartType1), disk

@@ -10,9 +10,13 @@
  * analytic (spheroids: d(G M / R)/dR = 4 pi G R rho - G M / R^2).
  *
  * sigma_R = sigma_0 exp(-R / 2 R_d), sigma_0 from Q(q_radius) = Q;
- * sigma_phi^2 = sigma_R^2 kappa^2 / (4 Omega^2); sigma_z from the disk's
- * own vertical equilibrium (a slab: the halo's and bulge's vertical pull
- * is left out, so the disk starts slightly too thick for them); the mean
+ * sigma_phi^2 = sigma_R^2 kappa^2 / (4 Omega^2); sigma_z(R, z) from the
+ * vertical Jeans equation in the total potential, sigma_z^2 = (1/rho(z))
+ * int_z^inf rho(z') g_z(R, z') dz', g_z the disk's own slab pull 2 pi G
+ * Sigma(<|z'|) plus the spheroids' G M(<r') z' / r'^3 (r'^2 = R^2 +
+ * z'^2): without the spheroids' term (the disk's slab alone, pi G Sigma
+ * z_d for sech^2) the M31 disk started too cold and its scale height fell
+ * 15% in 1 Gyr at 2^22 (BENCHMARKS.md, session 17); the mean
  * rotation from the Jeans equation without the sigma_Rz term:
  *   v_phi^2 = v_c^2 + sigma_R^2 (1 - kappa^2/(4 Omega^2) + d ln(Sigma
  *             sigma_R^2)/d ln R), d ln(Sigma sigma_R^2)/d ln R = -2 R/R_d +
@@ -48,6 +52,41 @@ static void circular(const gx_model *g, double R, double *v2, double *dv2)
     *dv2 += amp * (2 * y * b + 2 * y * y * (i1 * k0 - i0 * k1 + i1 * k1 / y)) / (2 * d->scale);
 }
 
+/* The disk's own pull at height z (its slab: 2 pi G Sigma(<|z|)), and the
+ * weight rho(z) / rho(0), for the vertical profile. */
+static void slab(const bn_galaxy_component *d, double x, double *pull, double *weight)
+{
+    if (d->vertical == BN_GALAXY_SECH2) {
+        const double c = 1 / cosh(x);
+        *pull = tanh(x);
+        *weight = c * c;
+    } else {
+        *pull = 1 - exp(-x);
+        *weight = exp(-x);
+    }
+}
+
+/* sigma_z^2 at (R, |z|): the vertical Jeans equation (file comment),
+ * Simpson's rule in x = z'/z_d over [x, x + 24] (the weight falls by
+ * e^-24 or more there: below rounding). */
+static double sigma_z2(const gx_model *g, double R, double z)
+{
+    const bn_galaxy_component *d = g->c[GX_DISK];
+    const double zd = d->scale_height, x0 = fabs(z) / zd, span = 24.0;
+    const double two_pi_g_sigma = 2 * M_PI * g->G * gx_disk_sigma(g, R);
+    enum { STEPS = 96 };
+    double sum = 0, w0 = 0;
+    for (int k = 0; k <= STEPS; k++) {
+        const double x = x0 + span * k / STEPS, zz = x * zd, r = hypot(R, zz);
+        double pull, w;
+        slab(d, x, &pull, &w);
+        if (k == 0) w0 = w;
+        const double gs = r > 0 ? g->G * (gx_mass(g, GX_HALO, r) + gx_mass(g, GX_BULGE, r)) * zz / (r * r * r) : 0;
+        sum += (k == 0 || k == STEPS ? 1 : k % 2 ? 4 : 2) * w * (two_pi_g_sigma * pull + gs);
+    }
+    return sum * (span / STEPS / 3) * zd / w0;
+}
+
 /* Everything but the dispersions' normalisation (sigma_r0). */
 void gx_disk_point(const gx_model *g, double sigma_r0, double R, bn_galaxy_disk_point *o)
 {
@@ -63,7 +102,7 @@ void gx_disk_point(const gx_model *g, double sigma_r0, double R, bn_galaxy_disk_
     if (!d) return;
     o->sigma_R = sigma_r0 * exp(-R / (2 * d->scale));
     o->sigma_phi = o->sigma_R * o->kappa / (2 * o->omega);
-    o->sigma_z = sqrt(M_PI * g->G * o->surface_density * d->scale_height);
+    o->sigma_z = sqrt(sigma_z2(g, R, 0));
     o->toomre_q = o->sigma_R * o->kappa / (TOOMRE_STARS * g->G * o->surface_density);
     gx_taper(d, R, &t, &t1, &t2);
     const double dlog = -2 * R / d->scale + (t > 1e-300 ? R * t1 / t : 0);
@@ -103,8 +142,7 @@ static void disk_particle(const gx_model *g, double sigma_r0, double mass, uint6
     const double z = height(d, bn_rng_uniform(seed, i, 1)), phi = 2 * M_PI * bn_rng_uniform(seed, i, 2);
     bn_galaxy_disk_point at;
     gx_disk_point(g, sigma_r0, R, &at);
-    double sz = at.sigma_z; /* the exponential slab's sigma_z grows with |z| */
-    if (d->vertical == BN_GALAXY_EXP) sz *= sqrt(2 - exp(-fabs(z) / d->scale_height));
+    const double sz = sqrt(sigma_z2(g, R, z));
     double n01[2], n23[2];
     normals(seed, i, 3, n01);
     normals(seed, i, 5, n23);
