@@ -733,7 +733,7 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * rank's particles, each step's length and block-step bins are decided from
  * numbers the same on every rank (max |a|, the finest bin, the counts), and
  * bn_simulation_energies sums every rank's, in rank order. Either
- * backend (the GPU's: tree forces only). c must outlive sim. NULL or one
+ * backend, tree or direct summation. c must outlive sim. NULL or one
  * rank: this process alone. */
 BN_API bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c);
 /* Collective: the largest rank's load since the domains were last cut (its
@@ -749,7 +749,9 @@ BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
  * more). By count before any forces, and with direct summation. The
  * particles move with their forces, where they live: the GPU backend keys
  * and sorts them on its device, brings only keys and costs to the host for
- * the cut, and sends only those that change rank (through host memory);
+ * the cut, and sends only those that change rank (through host memory,
+ * or device to device with BANYAN_MPI_DEVICE_BUFFERS=1 where the MPI
+ * library is CUDA-aware: untested so far);
  * st (may be NULL) gets the cut's numbers. Nothing in one process. */
 typedef struct bn_domain_stats bn_domain_stats;
 BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);

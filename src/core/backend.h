@@ -90,8 +90,7 @@ typedef struct bn_backend_ops {
     bn_status (*download_forces)(void *state, bn_particles *p, size_t *first_bad);
     /* The ranks whose particles are sources too (parallel/): forces() then
      * is collective over c and gives this rank's particles the field of
-     * every rank's. NULL or one rank: this process alone. A backend that
-     * cannot (the GPU's, today) fails for several ranks. */
+     * every rank's. NULL or one rank: this process alone. */
     bn_status (*set_comm)(void *state, const bn_comm *c);
     /* Several ranks: each particle's measured cost since the upload or
      * the last reset (the flops of every walk that computed its forces,

@@ -341,11 +341,6 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * bn_gpu_build). With live (a clock's), the walk does nothing when *live
  * is 0: an idle step's tree is built from the positions the last one was,
  * and so is that tree again. */
-/* Several ranks (direct summation: bn_cuda_direct_ranks): the local tree built
- * and its walk queued, then the exchange and the received trees' walks
- * (bn_cuda_add_remote), which the host's packing and the messages
- * overlap with the local walk. A rank without particles only takes part
- * in the exchange. */
 /* Several ranks: the particles' costs (zero), made at the first
  * evaluation after an upload; the walks add to them through act. */
 bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
@@ -359,6 +354,11 @@ bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
     return BN_OK;
 }
 
+/* Several ranks: the local tree built and its walk queued, then the
+ * exchange and the received trees' walks (bn_cuda_add_remote), which the
+ * host's packing and the messages overlap with the local walk; direct
+ * summation: bn_cuda_direct_ranks. A rank without particles only takes
+ * part in the exchange. */
 bn_status evaluate_ranks(bn_cuda_state *st)
 {
     bn_cuda_reset_peak();

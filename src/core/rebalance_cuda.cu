@@ -11,8 +11,9 @@
  * go to their new ranks straight from device memory where the MPI
  * library takes device pointers (bn_comm_cuda_aware), else through host
  * staging (only the records that change rank cross PCIe); ids, masses and part types, which the host keeps,
- * travel in the same order on the host. The new set is in key order
- * (the domains are contiguous along the curve), with its forces.
+ * travel in the same order on the host. The new set holds the senders'
+ * runs in rank order, each in key order (the next build sorts them), with
+ * its forces.
  */
 #include <limits.h>
 #include <math.h>

@@ -215,8 +215,8 @@ static bn_status check_inputs_ranks(bn_simulation *sim)
     return bn_force_inputs_judge(&sim->grav, p, &sum); /* the same on every rank */
 }
 
-/* The backend for this simulation's ranks: several take the CPU's (AUTO
- * too: the GPU backend does not exchange trees yet). */
+/* The backend for this simulation's ranks: AUTO takes the CPU's across
+ * ranks (ranks on one node would share its GPU); GPU when asked. */
 static bn_status create_backend(bn_simulation *sim)
 {
     const bn_backend want = ranks(sim) > 1 && sim->grav.backend == BN_BACKEND_AUTO ? BN_BACKEND_CPU : sim->grav.backend;
@@ -640,10 +640,13 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
 static bn_status rank_load(bn_simulation *sim, double *load)
 {
     *load = 0;
-    if (!sim->ops || !sim->have_forces) return BN_OK;
+    if (!sim->ops || !sim->have_forces || !sim->backend_current) return BN_OK;
     int measured = 0;
-    BN_TRY(sim->ops->costs(sim->state, NULL, load, &measured));
-    if (measured && *load > 0) return BN_OK;
+    BN_TRY(bn_comm_agree(sim->comm, sim->ops->costs(sim->state, NULL, load, &measured)));
+    /* every rank the same measure (an empty rank's 0 is a measured 0) */
+    double all = measured;
+    BN_TRY(bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN));
+    if (all > 0) return BN_OK;
     const bn_force_stats *st = bn_simulation_force_stats(sim);
     *load = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->host->n);
     return BN_OK;
@@ -655,7 +658,7 @@ bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
     *imbalance = 1;
     if (ranks(sim) <= 1) return BN_OK;
     double sum = 0;
-    BN_TRY(bn_comm_agree(sim->comm, rank_load(sim, &sum)));
+    BN_TRY(rank_load(sim, &sum)); /* its collectives are reached by every rank: the flags are the same */
     double max = sum;
     BN_TRY(bn_comm_allreduce(sim->comm, &sum, 1, BN_REDUCE_SUM));
     BN_TRY(bn_comm_allreduce(sim->comm, &max, 1, BN_REDUCE_MAX));
@@ -676,7 +679,8 @@ static bn_status cost_weights(bn_simulation *sim, double **w)
     int measured = 0;
     double total = 0;
     bn_status s = v ? BN_OK : BN_ERR_NOMEM;
-    if (s == BN_OK && sim->ops) s = sim->ops->costs(sim->state, v, &total, &measured);
+    /* a backend not holding the host's set measured other particles */
+    if (s == BN_OK && sim->ops && sim->backend_current) s = sim->ops->costs(sim->state, v, &total, &measured);
     s = bn_comm_agree(sim->comm, s);
     double all = measured;
     if (s == BN_OK) s = bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN);

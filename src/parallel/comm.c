@@ -331,7 +331,7 @@ done:
 int bn_comm_cuda_aware(const bn_comm *c)
 {
 #if defined(BANYAN_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-    return multi(c) && MPIX_Query_cuda_support() == 1 && !getenv("BANYAN_MPI_HOST_STAGING");
+    return multi(c) && MPIX_Query_cuda_support() == 1 && getenv("BANYAN_MPI_DEVICE_BUFFERS") != NULL;
 #else
     (void)c;
     return 0;

@@ -35,9 +35,11 @@ bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n,
  * recv_counts[s] from each sender s, *total in all. */
 bn_status bn_comm_alltoallv(const bn_comm *c, const void *send, const size_t *send_counts, size_t rec_size,
                             void **out, size_t *recv_counts, size_t *total);
-/* Whether the MPI library takes device pointers (Open MPI's
- * MPIX_Query_cuda_support, where mpi-ext.h says it can tell; 0 without
- * MPI, for one process, or with BANYAN_MPI_HOST_STAGING set). */
+/* Whether to give the MPI library device pointers: Open MPI's
+ * MPIX_Query_cuda_support says it takes them (where mpi-ext.h can tell)
+ * and BANYAN_MPI_DEVICE_BUFFERS is set (opt-in: the path has not run on a
+ * CUDA-aware library yet). 0 without MPI or for one process. This rank's
+ * answer: set the variable on every rank or on none. */
 int bn_comm_cuda_aware(const bn_comm *c);
 /* recv_counts[s]: how many records rank s sends this rank, from every
  * rank's send_counts[d] (nranks of each). Collective and agreed. */
