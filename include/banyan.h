@@ -726,6 +726,28 @@ typedef struct bn_block_info {
                             criteria at equal energy error               */
 } bn_block_info;
 BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
+/* Restart files: everything the simulation keeps between steps (particles
+ * with their last forces, types and block-step bins, the clock inside a
+ * block-step cycle too, the error target's settings and record, the
+ * rebuild tuner) in one HDF5 file per rank, written under a temporary
+ * name and renamed; user (user_size bytes, or NULL) is kept with it.
+ * Several ranks: collective, each rank passes its own path. A loaded
+ * simulation continues with the same bits as the saved one on the same
+ * backend, ranks and threads (not across a refreshed tree, tree_rebuild
+ * != 1, nor the accel criterion's first walk: their trees and old |a|
+ * are not saved). Load keeps the simulation's backend and device (set
+ * them with bn_simulation_set_gravity first) and needs the rank count
+ * of the save; a damaged or truncated file fails naming it and changes
+ * nothing. *user (free it) gets the saved bytes; info may be NULL. */
+typedef struct bn_state_info {
+    double time;
+    long steps;
+    int ranks;          /* that wrote the file                           */
+    bn_backend backend; /* that ran before the save                      */
+} bn_state_info;
+BN_API bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const void *user, size_t user_size);
+BN_API bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_state_info *info, void **user,
+                                          size_t *user_size);
 /* Several ranks (bn_comm_world under mpirun; see "Many processes"): every
  * rank passes its own particles (bn_simulation_set_particles; any number,
  * none included) and then calls every function below that computes or

@@ -42,6 +42,15 @@ typedef struct run_ctx {
     double t_rebalance, moved; /* the cuts after the first: wall seconds, particles sent */
     double imbalance;   /* the last measured (largest rank over mean) */
     bn_energies first;  /* at the start: the log's part types       */
+    /* restart files (run_restart.c) */
+    const char *restart_from; /* --restart DIR, or NULL            */
+    long stop_after;    /* --stop-after-steps: 0 = never            */
+    char restart_dir[RUN_PATH_MAX];
+    run_saved saved;    /* index: the next file's number            */
+    double last_restart; /* wall seconds of the last restart file    */
+    int stopped;        /* stopped before t_end, with a restart file */
+    char **overrides;
+    int n_overrides;
 } run_ctx;
 
 /* Re-balance (several ranks) at a synchronised time, at least every
@@ -70,6 +79,9 @@ static void run_help(void)
            "  -P, --param S:key:value  override one parameter (repeatable), e.g. -P Gravity:theta:0.7\n"
            "  -o, --output-dir DIR     where outputs go (default: the current directory)\n"
            "  -q, --quiet              no progress line and no summary\n"
+           "      --restart DIR        continue the run of the newest restart file in DIR that loads\n"
+           "                           (no PARAMS.yml; -P only TimeIntegration:t_end, Gravity:backend)\n"
+           "      --stop-after-steps N write a restart file and stop after N steps (tests, job limits)\n"
            "      --print-defaults     print every parameter with its meaning and default (with\n"
            "                           PARAMS.yml or -P: their values, checked), and exit\n"
            "  -h, --help               this help\n");
@@ -278,6 +290,59 @@ static bn_status make_outputs(run_ctx *c)
                                bn_simulation_gravity(c->sim), bn_simulation_accuracy(c->sim), &c->first);
 }
 
+/* --restart: only -P TimeIntegration:t_end and Gravity:backend/device
+ * may change (the rest would change the run the file belongs to). */
+static bn_status apply_restart_overrides(run_ctx *c)
+{
+    static const char *const allowed[] = {"TimeIntegration:t_end:", "Gravity:backend:", "Gravity:device:"};
+    for (int i = 0; i < c->n_overrides; i++) {
+        int ok = 0;
+        for (int k = 0; k < 3; k++) ok |= !strncmp(c->overrides[i], allowed[k], strlen(allowed[k]));
+        if (!ok)
+            return bn_fail(BN_ERR_PARAMETER, "-P %s: with --restart only TimeIntegration:t_end, Gravity:backend and "
+                           "Gravity:device may change", c->overrides[i]);
+        BN_TRY(bn_run_params_override(c->prm, c->overrides[i]));
+    }
+    return bn_run_params_validate(c->prm);
+}
+
+/* The simulation and the CLI's state from the newest restart file that
+ * loads; the energy log continues where that file left it. */
+static bn_status setup_restart(run_ctx *c)
+{
+    snprintf(c->restart_dir, sizeof c->restart_dir, "%s", c->restart_from);
+    BN_TRY(bn_comm_agree(c->comm, apply_restart_overrides(c))); /* the backend to load on */
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = c->prm->gravity.backend;
+    g.device = c->prm->gravity.device;
+    BN_TRY(bn_simulation_create(&c->sim));
+    BN_TRY(bn_simulation_set_comm(c->sim, c->comm));
+    BN_TRY(bn_simulation_set_gravity(c->sim, &g));
+    bn_state_info info;
+    BN_TRY(run_restart_load(c->sim, c->restart_dir, &c->saved, &info, c->comm));
+    const run_saved *v = &c->saved;
+    *c->prm = v->prm;
+    BN_TRY(bn_comm_agree(c->comm, apply_restart_overrides(c)));
+    c->t_start = v->t_start;
+    c->next_energy = v->next_energy;
+    c->units = v->units;
+    c->n = v->n;
+    c->energy_rows = v->energy_rows;
+    c->balanced_at = v->balanced_at;
+    c->rebalances = v->rebalances;
+    c->log = v->log;
+    BN_TRY(bn_comm_agree(c->comm, run_schedule_build(&c->sched, c->prm, c->t_start)));
+    c->sched.next = v->sched_next;
+    BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
+    const bn_backend now = bn_simulation_backend(c->sim);
+    if (c->root && !c->quiet)
+        printf("banyan run: continuing from restart file %d (t = %.9g, step %ld)%s\n", v->index - 1, info.time,
+               info.steps, now == info.backend ? "" : "; another backend: not bit-identical to an unstopped run");
+    char path[RUN_PATH_MAX];
+    BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
+    return bn_comm_agree(c->comm, c->root ? run_energy_log_reopen(&c->log, path, v->log_offset) : BN_OK);
+}
+
 /* Rank 0 makes and writes the outputs; every rank knows where snapshots
  * go. */
 static bn_status prepare_outputs(run_ctx *c)
@@ -387,12 +452,49 @@ static bn_status maybe_rebalance(run_ctx *c)
     return BN_OK;
 }
 
+/* The CLI's state into the restart file (rank 0's log offset: every
+ * rank saves the same). */
+static bn_status write_restart(run_ctx *c)
+{
+    run_saved *v = &c->saved;
+    v->prm = *c->prm;
+    v->t_start = c->t_start;
+    v->next_energy = c->next_energy;
+    v->units = c->units;
+    v->n = c->n;
+    v->sched_next = c->sched.next;
+    v->energy_rows = c->energy_rows;
+    v->balanced_at = c->balanced_at;
+    v->rebalances = c->rebalances;
+    v->log = c->log;
+    v->log.f = NULL;
+    double offset = c->log.f ? (double)ftell(c->log.f) : 0;
+    BN_TRY(bn_comm_allreduce(c->comm, &offset, 1, BN_REDUCE_MAX));
+    v->log_offset = (long)offset;
+    c->last_restart = bn_wall_seconds();
+    return run_restart_write(c->sim, c->restart_dir, v, c->prm->restart_keep, c->comm);
+}
+
+/* A restart file when the interval has passed, a signal came (every
+ * rank's counts) or --stop-after-steps is reached; the last two stop. */
+static bn_status restart_due(run_ctx *c)
+{
+    const double minutes = c->prm->restart_interval;
+    double flags[2] = {run_restart_signalled() || (c->stop_after > 0 && bn_simulation_steps(c->sim) >= c->stop_after),
+                       minutes > 0 && bn_wall_seconds() - c->last_restart >= 60 * minutes};
+    BN_TRY(bn_comm_allreduce(c->comm, flags, 2, BN_REDUCE_MAX));
+    if (!(flags[0] > 0) && !(flags[1] > 0)) return BN_OK;
+    BN_TRY(write_restart(c));
+    c->stopped = flags[0] > 0 && bn_simulation_time(c->sim) < c->prm->t_end;
+    return BN_OK;
+}
+
 /* The steps between outputs run as batches (bn_simulation_advance): on
  * the GPU the host waits for the device only where an output, the
  * progress line or a batch's end needs the time. */
 static bn_status integrate(run_ctx *c)
 {
-    c->next_energy = c->t_start;
+    if (!c->restart_from) c->next_energy = c->t_start;
     BN_TRY(outputs_due(c));
     run_progress_start(&c->progress, c->t_start, c->prm->t_end, c->quiet || !c->root);
     while (bn_simulation_time(c->sim) < c->prm->t_end) {
@@ -404,6 +506,8 @@ static bn_status integrate(run_ctx *c)
             return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), bn_simulation_steps(c->sim));
         BN_TRY(outputs_due(c));
         BN_TRY(maybe_rebalance(c));
+        BN_TRY(restart_due(c));
+        if (c->stopped) break;
         run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
                             c->log.last_rel);
     }
@@ -465,10 +569,18 @@ static void print_summary(const run_ctx *c)
 
 static bn_status run(run_ctx *c)
 {
-    c->wall0 = bn_wall_seconds();
-    BN_TRY(setup_simulation(c));
-    BN_TRY(prepare_outputs(c));
+    c->wall0 = c->last_restart = bn_wall_seconds();
+    run_restart_catch_signals();
+    if (c->restart_from) {
+        BN_TRY(setup_restart(c));
+    } else {
+        BN_TRY(setup_simulation(c));
+        BN_TRY(prepare_outputs(c));
+        BN_TRY(run_path_join(c->restart_dir, sizeof c->restart_dir, c->outdir, c->prm->restart_dir));
+    }
     BN_TRY(integrate(c));
+    if (c->stopped) return bn_comm_agree(c->comm, run_energy_log_close(&c->log));
+    BN_TRY(write_restart(c));
     BN_TRY(render_final(c));
     return bn_comm_agree(c->comm, run_energy_log_close(&c->log));
 }
@@ -478,7 +590,8 @@ int bn_cmd_run(int argc, char **argv)
     const char *cmd = "run", *file = NULL;
     static struct option opts[] = {{"param", required_argument, 0, 'P'},  {"output-dir", required_argument, 0, 'o'},
                                    {"quiet", no_argument, 0, 'q'},        {"print-defaults", no_argument, 0, 'D'},
-                                   {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+                                   {"help", no_argument, 0, 'h'},         {"restart", required_argument, 0, 'R'},
+                                   {"stop-after-steps", required_argument, 0, 'S'}, {0, 0, 0, 0}};
     char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
     if (!overrides) return cli_fail(cmd, bn_fail(BN_ERR_NOMEM, "out of memory for the -P list"));
     int n_over = 0, print_defaults = 0, c, rc = 0;
@@ -495,6 +608,8 @@ int bn_cmd_run(int argc, char **argv)
         else if (c == 'o') ctx.outdir = optarg;
         else if (c == 'q') ctx.quiet = 1;
         else if (c == 'D') print_defaults = 1;
+        else if (c == 'R') ctx.restart_from = optarg;
+        else if (c == 'S') ctx.stop_after = atol(optarg);
         else if (c == 'h') {
             if (ctx.root) run_help();
             free(overrides);
@@ -506,18 +621,29 @@ int bn_cmd_run(int argc, char **argv)
     }
     if (optind < argc) file = argv[optind++];
     ctx.param_file = file;
+    ctx.overrides = overrides;
+    ctx.n_overrides = n_over;
+    if (file && ctx.restart_from) {
+        free(overrides);
+        return cli_usage_error(cmd, "--restart takes the parameters from the restart file, not from '%s'", file);
+    }
     if (optind < argc) {
         free(overrides);
         return cli_usage_error(cmd, "expected at most one parameter file, got '%s' and '%s'", file, argv[optind]);
     }
     ctx.prm = bn_alloc(sizeof *ctx.prm, "parameters");
     /* every rank reads the parameters (one that cannot stops them all) */
-    bn_status s = bn_comm_agree(ctx.comm, ctx.prm ? load_params(ctx.prm, file, overrides, n_over) : BN_ERR_NOMEM);
+    bn_status s = bn_comm_agree(ctx.comm, ctx.prm ? load_params(ctx.prm, file, overrides, ctx.restart_from ? 0 : n_over)
+                                                  : BN_ERR_NOMEM);
     if (s == BN_OK && print_defaults) s = ctx.root ? bn_run_params_print(ctx.prm, stdout, BN_PARAMS_DOC) : BN_OK;
     else if (s == BN_OK) s = run(&ctx);
     if (s != BN_OK) {
         run_progress_end(&ctx.progress);
         rc = ctx.root ? cli_fail(cmd, s) : 1; /* every rank has the same failure: one message */
+    } else if (!print_defaults && ctx.root && ctx.stopped) {
+        if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld); restart file %d in %s: continue with "
+                               "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim),
+                               ctx.saved.index - 1, ctx.restart_dir, ctx.restart_dir);
     } else if (!print_defaults && ctx.root) {
         print_summary(&ctx);
     }

@@ -54,6 +54,10 @@ bn_status run_energy_log_open(run_energy_log *log, const char *path, const bn_ru
 bn_status run_energy_log_row(run_energy_log *log, double time, const bn_energies *e, double wall,
                              const bn_gravity_params *g, const bn_accuracy *acc);
 bn_status run_energy_log_close(run_energy_log *log);
+/* A restarted run: the log cut to the first offset bytes (where it stood
+ * at the restart file) and continued; the other fields come from the
+ * restart file. */
+bn_status run_energy_log_reopen(run_energy_log *log, const char *path, long offset);
 /* Relative energy error with E0 = 0 handled (then absolute). */
 double run_relative_error(double e, double e0);
 
@@ -120,4 +124,29 @@ bn_status run_ranks_gather(const bn_comm *c, const run_ranks *rr, const bn_parti
 bn_status run_ranks_write_part(const bn_comm *c, const char *path, const bn_particles *mine,
                                const bn_snapshot_meta *meta);
 void run_ranks_free(run_ranks *rr);
+
+/* ---- restart files (run_restart.c) ------------------------------------------ */
+/* What `banyan run` keeps besides the simulation (bn_simulation_save_state's
+ * user bytes). */
+typedef struct run_saved {
+    bn_run_params prm;
+    double t_start, next_energy;
+    bn_units units;
+    size_t n, sched_next;
+    long energy_rows, balanced_at, rebalances, log_offset;
+    int index;          /* this restart file's number                  */
+    run_energy_log log; /* its f is not used                           */
+} run_saved;
+/* SIGTERM and SIGUSR1 set a flag (run_restart_signalled) and nothing else. */
+void run_restart_catch_signals(void);
+int run_restart_signalled(void);
+/* dir/restart_NNNN.hdf5, or .R.hdf5 with several ranks. */
+void run_restart_path(char *out, size_t size, const char *dir, int index, const bn_comm *c);
+/* Write restart file `index` (every rank its own) and remove the ones
+ * `keep` and more before it. Collective and agreed. */
+bn_status run_restart_write(bn_simulation *sim, const char *dir, run_saved *saved, int keep, const bn_comm *c);
+/* The newest restart file of dir that loads: a damaged one is refused,
+ * named on stderr by rank 0, and the one before it is tried. */
+bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, bn_state_info *info,
+                           const bn_comm *c);
 #endif

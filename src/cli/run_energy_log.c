@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli/run.h"
 #include "core/error.h"
 
@@ -132,4 +133,18 @@ bn_status run_energy_log_close(run_energy_log *log)
     int rc = fclose(log->f);
     log->f = NULL;
     return rc == 0 ? BN_OK : bn_fail(BN_ERR_IO, "cannot close the energy log: %s", strerror(errno));
+}
+
+bn_status run_energy_log_reopen(run_energy_log *log, const char *path, long offset)
+{
+    FILE *f = fopen(path, "r+");
+    if (!f) return bn_fail(BN_ERR_IO, "cannot reopen energy log '%s' to continue it: %s", path, strerror(errno));
+    /* rows written after the restart file are written again by this run */
+    if (fflush(f) != 0 || ftruncate(fileno(f), (off_t)offset) != 0 || fseek(f, 0, SEEK_END) != 0) {
+        const int e = errno;
+        fclose(f);
+        return bn_fail(BN_ERR_IO, "cannot cut energy log '%s' to %ld bytes: %s", path, offset, strerror(e));
+    }
+    log->f = f;
+    return BN_OK;
 }

@@ -110,6 +110,12 @@ typedef struct bn_backend_ops {
      * positions, velocities and forces are stale (download() brings
      * them). Collective and agreed. st: the cut's numbers. */
     bn_status (*rebalance)(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st);
+    /* Block steps' bins of the n uploaded particles, in the uploaded
+     * order (restart files: simulation_state.c). bins_read() gives all 0
+     * before the first block kick; bins_write() after upload() replaces
+     * them (a cycle continued where it stood). */
+    bn_status (*bins_read)(void *state, uint8_t *out, size_t n);
+    bn_status (*bins_write)(void *state, const uint8_t *in, size_t n);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -414,9 +414,36 @@ static bn_status cpu_costs(void *st, double *out, double *total, int *measured)
     return BN_OK;
 }
 
+/* The bins as they are; a count that is not the uploaded one is the
+ * caller's mistake (a restart file of another set). */
+static bn_status check_bin_count(const cpu_state *s, size_t n)
+{
+    const size_t have = s->p ? s->p->n : 0;
+    if (n == have) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "time bins: %zu given for %zu particles", n, have);
+}
+
+static bn_status cpu_bins_read(void *st, uint8_t *out, size_t n)
+{
+    cpu_state *s = st;
+    BN_TRY(check_bin_count(s, n));
+    if (s->bin) memcpy(out, s->bin, n);
+    else memset(out, 0, n);
+    return BN_OK;
+}
+
+static bn_status cpu_bins_write(void *st, const uint8_t *in, size_t n)
+{
+    cpu_state *s = st;
+    BN_TRY(check_bin_count(s, n));
+    BN_TRY(ensure_bins(s));
+    memcpy(s->bin, in, n);
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_bins_read, cpu_bins_write,
 };

@@ -7,46 +7,12 @@
 #include <string.h>
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/simulation_internal.h"
 #include "gravity/force_checks.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
 #include "parallel/comm.h"
 
-struct bn_simulation {
-    bn_gravity_params grav;
-    bn_integrator_params integ;
-    bn_particles *host;       /* host mirror (or staging before upload) */
-    int host_current;         /* host mirror equals the backend state   */
-    int backend_current;      /* backend holds the host particles       */
-    int have_forces;          /* backend has forces at current positions */
-    const bn_backend_ops *ops;
-    void *state;
-    /* The backend's clock (integrate/clock.h) as last read: the time, the
-     * steps and, with block steps, where the cycle stands. Current
-     * whenever a call returns: the steps of a batch are queued without
-     * it, and it is read once at the batch's end. */
-    bn_clock clock;
-    bn_force_stats stats;
-    int stats_current;        /* stats hold the last evaluation's        */
-    /* block steps with tree_rebuild != 1, decided on the host */
-    long steps_since_build;   /* force evaluations on the current tree   */
-    /* the self-tuned rebuild (tree_rebuild = 0): walk flops per active
-     * particle on a fresh tree, per smallest active bin, and the flops
-     * the refreshed trees have cost beyond that since the last rebuild */
-    double fresh_flops[BN_TIME_BINS_MAX];
-    double excess_flops;
-    /* an error target (gravity/tune.h): grav holds the chosen settings */
-    bn_accuracy acc;
-    int tuned;                /* a search was made for these particles  */
-    long last_check;          /* the step of the last check             */
-    /* several ranks (bn_simulation_set_comm): host holds this rank's
-     * particles; every decision of a step is taken from numbers that
-     * are the same on every rank */
-    const bn_comm *comm;
-    double n_global;          /* particles on all ranks (at the upload)  */
-    int forces_moved;         /* a re-balance moved the forces with the
-                                 particles: the upload keeps them         */
-};
 
 bn_status bn_simulation_create(bn_simulation **out)
 {
@@ -85,7 +51,7 @@ void bn_simulation_free(bn_simulation *sim)
 }
 
 /* Bring the host mirror up to date (before a change made on the host). */
-static bn_status sync_host(bn_simulation *sim)
+bn_status bn_sim_sync_host(bn_simulation *sim)
 {
     if (sim->host_current) return BN_OK;
     BN_TRY(sim->ops->download(sim->state, sim->host));
@@ -107,7 +73,7 @@ bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
 {
     if (!sim) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_set_comm: simulation is NULL");
     BN_TRY(require_synchronised(sim, "bn_simulation_set_comm"));
-    BN_TRY(sync_host(sim));
+    BN_TRY(bn_sim_sync_host(sim));
     drop_backend(sim); /* the next one is told the ranks */
     sim->comm = c;
     return BN_OK;
@@ -117,7 +83,7 @@ bn_status bn_simulation_set_gravity(bn_simulation *sim, const bn_gravity_params 
 {
     BN_TRY(bn_gravity_params_validate(g));
     BN_TRY(require_synchronised(sim, "bn_simulation_set_gravity"));
-    BN_TRY(sync_host(sim));
+    BN_TRY(bn_sim_sync_host(sim));
     drop_backend(sim);
     sim->grav = *g;
     sim->tuned = 0;
@@ -181,7 +147,7 @@ bn_status bn_simulation_add_particle(bn_simulation *sim, const double pos[3], co
             return bn_fail(BN_ERR_ARGUMENT, "particle id %llu: non-finite position or velocity",
                            (unsigned long long)id);
     BN_TRY(require_synchronised(sim, "bn_simulation_add_particle"));
-    BN_TRY(sync_host(sim));
+    BN_TRY(bn_sim_sync_host(sim));
     size_t i = sim->host->n;
     BN_TRY(bn_particles_resize(sim->host, i + 1));
     for (int k = 0; k < 3; k++) {
@@ -247,7 +213,7 @@ static bn_status upload(bn_simulation *sim)
 /* Make sure the backend exists and holds the particles (collective over
  * the ranks, and agreed, whenever it does something: the flags that
  * decide are the same on every rank). */
-static bn_status ensure_backend(bn_simulation *sim)
+bn_status bn_sim_ensure_backend(bn_simulation *sim)
 {
     if (!sim->ops) BN_TRY(bn_comm_agree(sim->comm, create_backend(sim)));
     if (!sim->backend_current) BN_TRY(upload(sim));
@@ -256,7 +222,7 @@ static bn_status ensure_backend(bn_simulation *sim)
 
 bn_status bn_simulation_particles(bn_simulation *sim, const bn_particles **out)
 {
-    BN_TRY(sync_host(sim));
+    BN_TRY(bn_sim_sync_host(sim));
     *out = sim->host;
     return BN_OK;
 }
@@ -336,7 +302,7 @@ static bn_status tune_forces(bn_simulation *sim)
 
 bn_status bn_simulation_compute_forces(bn_simulation *sim)
 {
-    BN_TRY(ensure_backend(sim));
+    BN_TRY(bn_sim_ensure_backend(sim));
     memset(&sim->stats, 0, sizeof sim->stats);
     sim->stats_current = 0;
     if (has_target(sim) && !sim->tuned && sim->clock.tick == 0)
@@ -516,7 +482,7 @@ static bn_status batch_ready(bn_simulation *sim, double t_limit, int *go)
     if (sim->integ.time_bins > 0 && sim->clock.tick != 0 && t_limit < sim->clock.cycle_end)
         return bn_fail(BN_ERR_ARGUMENT, "step: time limit %.17g falls inside the running block-step cycle, which "
                        "ends at %.17g (output times must lie on cycle ends)", t_limit, sim->clock.cycle_end);
-    BN_TRY(ensure_backend(sim));
+    BN_TRY(bn_sim_ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     const int every = sim->grav.error_check_interval;
     if (has_target(sim) && every > 0 && sim->clock.tick == 0 && sim->clock.steps - sim->last_check >= every)
@@ -607,7 +573,7 @@ bn_status bn_simulation_integrate(bn_simulation *sim, double t_end)
 
 bn_status bn_simulation_energies(bn_simulation *sim, bn_energies *out)
 {
-    BN_TRY(ensure_backend(sim));
+    BN_TRY(bn_sim_ensure_backend(sim));
     if (!sim->have_forces) BN_TRY(bn_simulation_compute_forces(sim));
     return sim->ops->energies(sim->state, out);
 }
@@ -708,7 +674,7 @@ bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)
     if (ranks(sim) <= 1) return BN_OK;
     BN_TRY(require_synchronised(sim, "bn_simulation_rebalance")); /* the same clock on every rank */
     if (sim->ops && sim->ops->rebalance && sim->backend_current) return rebalance_in_place(sim, st);
-    BN_TRY(bn_comm_agree(sim->comm, sync_host(sim)));
+    BN_TRY(bn_comm_agree(sim->comm, bn_sim_sync_host(sim)));
     double *w = NULL;
     BN_TRY(cost_weights(sim, &w));
     const int had_forces = sim->have_forces && sim->host->acc[0] && sim->host->pot;

@@ -65,6 +65,10 @@ typedef struct bn_run_params {
     /* Statistics */
     char energy_file[BN_PARAM_STRLEN];
     double energy_interval;             /* 0 = every step                 */
+    /* Restart */
+    double restart_interval;            /* minutes of wall time; 0 = only at the end */
+    int restart_keep;                   /* restart files kept             */
+    char restart_dir[BN_PARAM_STRLEN];
     /* where each value came from, indexed like the table */
     unsigned char origin[BN_PARAM_MAX];
 } bn_run_params;

@@ -108,6 +108,7 @@ const bn_param_section bn_param_sections[] = {
     {"TimeIntegration", "Kick-drift-kick leapfrog, with one shared time step or block (hierarchical) steps."},
     {"Snapshots", "HDF5 snapshots (GADGET-4 layout) and the picture of the last state."},
     {"Statistics", "Energy log: energies, momenta and the relative energy error."},
+    {"Restart", "Restart files: the whole state of a run, to continue it with `banyan run --restart DIR`."},
 };
 const int bn_param_section_count = (int)(sizeof bn_param_sections / sizeof bn_param_sections[0]);
 
@@ -237,6 +238,15 @@ const bn_param_desc bn_param_table[] = {
     {"Statistics", "interval", BN_PT_DOUBLE, OFF(energy_interval), "0.0625", NONNEGATIVE, NULL, NULL,
      "Time between rows of the energy log; 0: every step. Between rows (and snapshots) the steps run "
      "in batches that wait for nothing: with 0 the host waits for the device at every step."},
+    /* Restart */
+    {"Restart", "interval", BN_PT_DOUBLE, OFF(restart_interval), "60", NONNEGATIVE, NULL, NULL,
+     "Minutes of wall time between restart files; 0: none during the run. One is written at the end "
+     "and on SIGTERM or SIGUSR1 (then the run stops cleanly, exit code 0)."},
+    {"Restart", "keep", BN_PT_INT, OFF(restart_keep), "2", 1, 1000, 0, NULL, NULL,
+     "How many restart files to keep (the newest; an older one is the fallback when the newest is "
+     "damaged)."},
+    {"Restart", "dir", BN_PT_STRING, OFF(restart_dir), "restart", ANY, BN_PF_NONEMPTY, NULL, NULL,
+     "Directory of the restart files, relative to --output-dir unless absolute."},
 };
 const int bn_param_count = (int)(sizeof bn_param_table / sizeof bn_param_table[0]);
 _Static_assert(sizeof bn_param_table / sizeof bn_param_table[0] <= BN_PARAM_MAX, "raise BN_PARAM_MAX");

@@ -1,0 +1,145 @@
+/* Restart files of a bn_simulation (bn_simulation_save_state / _load_state):
+ * everything it keeps between steps, so that a simulation loaded from one
+ * continues with the same bits as the one saved (same backend, ranks and
+ * threads). The layout is io/state_h5.h's; one file per rank. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/simulation_internal.h"
+#include "io/state_h5.h"
+#include "parallel/comm.h"
+
+/* The fields of bn_simulation that are not particles, as saved (the
+ * structs whole: a restart file is read by the build that wrote it,
+ * BN_STATE_FORMAT and the blobs' sizes check it). */
+typedef struct saved_sim {
+    bn_gravity_params grav; /* an error target's chosen settings */
+    bn_integrator_params integ;
+    bn_accuracy acc;
+    int tuned, ranks;
+    bn_backend backend;
+    long last_check, steps_since_build;
+    double fresh_flops[BN_TIME_BINS_MAX];
+    double excess_flops;
+} saved_sim;
+
+static saved_sim saved_of(const bn_simulation *sim)
+{
+    saved_sim v;
+    memset(&v, 0, sizeof v); /* padding too: the checksum reads it */
+    v.grav = sim->grav;
+    v.integ = sim->integ;
+    v.acc = sim->acc;
+    v.tuned = sim->tuned;
+    v.ranks = bn_comm_size(sim->comm);
+    v.backend = bn_simulation_backend(sim);
+    v.last_check = sim->last_check;
+    v.steps_since_build = sim->steps_since_build;
+    memcpy(v.fresh_flops, sim->fresh_flops, sizeof v.fresh_flops);
+    v.excess_flops = sim->excess_flops;
+    return v;
+}
+
+static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size)
+{
+    f->n_blobs = 3;
+    f->blob[0] = (bn_state_blob){"Clock", clock, sizeof *clock, 0};
+    f->blob[1] = (bn_state_blob){"Simulation", v, sizeof *v, 0};
+    f->blob[2] = (bn_state_blob){"User", user, user_size, 0};
+}
+
+/* The particles with their forces and bins as the backend holds them. */
+static bn_status collect(bn_simulation *sim, uint8_t **bin)
+{
+    *bin = NULL;
+    if (!sim->have_forces) {
+        if (sim->clock.tick != 0) return bn_fail(BN_ERR_INTERNAL, "save_state: no forces inside a block-step cycle");
+        BN_TRY(bn_simulation_compute_forces(sim));
+    }
+    BN_TRY(bn_sim_sync_host(sim));
+    if (sim->integ.time_bins == 0 || !sim->ops) return BN_OK;
+    const size_t n = sim->host->n;
+    *bin = bn_alloc(n + 1, "time bins");
+    if (!*bin) return BN_ERR_NOMEM;
+    return sim->ops->bins_read(sim->state, *bin, n);
+}
+
+bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const void *user, size_t user_size)
+{
+    if (!sim || !path) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_save_state: NULL argument");
+    uint8_t *bin = NULL;
+    bn_status s = collect(sim, &bin);
+    bn_clock clock = sim->clock;
+    saved_sim v = saved_of(sim);
+    bn_state_file f = {sim->host, bin, 0, {{0}}};
+    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0);
+    if (s == BN_OK) s = bn_state_write(path, &f);
+    free(bin);
+    return s;
+}
+
+/* The saved fields back; the backend and device stay the caller's. */
+static bn_status restore_fields(bn_simulation *sim, const saved_sim *v, const bn_clock *clock)
+{
+    bn_gravity_params g = v->grav;
+    g.backend = sim->grav.backend;
+    g.device = sim->grav.device;
+    sim->clock.tick = 0; /* the settings change at a synchronised state */
+    BN_TRY(bn_simulation_set_gravity(sim, &g));
+    BN_TRY(bn_simulation_set_integrator(sim, &v->integ));
+    sim->acc = v->acc;
+    sim->tuned = v->tuned;
+    sim->last_check = v->last_check;
+    sim->steps_since_build = v->steps_since_build;
+    memcpy(sim->fresh_flops, v->fresh_flops, sizeof sim->fresh_flops);
+    sim->excess_flops = v->excess_flops;
+    sim->clock = *clock;
+    return BN_OK;
+}
+
+/* The particles (with their forces: the next step starts from them, as
+ * the saved run's did) on the backend, then its clock and bins. */
+static bn_status install(bn_simulation *sim, bn_state_file *f)
+{
+    bn_particles_free(sim->host);
+    sim->host = f->p;
+    f->p = NULL;
+    sim->host_current = 1;
+    sim->backend_current = 0;
+    sim->have_forces = 0;
+    sim->forces_moved = 1; /* upload() keeps the forces that come along */
+    sim->stats_current = 0;
+    BN_TRY(bn_sim_ensure_backend(sim));
+    const bn_status s = f->bin ? sim->ops->bins_write(sim->state, f->bin, sim->host->n) : BN_OK;
+    return bn_comm_agree(sim->comm, s);
+}
+
+bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_state_info *info, void **user,
+                                   size_t *user_size)
+{
+    if (!sim || !path) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_load_state: NULL argument");
+    bn_clock clock;
+    saved_sim v;
+    bn_state_file f = {NULL, NULL, 0, {{0}}};
+    set_blobs(&f, &clock, &v, NULL, 0);
+    bn_status s = bn_state_read(path, &f);
+    if (s == BN_OK && v.ranks != bn_comm_size(sim->comm))
+        s = bn_fail(BN_ERR_ARGUMENT, "restart file %s was written by %d rank(s), this run has %d: continue it with "
+                    "%d", path, v.ranks, bn_comm_size(sim->comm), v.ranks);
+    s = bn_comm_agree(sim->comm, s);
+    if (s == BN_OK) s = restore_fields(sim, &v, &clock);
+    if (s == BN_OK) s = install(sim, &f);
+    if (s == BN_OK && info) {
+        info->time = clock.time;
+        info->steps = clock.steps;
+        info->ranks = v.ranks;
+        info->backend = v.backend;
+    }
+    if (s == BN_OK && user) {
+        *user = f.blob[2].data;
+        *user_size = f.blob[2].size;
+        f.blob[2].owned = 0;
+    }
+    bn_state_file_release(&f);
+    return s;
+}
