@@ -49,6 +49,7 @@ typedef struct run_ctx {
     run_saved saved;    /* index: the next file's number            */
     double last_restart; /* wall seconds of the last restart file    */
     int stopped;        /* stopped before t_end, with a restart file */
+    char restart_off[512]; /* why this run writes no restart files ("": it does) */
     char **overrides;
     int n_overrides;
 } run_ctx;
@@ -472,7 +473,13 @@ static bn_status write_restart(run_ctx *c)
     BN_TRY(bn_comm_allreduce(c->comm, &offset, 1, BN_REDUCE_MAX));
     v->log_offset = (long)offset;
     c->last_restart = bn_wall_seconds();
-    return run_restart_write(c->sim, c->restart_dir, v, c->prm->restart_keep, c->comm);
+    if (c->restart_off[0]) return BN_OK;
+    const bn_status s = run_restart_write(c->sim, c->restart_dir, v, c->prm->restart_keep, c->comm); /* agreed */
+    if (s != BN_ERR_UNSUPPORTED) return s;
+    /* what this backend cannot save yet: the run goes on without them */
+    snprintf(c->restart_off, sizeof c->restart_off, "%s", bn_last_error());
+    bn_clear_error();
+    return BN_OK;
 }
 
 /* A restart file when the interval has passed, a signal came (every
@@ -557,6 +564,7 @@ static void print_summary(const run_ctx *c)
     else if (several(c)) /* no batch ended at a synchronised time with steps enough since the first cut */
         printf("  %d ranks: domains cut %ld times after the first; imbalance not measured\n", bn_comm_size(c->comm),
                c->rebalances);
+    if (c->restart_off[0]) printf("  no restart files: %s\n", c->restart_off);
     const long idle = bn_simulation_idle_steps(c->sim);
     if (idle > 0) /* queued in a batch after it had reached its output time */
         printf("  %ld idle step(s): batches of steps that overran an output time (nothing moved)\n", idle);
@@ -640,6 +648,9 @@ int bn_cmd_run(int argc, char **argv)
     if (s != BN_OK) {
         run_progress_end(&ctx.progress);
         rc = ctx.root ? cli_fail(cmd, s) : 1; /* every rank has the same failure: one message */
+    } else if (!print_defaults && ctx.root && ctx.stopped && ctx.restart_off[0]) {
+        if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld) without a restart file: %s\n",
+                               bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim), ctx.restart_off);
     } else if (!print_defaults && ctx.root && ctx.stopped) {
         if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld); restart file %d in %s: continue with "
                                "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim),

@@ -731,58 +731,12 @@ bn_status cuda_set_comm(void *p, const bn_comm *c)
     return BN_OK;
 }
 
-/* The bins and the key order on the host (restart files only: a copy of
- * n + 4n bytes is nothing beside the particles'). */
-bn_status bins_host(bn_cuda_state *st, size_t n, uint8_t *bin, int *orig)
-{
-    if (n != (size_t)st->n)
-        return bn_fail(BN_ERR_ARGUMENT, "time bins: %zu given for %d particles", n, st->n);
-    if (n == 0) return BN_OK;
-    BN_CUDA_CHECK(cudaMemcpyAsync(orig, st->orig, n * sizeof *orig, cudaMemcpyDeviceToHost, st->s));
-    if (bin) BN_CUDA_CHECK(cudaMemcpyAsync(bin, st->bin, n, cudaMemcpyDeviceToHost, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    return BN_OK;
-}
-
-bn_status cuda_bins_read(void *p, uint8_t *out, size_t n)
-{
-    bn_cuda_state *st = (bn_cuda_state *)p;
-    uint8_t *bin = st->bin ? (uint8_t *)bn_alloc(n + 1, "time bins (host)") : NULL;
-    int *orig = (int *)bn_alloc((n + 1) * sizeof(int), "particle order (host)");
-    bn_status s = orig && (bin || !st->bin) ? bins_host(st, n, bin, orig) : BN_ERR_NOMEM;
-    for (size_t i = 0; s == BN_OK && i < n; i++) out[orig[i]] = bin ? bin[i] : 0; /* uploaded order */
-    free(bin);
-    free(orig);
-    return s;
-}
-
-bn_status bins_upload(bn_cuda_state *st, const uint8_t *bin, size_t n)
-{
-    BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, bin, n, cudaMemcpyHostToDevice, st->s));
-    BN_CUDA_CHECK(cudaStreamSynchronize(st->s));
-    return BN_OK;
-}
-
-bn_status cuda_bins_write(void *p, const uint8_t *in, size_t n)
-{
-    bn_cuda_state *st = (bn_cuda_state *)p;
-    uint8_t *bin = (uint8_t *)bn_alloc(n + 1, "time bins (host)");
-    int *orig = (int *)bn_alloc((n + 1) * sizeof(int), "particle order (host)");
-    bn_status s = bin && orig ? ensure_block_buffers(st) : BN_ERR_NOMEM;
-    if (s == BN_OK) s = bins_host(st, n, NULL, orig);
-    for (size_t i = 0; s == BN_OK && i < n; i++) bin[i] = in[orig[i]]; /* key order */
-    if (s == BN_OK && n > 0) s = bins_upload(st, bin, n);
-    free(bin);
-    free(orig);
-    return s;
-}
-
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
-    cuda_bins_read, cuda_bins_write,
+    NULL, NULL, /* bins_read, bins_write: on branch restart, not yet run on a GPU */
 };
 } // namespace
 

@@ -48,6 +48,16 @@ static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *use
     f->blob[2] = (bn_state_blob){"User", user, user_size, 0};
 }
 
+/* Block steps need the backend's bins (backend.h bins_read/bins_write):
+ * the GPU's are not in yet (they have not run on a GPU). */
+static bn_status bins_supported(const bn_simulation *sim, const char *what)
+{
+    if (sim->ops->bins_read && sim->ops->bins_write) return BN_OK;
+    return bn_fail(BN_ERR_UNSUPPORTED, "%s: restart files of block time steps (TimeIntegration:time_bins = %d) on "
+                   "the %s backend are not supported yet; shared steps are, and the cpu backend", what,
+                   sim->integ.time_bins, sim->ops->name);
+}
+
 /* The particles with their forces and bins as the backend holds them. */
 static bn_status collect(bn_simulation *sim, uint8_t **bin)
 {
@@ -58,6 +68,7 @@ static bn_status collect(bn_simulation *sim, uint8_t **bin)
     }
     BN_TRY(bn_sim_sync_host(sim));
     if (sim->integ.time_bins == 0 || !sim->ops) return BN_OK;
+    BN_TRY(bins_supported(sim, "save_state"));
     const size_t n = sim->host->n;
     *bin = bn_alloc(n + 1, "time bins");
     if (!*bin) return BN_ERR_NOMEM;
@@ -110,6 +121,7 @@ static bn_status install(bn_simulation *sim, bn_state_file *f)
     sim->forces_moved = 1; /* upload() keeps the forces that come along */
     sim->stats_current = 0;
     BN_TRY(bn_sim_ensure_backend(sim));
+    if (f->bin) BN_TRY(bn_comm_agree(sim->comm, bins_supported(sim, "load_state")));
     const bn_status s = f->bin ? sim->ops->bins_write(sim->state, f->bin, sim->host->n) : BN_OK;
     return bn_comm_agree(sim->comm, s);
 }
