@@ -116,6 +116,11 @@ typedef struct bn_backend_ops {
      * them (a cycle continued where it stood). */
     bn_status (*bins_read)(void *state, uint8_t *out, size_t n);
     bn_status (*bins_write)(void *state, const uint8_t *in, size_t n);
+    /* Several ranks (restart files): the measured costs of costs() put
+     * back (n, uploaded order) after an upload, so that the next cut is
+     * the unstopped run's. NULL (the GPU's, not yet): a continued run
+     * measures from 0 and may cut its domains elsewhere (not bitwise). */
+    bn_status (*costs_set)(void *state, const double *in, size_t n);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -441,9 +441,22 @@ static bn_status cpu_bins_write(void *st, const uint8_t *in, size_t n)
     return BN_OK;
 }
 
+static bn_status cpu_costs_set(void *st, const double *in, size_t n)
+{
+    cpu_state *s = st;
+    if (n != s->p->n) return bn_fail(BN_ERR_INTERNAL, "costs: %zu given for %zu particles", n, s->p->n);
+    double *c = bn_alloc((n ? n : 1) * sizeof *c, "particle costs");
+    if (!c) return BN_ERR_NOMEM;
+    memcpy(c, in, n * sizeof *c);
+    free(s->cost);
+    s->cost = c;
+    bn_tree_workspace_measure(s->ws, s->cost);
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_bins_read, cpu_bins_write,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_bins_read, cpu_bins_write, cpu_costs_set,
 };

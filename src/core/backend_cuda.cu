@@ -737,6 +737,7 @@ const bn_backend_ops cuda_ops = {
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
     NULL, NULL, /* bins_read, bins_write: on branch restart, not yet run on a GPU */
+    NULL,       /* costs_set: not yet */
 };
 } // namespace
 

@@ -40,12 +40,38 @@ static saved_sim saved_of(const bn_simulation *sim)
     return v;
 }
 
-static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size)
+static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size, double *cost,
+                      size_t cost_bytes)
 {
-    f->n_blobs = 3;
+    f->n_blobs = 4;
     f->blob[0] = (bn_state_blob){"Clock", clock, sizeof *clock, 0};
     f->blob[1] = (bn_state_blob){"Simulation", v, sizeof *v, 0};
     f->blob[2] = (bn_state_blob){"User", user, user_size, 0};
+    f->blob[3] = (bn_state_blob){"Costs", cost, cost_bytes, 0}; /* the domains' weights since their last cut */
+}
+
+/* Several ranks: the measured costs since the last cut (read, which
+ * starts them from 0, and put back), so that a continued run cuts where
+ * the unstopped one does; none with one rank or a backend that cannot put
+ * them back. */
+static bn_status collect_costs(bn_simulation *sim, double **cost, size_t *bytes)
+{
+    *cost = NULL;
+    *bytes = 0;
+    if (bn_comm_size(sim->comm) <= 1 || !sim->ops || !sim->ops->costs_set || !sim->backend_current) return BN_OK;
+    const size_t n = sim->host->n;
+    double total = 0, *c = bn_alloc((n + 1) * sizeof *c, "particle costs");
+    int measured = 0;
+    if (!c) return BN_ERR_NOMEM;
+    bn_status s = sim->ops->costs(sim->state, c, &total, &measured);
+    if (s == BN_OK && measured) s = sim->ops->costs_set(sim->state, c, n);
+    if (s != BN_OK || !measured) {
+        free(c);
+        return s;
+    }
+    *cost = c;
+    *bytes = n * sizeof *c;
+    return BN_OK;
 }
 
 /* Block steps need the backend's bins (backend.h bins_read/bins_write):
@@ -62,12 +88,17 @@ static bn_status bins_supported(const bn_simulation *sim, const char *what)
 static bn_status collect(bn_simulation *sim, uint8_t **bin)
 {
     *bin = NULL;
-    if (!sim->have_forces) {
+    /* forces that moved with a re-balance are the run's: saved as they are
+     * (computing them again on the new domains would give other bits) */
+    const int moved = sim->forces_moved && sim->host_current && sim->host->acc[0] && sim->host->pot;
+    if (!sim->have_forces && !moved) {
         if (sim->clock.tick != 0) return bn_fail(BN_ERR_INTERNAL, "save_state: no forces inside a block-step cycle");
         BN_TRY(bn_simulation_compute_forces(sim));
     }
     BN_TRY(bn_sim_sync_host(sim));
-    if (sim->integ.time_bins == 0 || !sim->ops) return BN_OK;
+    /* at tick 0 the next cycle's opening kick gives every particle its bin
+     * anew: the bins matter only inside a cycle (where no re-balance is) */
+    if (sim->integ.time_bins == 0 || !sim->ops || sim->clock.tick == 0) return BN_OK;
     BN_TRY(bins_supported(sim, "save_state"));
     const size_t n = sim->host->n;
     *bin = bn_alloc(n + 1, "time bins");
@@ -79,13 +110,17 @@ bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const v
 {
     if (!sim || !path) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_save_state: NULL argument");
     uint8_t *bin = NULL;
+    double *cost = NULL;
+    size_t cost_bytes = 0;
     bn_status s = collect(sim, &bin);
+    if (s == BN_OK) s = collect_costs(sim, &cost, &cost_bytes);
     bn_clock clock = sim->clock;
     saved_sim v = saved_of(sim);
     bn_state_file f = {sim->host, bin, 0, {{0}}};
-    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0);
+    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0, cost, cost_bytes);
     if (s == BN_OK) s = bn_state_write(path, &f);
     free(bin);
+    free(cost);
     return s;
 }
 
@@ -122,7 +157,14 @@ static bn_status install(bn_simulation *sim, bn_state_file *f)
     sim->stats_current = 0;
     BN_TRY(bn_sim_ensure_backend(sim));
     if (f->bin) BN_TRY(bn_comm_agree(sim->comm, bins_supported(sim, "load_state")));
-    const bn_status s = f->bin ? sim->ops->bins_write(sim->state, f->bin, sim->host->n) : BN_OK;
+    bn_status s = f->bin ? sim->ops->bins_write(sim->state, f->bin, sim->host->n) : BN_OK;
+    const bn_state_blob *cost = &f->blob[3];
+    if (s == BN_OK && cost->size && sim->ops->costs_set) {
+        if (cost->size != sim->host->n * sizeof(double))
+            s = bn_fail(BN_ERR_FORMAT, "restart file: %zu bytes of costs for %zu particles", cost->size, sim->host->n);
+        else
+            s = sim->ops->costs_set(sim->state, cost->data, sim->host->n);
+    }
     return bn_comm_agree(sim->comm, s);
 }
 
@@ -133,7 +175,7 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     bn_clock clock;
     saved_sim v;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
-    set_blobs(&f, &clock, &v, NULL, 0);
+    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0);
     bn_status s = bn_state_read(path, &f);
     if (s == BN_OK && v.ranks != bn_comm_size(sim->comm))
         s = bn_fail(BN_ERR_ARGUMENT, "restart file %s was written by %d rank(s), this run has %d: continue it with "
