@@ -70,7 +70,7 @@ int bn_cmd_convert(int argc, char **argv)
             fmt = (int)f;
         } else if (c == 'b') o.big_endian = 1;
         else if (c == 'n') {
-            if (cli_parse_int(cmd, "--files", optarg, 1, BN_SNAPSHOT_MAX_FILES, &o.n_files)) return 2;
+            if (!cli_parse_int(cmd, "--files", optarg, 1, BN_SNAPSHOT_MAX_FILES, &o.n_files)) return 2;
         } else return 2;
     }
     if (optind != argc - 2) return cli_usage_error(cmd, "expected IN and OUT");
