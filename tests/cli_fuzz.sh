@@ -2,7 +2,9 @@
 # The fuzz test of issue 15: hostile snapshots (tests/fuzz_snapshots.py:
 # truncations, bit flips, wrong shapes, types, lengths, huge sparse counts,
 # NaN/Inf, header and parameter values, strings of every kind, links,
-# filters, FIFOs) through every command that reads one: info, forces
+# filters, FIFOs; and GADGET-2 and tipsy files of tests/fuzz_foreign.py,
+# named .hdf5 like the others: the readers go by content) through every
+# command that reads one: info, forces
 # (direct and tree), render, compare (the file on either side) and run.
 # Any crash, sanitizer report (ASan, UBSan, LSan: the suite's sanitizer
 # build), hang, exit 0 on a bad file, a valid file refused, output or
