@@ -50,6 +50,14 @@ static bn_status check_outputs(const char *in, const char *out, int n_files)
     return BN_OK;
 }
 
+static void report(size_t n, const char *in, const char *out, const bn_snapshot_write_options *o)
+{
+    fprintf(stderr, "banyan convert: %zu particles, %s -> %s", n, in, out);
+    if (o->n_files > 1) fprintf(stderr, ".0 ... %s.%d", out, o->n_files - 1);
+    const int gadget = o->format == BN_FORMAT_GADGET2 || o->format == BN_FORMAT_GADGET2_F2;
+    fprintf(stderr, " (%s%s)\n", bn_snapshot_format_name(o->format), gadget && o->big_endian ? ", big-endian" : "");
+}
+
 int bn_cmd_convert(int argc, char **argv)
 {
     const char *cmd = "convert";
@@ -84,10 +92,7 @@ int bn_cmd_convert(int argc, char **argv)
     bn_status s = check_outputs(in, out, o.n_files);
     if (s == BN_OK) s = bn_snapshot_read(in, &p, &meta);
     if (s == BN_OK) s = bn_snapshot_write_as(out, p, &meta, &o);
-    if (s == BN_OK)
-        fprintf(stderr, "banyan convert: %zu particles, %s -> %s (%s%s)\n", p->n, in, out,
-                bn_snapshot_format_name(o.format), o.big_endian && o.format <= BN_FORMAT_GADGET2_F2 &&
-                o.format != BN_FORMAT_HDF5 ? ", big-endian" : "");
+    if (s == BN_OK) report(p->n, in, out, &o);
     bn_particles_free(p);
     return s == BN_OK ? 0 : cli_fail(cmd, s);
 }
