@@ -118,10 +118,12 @@ static bn_status check_fits(const char *path, const g2_writer *w)
 {
     const bn_particles *p = w->p;
     BN_TRY(bn_check_float32(path, p));
-    for (int t = 0; t < G2_TYPES; t++)
-        if (w->total[t] / (size_t)w->n_files > (size_t)INT32_MAX - 1)
-            return bn_fail(BN_ERR_ARGUMENT, "writing %s: %zu particles of type %d do not fit GADGET-2's 32-bit "
-                           "per-file counts over %d files", path, w->total[t], t, w->n_files);
+    /* a file's largest block (POS: 12 bytes a particle, or 64-bit ids'
+     * 8) must fit its 32-bit record markers */
+    const size_t per_file = p->n / (size_t)w->n_files + 1;
+    if (per_file > UINT32_MAX / 12)
+        return bn_fail(BN_ERR_ARGUMENT, "writing %s: %zu particles a file do not fit GADGET-2's 32-bit record "
+                       "lengths (at most %u a file: write more files)", path, per_file, UINT32_MAX / 12);
     return BN_OK;
 }
 
