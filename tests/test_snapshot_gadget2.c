@@ -253,6 +253,35 @@ static void test_bad_set(void **state)
     free(g2), free(p0), free(p1);
 }
 
+static void same_exactly(const bn_particles *want, const bn_particles *got)
+{
+    assert_int_equal(want->n, got->n);
+    for (size_t i = 0; i < want->n; i++) {
+        for (int k = 0; k < 3; k++) assert_true(got->pos[k][i] == want->pos[k][i]);
+        assert_true(got->id[i] == want->id[i] && got->mass[i] == want->mass[i]);
+        assert_int_equal(bn_particles_part_type(got, i), bn_particles_part_type(want, i));
+    }
+}
+
+/* Readers' shares of a GADGET-2 set (banyan run under mpirun): 3 ranks
+ * get rows [20 r, 20 (r + 1)) of the 60, the set's total and its time. */
+static void test_shares(void **state)
+{
+    (void)state;
+    char *dir = fx_tmpdir(), *g2 = fx_path(dir, "set");
+    bn_particles *p = typed_set(0), *all = NULL;
+    const bn_snapshot_write_options o = {BN_FORMAT_GADGET2_F2, 1, 2};
+    bn_snapshot_meta m = bn_snapshot_meta_default();
+    m.time = 2.5;
+    TU_OK(bn_snapshot_write_as(g2, p, &m, &o));
+    TU_OK(bn_snapshot_read(g2, &all, NULL));
+    fx_assert_shares(g2, 3, all, 2.5, same_exactly);
+    bn_particles_free(all);
+    bn_particles_free(p);
+    fx_rmdir(dir);
+    free(g2);
+}
+
 /* Values beyond float32 are refused before anything is written. */
 static void test_refused_writes(void **state)
 {
@@ -273,7 +302,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_made),   cmocka_unit_test(test_bad_files),      cmocka_unit_test(test_round_trips),
-        cmocka_unit_test(test_bad_set),     cmocka_unit_test(test_refused_writes),
+        cmocka_unit_test(test_bad_set),     cmocka_unit_test(test_refused_writes), cmocka_unit_test(test_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
