@@ -12,7 +12,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
-source "$here/cli_checks.sh"
+source "$here/shell_checks.sh"
 
 expect_ok "$banyan" ic plummer -n 500 --seed 3 -o p.hdf5
 expect_ok "$banyan" convert p.hdf5 p.g2

@@ -21,7 +21,7 @@
 set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
-source "$here/cli_checks.sh"
+source "$here/shell_checks.sh"
 start=$SECONDS
 "$py" "$here/fuzz_snapshots.py" cases || { echo "FAIL: cannot make the fuzz cases"; exit 1; }
 "$banyan" forces cases/base.hdf5 -o ref.hdf5 --method direct --backend cpu 2>/dev/null \

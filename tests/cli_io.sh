@@ -6,7 +6,7 @@ set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
 
-source "$here/cli_checks.sh" # fail, finish (this test's own expect_*)
+source "$here/shell_checks.sh" # fail, finish (this test's own expect_*)
 
 # expect_error "substring" [output file that must not appear] -- command...
 expect_error() {

@@ -8,7 +8,7 @@ set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
 
-source "$here/cli_checks.sh"
+source "$here/shell_checks.sh"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 # --- the good path ------------------------------------------------------------
