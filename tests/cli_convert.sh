@@ -51,6 +51,12 @@ expect_error "give --format" out -- "$banyan" convert p.hdf5 out
 sum=$(md5sum <p.g2)
 expect_error "the output './p.g2' is the same file as the input 'p.g2'" "" -- "$banyan" convert p.g2 ./p.g2 --format tipsy
 [ "$(md5sum <p.g2)" = "$sum" ] || fail "convert p.g2 ./p.g2 changed its input"
+set_sums=$(cat set.0 set.1 | md5sum)
+expect_error "the output 'set.0' is the same file as a file of the input's set 'set.0'" "" \
+  -- "$banyan" convert set set --format gadget2-format2 --files 2
+expect_error "the output 'set.1' is the same file as a file of the input's set 'set.1'" "" \
+  -- "$banyan" convert set.0 set.1 --format tipsy
+[ "$(cat set.0 set.1 | md5sum)" = "$set_sums" ] || fail "a conversion changed the set it read"
 head -c 3000 p.g2 >cut.g2
 expect_error "cut.g2: truncated: POS" out.hdf5 -- "$banyan" convert cut.g2 out.hdf5
 head -c 300 p.tipsy >cut.tipsy

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli/cli.h"
 #include "core/error.h"
 
@@ -34,7 +35,39 @@ static int format_from_name(const char *path)
     return -1;
 }
 
-/* Every file the conversion writes: new or a regular file, never IN. */
+/* The stem of the GADGET-2 set that IN may be one of ("<stem>.<k>", or
+ * the stem itself when "<stem>.0" exists); 0 when there is none. */
+static int set_stem(const char *in, char *stem, size_t cap)
+{
+    struct stat st;
+    if (snprintf(stem, cap, "%s.0", in) < (int)cap && stat(stem, &st) == 0) {
+        snprintf(stem, cap, "%s", in);
+        return 1;
+    }
+    size_t n = strlen(in), d = n;
+    while (d > 0 && in[d - 1] >= '0' && in[d - 1] <= '9') d--;
+    if (d == n || d < 2 || in[d - 1] != '.' || d - 1 >= cap) return 0;
+    snprintf(stem, cap, "%.*s", (int)(d - 1), in);
+    return 1;
+}
+
+/* An output o is none of the input's files: IN, and every file of the
+ * set IN belongs to (a set is read whole). */
+static bn_status check_not_input(const char *in, const char *o)
+{
+    BN_TRY(cli_check_distinct("the output", o, "the input", in));
+    char stem[4096], part[4200];
+    struct stat st;
+    if (!set_stem(in, stem, sizeof stem)) return BN_OK;
+    for (int k = 0; k < BN_SNAPSHOT_MAX_FILES; k++) {
+        snprintf(part, sizeof part, "%s.%d", stem, k);
+        if (stat(part, &st) != 0) break;
+        BN_TRY(cli_check_distinct("the output", o, "a file of the input's set", part));
+    }
+    return BN_OK;
+}
+
+/* Every file the conversion writes: new or a regular file, never an input. */
 static bn_status check_outputs(const char *in, const char *out, int n_files)
 {
     char name[4096];
@@ -45,7 +78,7 @@ static bn_status check_outputs(const char *in, const char *out, int n_files)
             o = name;
         }
         BN_TRY(cli_check_output("the output", o));
-        BN_TRY(cli_check_distinct("the output", o, "the input", in));
+        BN_TRY(check_not_input(in, o));
     }
     return BN_OK;
 }
