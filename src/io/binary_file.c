@@ -119,21 +119,26 @@ void bn_put_f64(bn_binout *o, double v)
 
 void bn_put_bytes(bn_binout *o, const void *v, size_t n) { fwrite(v, 1, n, o->fp); }
 
-bn_status bn_binfile_write_atomic(const char *path, bn_status (*fill)(FILE *fp, void *ctx), void *ctx)
+bn_status bn_binfile_write_tmp(const char *path, bn_status (*fill)(FILE *fp, void *ctx), void *ctx, char **tmp)
 {
-    char *tmp = NULL;
-    BN_TRY(bn_atomic_begin(path, &tmp));
-    FILE *fp = fopen(tmp, "wb");
-    bn_status s = fp ? fill(fp, ctx) : bn_fail(BN_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+    BN_TRY(bn_atomic_begin(path, tmp));
+    FILE *fp = fopen(*tmp, "wb");
+    bn_status s = fp ? fill(fp, ctx) : bn_fail(BN_ERR_IO, "cannot write %s: %s", *tmp, strerror(errno));
     if (fp) {
         const int bad = ferror(fp);
         if (fclose(fp) != 0 || bad)
             if (s == BN_OK) s = bn_fail(BN_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     }
-    if (s != BN_OK) {
-        bn_atomic_abort(tmp);
-        return bn_fail_context(s, "writing %s", path);
-    }
+    if (s == BN_OK) return BN_OK;
+    bn_atomic_abort(*tmp);
+    *tmp = NULL;
+    return bn_fail_context(s, "writing %s", path);
+}
+
+bn_status bn_binfile_write_atomic(const char *path, bn_status (*fill)(FILE *fp, void *ctx), void *ctx)
+{
+    char *tmp = NULL;
+    BN_TRY(bn_binfile_write_tmp(path, fill, ctx, &tmp));
     return bn_atomic_commit(tmp, path);
 }
 

@@ -45,6 +45,9 @@ void bn_put_bytes(bn_binout *o, const void *v, size_t n);
 /* Write `path` whole or not at all: fill(fp, ctx) writes the temporary
  * file that replaces path when fill and the flush succeed. */
 bn_status bn_binfile_write_atomic(const char *path, bn_status (*fill)(FILE *fp, void *ctx), void *ctx);
+/* Only the temporary file, its name in *tmp (NULL on failure): the
+ * caller commits or aborts it (atomic_file.h), e.g. with a set's others. */
+bn_status bn_binfile_write_tmp(const char *path, bn_status (*fill)(FILE *fp, void *ctx), void *ctx, char **tmp);
 
 /* A value read from a file is finite, or the failure names the file,
  * the block, the particle and the component. */

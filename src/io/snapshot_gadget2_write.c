@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/atomic_file.h"
 #include "io/binary_file.h"
 #include "io/snapshot_foreign.h"
 
@@ -137,16 +138,32 @@ static void place(g2_writer *w, int k)
     for (size_t i = w->first; i < w->end; i++) w->npart[bn_particles_part_type(w->p, w->order[i])]++;
 }
 
+static bn_status file_name(const char *path, int k, int n_files, char *name, size_t cap)
+{
+    if (snprintf(name, cap, n_files > 1 ? "%s.%d" : "%s", path, k) < (int)cap) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "%s: the name of file %d is too long", path, k);
+}
+
+/* Every file written under a temporary name first, then all renamed: a
+ * failure leaves none of the set (nor a mix of old and new files). */
 static bn_status write_files(const char *path, g2_writer *w)
 {
     char name[4096];
-    for (int k = 0; k < w->n_files; k++) {
-        if (w->n_files > 1 && snprintf(name, sizeof name, "%s.%d", path, k) >= (int)sizeof name)
-            return bn_fail(BN_ERR_ARGUMENT, "%s: the name of file %d is too long", path, k);
+    char **tmp = bn_calloc((size_t)w->n_files, sizeof *tmp, "temporary file names");
+    if (!tmp) return BN_ERR_NOMEM;
+    bn_status s = BN_OK;
+    for (int k = 0; s == BN_OK && k < w->n_files; k++) {
         place(w, k);
-        BN_TRY(bn_binfile_write_atomic(w->n_files > 1 ? name : path, fill_file, w));
+        s = file_name(path, k, w->n_files, name, sizeof name);
+        if (s == BN_OK) s = bn_binfile_write_tmp(name, fill_file, w, &tmp[k]);
     }
-    return BN_OK;
+    for (int k = 0; k < w->n_files; k++) {
+        if (s == BN_OK) s = file_name(path, k, w->n_files, name, sizeof name);
+        if (s == BN_OK) s = bn_atomic_commit(tmp[k], name);
+        else bn_atomic_abort(tmp[k]);
+    }
+    free(tmp);
+    return s;
 }
 
 bn_status bn_gadget2_write(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
