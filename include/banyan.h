@@ -557,6 +557,39 @@ BN_API bn_status bn_snapshot_write_part_types(const char *path, const bn_particl
 BN_API bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_particles **out,
                                         bn_snapshot_meta *meta, uint64_t *n_total);
 
+/* Other codes' files (issue 20). bn_snapshot_read and bn_snapshot_read_share
+ * tell the format from the content: HDF5; GADGET-2 binary format 1 or 2
+ * (first record marker 256, or 8 before the "HEAD" label, in either byte
+ * order; float or double values; 32- or 64-bit ids; the set "<stem>.0",
+ * "<stem>.1"... when the header's num_files > 1, also found from "<stem>");
+ * tipsy, standard (big-endian) or native (ndim reads 3). GADGET-2 keeps
+ * its part types; tipsy's gas is PartType0, dark matter PartType1, stars
+ * PartType4, ids 1, 2, ... in file order. */
+typedef enum bn_snapshot_format {
+    BN_FORMAT_HDF5 = 0,     /* GADGET-4 layout (bn_snapshot_write)        */
+    BN_FORMAT_GADGET2,      /* GADGET-2 binary, format 1                  */
+    BN_FORMAT_GADGET2_F2,   /* GADGET-2 binary, format 2 (block labels)   */
+    BN_FORMAT_TIPSY,        /* tipsy, standard (big-endian XDR)           */
+    BN_FORMAT_TIPSY_NATIVE  /* tipsy, this machine's byte order           */
+} bn_snapshot_format;
+/* "hdf5", "gadget2", "gadget2-format2", "tipsy", "tipsy-native". */
+BN_API const char *bn_snapshot_format_name(bn_snapshot_format f);
+BN_API bn_status bn_snapshot_format_parse(const char *name, bn_snapshot_format *out);
+/* The format of the file at path, from its first bytes; *big_endian (may
+ * be NULL): the file's byte order (binary formats). */
+BN_API bn_status bn_snapshot_detect(const char *path, bn_snapshot_format *out, int *big_endian);
+typedef struct bn_snapshot_write_options {
+    bn_snapshot_format format;
+    int big_endian; /* GADGET-2: the byte order written (0: little-endian) */
+    int n_files;    /* GADGET-2: a set "<path>.0" ... of n_files > 1 files */
+} bn_snapshot_write_options;
+/* Write p in the format of o (NULL: HDF5): GADGET-2 and tipsy hold float32
+ * values (a value beyond float's range is refused, naming the particle);
+ * tipsy keeps gas (PartType0) and stars (PartType4), every other type
+ * becomes dark matter, and drops ids. Atomic per file. */
+BN_API bn_status bn_snapshot_write_as(const char *path, const bn_particles *p, const bn_snapshot_meta *meta,
+                                      const bn_snapshot_write_options *o);
+
 /* ------------------------------------------------------------------ */
 /* Images                                                               */
 /* ------------------------------------------------------------------ */

@@ -2,7 +2,9 @@
 # The fuzz test of issue 15: hostile snapshots (tests/fuzz_snapshots.py:
 # truncations, bit flips, wrong shapes, types, lengths, huge sparse counts,
 # NaN/Inf, header and parameter values, strings of every kind, links,
-# filters, FIFOs) through every command that reads one: info, forces
+# filters, FIFOs; and GADGET-2 and tipsy files of tests/fuzz_foreign.py,
+# named .hdf5 like the others: the readers go by content) through every
+# command that reads one: info, forces
 # (direct and tree), render, compare (the file on either side) and run.
 # Any crash, sanitizer report (ASan, UBSan, LSan: the suite's sanitizer
 # build), hang, exit 0 on a bad file, a valid file refused, output or
@@ -19,6 +21,7 @@
 set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
+source "$here/shell_checks.sh"
 start=$SECONDS
 "$py" "$here/fuzz_snapshots.py" cases || { echo "FAIL: cannot make the fuzz cases"; exit 1; }
 "$banyan" forces cases/base.hdf5 -o ref.hdf5 --method direct --backend cpu 2>/dev/null \
@@ -28,8 +31,7 @@ start=$SECONDS
 sums() { (cd cases && find . -type f | LC_ALL=C sort | xargs md5sum) && md5sum ref.hdf5; }
 sums >sums.before
 
-failures=0 invocations=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+invocations=0
 san="$PWD/san"
 mkdir -p "$san"
 # what the scratch directory holds between invocations
@@ -113,25 +115,6 @@ outputs_valid() {
   return 0
 }
 
-# A tiny run from the case's particles: two steps, nothing else.
-run_params() {
-  cat >run.yml <<EOF
-InitialConditions:
-  file: $1
-Gravity:
-  method: direct
-  softening: 0.05
-  backend: cpu
-TimeIntegration:
-  t_end: 0.0625
-  dt: 0.03125
-Snapshots:
-  times: []
-  render: no
-Statistics:
-  interval: 0
-EOF
-}
 
 # command J (0..4) of the five besides info and forces --method direct
 heavy() {
@@ -141,7 +124,7 @@ heavy() {
     1) run_one "$case" "$kind" tree out.hdf5 -- "$banyan" forces "$f" -o out.hdf5 --backend cpu --leaf-size 4 ;;
     2) run_one "$case" "$kind" compare "" -- "$banyan" compare "$f" ref.hdf5 ;;
     3) run_one "$case" "$kind" compare-ref "" -- "$banyan" compare ref.hdf5 "$f" ;;
-    4) run_params "$PWD/$f"
+    4) tiny_run_yml "$PWD/$f"
        run_one "$case" "$kind" run runout -- "$banyan" run run.yml -o runout -q ;;
   esac
 }

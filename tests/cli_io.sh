@@ -6,8 +6,7 @@ set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+source "$here/shell_checks.sh" # fail, finish (this test's own expect_*)
 
 # expect_error "substring" [output file that must not appear] -- command...
 expect_error() {
@@ -237,11 +236,4 @@ expect_ok "$banyan" info target.hdf5
 grep -q "Acceleration yes" stdout.txt || fail "forces -o LINK did not write through the link"
 
 # nothing half-written anywhere: no temporary files left
-leftovers=$(ls -A | grep '\.tmp\.' || true)
-[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
-
-if [ $failures -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "cli_io: all checks passed"
+finish cli_io

@@ -8,17 +8,7 @@ set -u
 source "$(dirname "$0")/snapshot_test_setup.sh"
 snapshot_test_setup "$1" "h5py, numpy" python3-h5py
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-expect_ok() { "$@" >stdout.txt 2>stderr.txt || fail "'$*' failed: $(cat stderr.txt)"; }
-# expect_error "substring" OUTPUT -- command...: non-zero exit, the message, no OUTPUT
-expect_error() {
-  local want="$1" out="$2"
-  shift 3
-  "$@" >stdout.txt 2>stderr.txt && fail "'$*' succeeded"
-  grep -qF -- "$want" stderr.txt || fail "'$*': stderr lacks '$want': $(cat stderr.txt)"
-  if [ -n "$out" ] && [ -e "$out" ]; then fail "'$*' left $out behind"; rm -f "$out"; fi
-}
+source "$here/shell_checks.sh"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
 # --- the good path ------------------------------------------------------------
@@ -131,10 +121,4 @@ done
 mkfifo fifo.h5
 expect_error "fifo.h5 is not a regular file (a FIFO)" out.h5 -- "$banyan" potential fifo.h5 -o out.h5
 
-leftovers=$(ls -A | grep '\.tmp\.' || true)
-[ -z "$leftovers" ] || fail "temporary files left: $leftovers"
-if [ $failures -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "cli_mesh: all checks passed"
+finish cli_mesh

@@ -23,6 +23,8 @@ import sys
 import h5py
 import numpy as np
 
+from fuzz_foreign import foreign_cases
+
 N = 64
 RNG_SEED = 15
 
@@ -698,6 +700,7 @@ def main(d):
     byte_cases(c, d)
     raw_data_flips(c, d)
     damaged_attribute_cases(c, d)
+    foreign_cases(c, arrays())
     with open(os.path.join(d, "manifest.txt"), "w") as f:
         f.write("\n".join(c.lines) + "\n")
 

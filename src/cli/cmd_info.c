@@ -7,9 +7,10 @@
 static void info_help(void)
 {
     printf("usage: banyan info SNAP.hdf5\n\n"
-           "Describe a snapshot (GADGET-4/SWIFT-style HDF5): particle count, total mass,\n"
-           "time, units and G, bounding box, centre of mass, whether Acceleration and\n"
-           "Potential are present, and the gravity parameters in /Parameters.\n");
+           "Describe a snapshot (GADGET-4/SWIFT-style HDF5, or GADGET-2 or tipsy binary):\n"
+           "particle count, total mass, time, units and G, bounding box, centre of mass,\n"
+           "whether Acceleration and Potential are present, and the gravity parameters in\n"
+           "/Parameters.\n");
 }
 
 static void print_extent(const bn_particles *p)

@@ -23,6 +23,7 @@ static const command commands[] = {
     {"compare", bn_cmd_compare, "relative force errors of one snapshot against another", 0},
     {"run", bn_cmd_run, "run a simulation from a YAML parameter file (also under mpirun)", 1},
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG", 0},
+    {"convert", bn_cmd_convert, "write a snapshot in another format (HDF5, GADGET-2, tipsy)", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
     {"galaxy-shape", bn_cmd_galaxy_shape, "a galaxy snapshot's Lagrangian radii, disk scale height and Q", 0},
     {"bench", bn_cmd_bench, "time the force computation stage by stage", 0},

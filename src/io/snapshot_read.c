@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/files.h"
+#include "io/snapshot_foreign.h"
 #include "io/snapshot_h5.h"
 #include "io/snapshot_params.h"
 
@@ -43,7 +45,7 @@ static bn_status check_readable(const char *path)
     fclose(fp);
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        return bn_fail(BN_ERR_FORMAT, "%s is not an HDF5 file", path);
+        return bn_fail(BN_ERR_FORMAT, "%s is not an HDF5 file (nor a GADGET-2 or tipsy one)", path);
     }
     return BN_OK;
 }
@@ -368,8 +370,7 @@ static bn_status same_set(const char *path, const header_info *first, const head
     return BN_OK;
 }
 
-/* p's particles appended to *all (made on the first call). */
-static bn_status append(bn_particles **all, const bn_particles *p)
+bn_status bn_snapshot_append(bn_particles **all, const bn_particles *p)
 {
     if (!*all) {
         BN_TRY(bn_particles_create(all, 0));
@@ -413,7 +414,7 @@ static bn_status read_files(const char *path, const header_info *hi0, int first,
         if (s == BN_OK) s = same_set(part, hi0, &hi);
         if (s == BN_OK && k == first && meta) *meta = m;
         if (s == BN_OK) forces &= m.has_acceleration && m.has_potential;
-        if (s == BN_OK) s = append(out, p);
+        if (s == BN_OK) s = bn_snapshot_append(out, p);
         bn_particles_free(p);
     }
     if (s == BN_OK && meta) meta->has_acceleration = meta->has_potential = forces;
@@ -465,11 +466,34 @@ static bn_status peek_header(const char *path, header_info *hi, bn_snapshot_meta
     return s == BN_OK ? BN_OK : bn_fail_context(s, "%s", path);
 }
 
+/* A GADGET-2 or tipsy file read whole (*foreign 1), or nothing done for
+ * an HDF5 one (*foreign 0). A GADGET-2 set may be named by its stem. */
+static bn_status read_foreign(const char *path, bn_particles **out, bn_snapshot_meta *meta, int *foreign)
+{
+    char first[4096];
+    bn_snapshot_format f;
+    *foreign = 0;
+    if (access(path, F_OK) != 0 && snprintf(first, sizeof first, "%s.0", path) < (int)sizeof first &&
+        access(first, F_OK) == 0)
+        path = first;
+    BN_TRY(bn_snapshot_detect(path, &f, NULL));
+    if (f == BN_FORMAT_HDF5) return BN_OK;
+    *foreign = 1;
+    bn_snapshot_meta m;
+    BN_TRY(f == BN_FORMAT_TIPSY || f == BN_FORMAT_TIPSY_NATIVE ? bn_tipsy_read(path, out, &m)
+                                                                : bn_gadget2_read(path, out, &m));
+    if (meta) *meta = m;
+    return BN_OK;
+}
+
 bn_status bn_snapshot_read(const char *path, bn_particles **out, bn_snapshot_meta *meta)
 {
     if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: out is NULL");
     *out = NULL;
     if (!path) return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read: path is NULL");
+    int foreign;
+    BN_TRY(read_foreign(path, out, meta, &foreign));
+    if (foreign) return BN_OK;
     bn_h5_quiet();
     header_info hi;
     BN_TRY(peek_header(path, &hi, NULL));
@@ -519,6 +543,18 @@ bn_status bn_snapshot_read_share(const char *path, int rank, int ranks, bn_parti
     *out = NULL;
     if (!path || ranks < 1 || rank < 0 || rank >= ranks)
         return bn_fail(BN_ERR_ARGUMENT, "bn_snapshot_read_share: rank %d of %d", rank, ranks);
+    int foreign;
+    BN_TRY(read_foreign(path, out, meta, &foreign));
+    if (foreign) { /* read whole: this rank keeps its rows */
+        const size_t n = (*out)->n;
+        if (n_total) *n_total = n;
+        const bn_status s = keep_rows(*out, n * (size_t)rank / (size_t)ranks, n * (size_t)(rank + 1) / (size_t)ranks);
+        if (s != BN_OK) {
+            bn_particles_free(*out);
+            *out = NULL;
+        }
+        return s;
+    }
     bn_h5_quiet();
     header_info hi;
     BN_TRY(peek_header(path, &hi, NULL));
