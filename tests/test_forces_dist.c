@@ -76,6 +76,21 @@ static void gather_by_index(const double *rec, size_t n, size_t n_all, double *a
     free(got);
 }
 
+/* This rank's n forces (a xyz, pot; particle i has id[i], ids 1..n_all)
+ * gathered by id into acc[3 (id-1) + k], pot_all[id-1] on every rank. */
+static void gather_forces(const uint64_t *id, size_t n, double *const a[3], const double *pot, size_t n_all,
+                         double *acc, double *pot_all)
+{
+    double *rec = malloc((5 * n + 1) * sizeof *rec);
+    for (size_t i = 0; i < n; i++) {
+        rec[5 * i] = (double)(id[i] - 1);
+        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = a[k][i];
+        rec[5 * i + 4] = pot[i];
+    }
+    gather_by_index(rec, n, n_all, acc, pot_all);
+    free(rec);
+}
+
 /* The distributed forces of the global set all, gathered by id into
  * acc[3 (id-1) + k], pot[id-1] on every rank. */
 static void distributed_forces(const bn_particles *all, const bn_gravity_params *g, const double *acc_old_global,
@@ -90,15 +105,7 @@ static void distributed_forces(const bn_particles *all, const bn_gravity_params 
     bn_tree_workspace *ws = NULL;
     TU_OK(bn_tree_workspace_create(&ws));
     TU_OK(bn_tree_forces_dist_cpu(ws, comm, g, p, acc_old_global ? old : NULL, NULL, 0, 1, a, ph, NULL, let));
-    /* records (id, ax, ay, az, phi) to every rank */
-    double *rec = malloc((5 * p->n + 1) * sizeof *rec);
-    for (size_t i = 0; i < p->n; i++) {
-        rec[5 * i] = (double)(p->id[i] - 1);
-        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = a[k][i];
-        rec[5 * i + 4] = ph[i];
-    }
-    gather_by_index(rec, p->n, all->n, acc, pot);
-    free(rec);
+    gather_forces(p->id, p->n, a, ph, all->n, acc, pot);
     bn_tree_workspace_free(ws);
     for (int k = 0; k < 3; k++) free(a[k]);
     free(ph);
@@ -399,14 +406,7 @@ static void rebalance_by_cost(bn_backend backend)
     double *a = malloc(3 * n * sizeof *a), *ph = malloc(n * sizeof *ph);
     const bn_particles *q = NULL;
     TU_OK(bn_simulation_particles(sim, &q));
-    double *rec = malloc((5 * q->n + 1) * sizeof *rec);
-    for (size_t i = 0; i < q->n; i++) {
-        rec[5 * i] = (double)(q->id[i] - 1);
-        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = q->acc[k][i];
-        rec[5 * i + 4] = q->pot[i];
-    }
-    gather_by_index(rec, q->n, n, a, ph);
-    free(rec);
+    gather_forces(q->id, q->n, q->acc, q->pot, n, a, ph);
     TU_OK(bn_simulation_rebalance(sim, &ds));
     const int moved_whole = same_set(sim, all, a); /* the forces that moved, to the bit */
     TU_OK(bn_simulation_compute_forces(sim));
@@ -456,14 +456,7 @@ static int targeted_dist(const bn_particles *all, const bn_gravity_params *g, bn
     TU_OK(bn_gravity_compute(grav, p));
     *used = *bn_gravity_params_used(grav);
     *acc = *bn_gravity_accuracy(grav);
-    double *rec = malloc((5 * p->n + 1) * sizeof *rec);
-    for (size_t i = 0; i < p->n; i++) {
-        rec[5 * i] = (double)(p->id[i] - 1);
-        for (int k = 0; k < 3; k++) rec[5 * i + 1 + k] = p->acc[k][i];
-        rec[5 * i + 4] = p->pot[i];
-    }
-    gather_by_index(rec, p->n, all->n, a, ph);
-    free(rec);
+    gather_forces(p->id, p->n, p->acc, p->pot, all->n, a, ph);
     /* the same settings and record on every rank: the bits of rank 0's */
     double mine[8] = {used->theta, used->mac, used->leaf_size, used->group_size, used->group_expansion, acc->p99,
                       acc->t_eval, (double)acc->evaluations};
