@@ -183,6 +183,11 @@ enum {
 #define BN_LEAF_SIZE_MAX 1024
 #define BN_GROUP_SIZE_MAX 4096
 #define BN_DEVICE_MAX 1023
+/* device = BN_DEVICE_AUTO: the process's index among its node's ranks (as
+ * the MPI launcher or Slurm names it) modulo the GPUs it sees, so that
+ * `mpirun -np 4` on a node of 4 GPUs puts one rank on each; 0 outside a
+ * launcher. */
+#define BN_DEVICE_AUTO (-1)
 #define BN_ERROR_SAMPLE_MIN 16
 #define BN_ERROR_SAMPLE_MAX 1000000
 
@@ -206,7 +211,8 @@ typedef struct bn_gravity_params {
     int group_size;     /* most particles in a walk group. Default 64.   */
     bn_curve curve;     /* space-filling curve. Default BN_CURVE_HILBERT. */
     bn_backend backend; /* Default BN_BACKEND_AUTO.                      */
-    int device;         /* CUDA device ordinal. Default 0.               */
+    int device;         /* CUDA device ordinal, or BN_DEVICE_AUTO (one
+                           rank per GPU of its node). Default AUTO.      */
     /* Accuracy asked for instead of the tree's settings (issue 14): */
     double error_target;  /* E > 0: banyan chooses theta, mac (bonsai or
                            bonsai-box), leaf_size, group_size and
@@ -244,6 +250,13 @@ BN_API bn_status bn_tune_cost_parse(const char *s, bn_tune_cost *out); /* "time"
 
 /* Is a CUDA device usable? (0 in a CPU-only build or without a GPU.) */
 BN_API int bn_gpu_available(void);
+/* The ordinal that `requested` (an ordinal or BN_DEVICE_AUTO) means for
+ * this process: requested itself, or for AUTO the node-local rank modulo
+ * the devices visible (0 without a launcher or a GPU). */
+BN_API int bn_gpu_device_pick(int requested);
+/* The node-local rank the launcher gave this process (Open MPI, MPICH,
+ * MVAPICH, Slurm, PMI), or -1 when none names it. */
+BN_API int bn_local_rank_hint(void);
 /* Name of device `ordinal`, or "" when none. */
 BN_API const char *bn_gpu_name(int ordinal);
 
@@ -1007,7 +1020,7 @@ typedef struct bn_field_params {
     int leaf_size;          /* most sources in a leaf of the source tree.
                                Default 16.                               */
     bn_backend backend;     /* Default BN_BACKEND_AUTO.                  */
-    int device;             /* Default 0.                                */
+    int device;             /* or BN_DEVICE_AUTO. Default AUTO.          */
     char source_vars[64];   /* mesh variables of the sources: "dens" or
                                "vorx,vory,vorz" (the defaults by kind)   */
     double error_target;    /* E > 0: theta is chosen instead, the largest

@@ -238,7 +238,7 @@ grep -q "more than 1024 entries" "$T/err.txt" || fail "1025 times: $(cat "$T/err
 # numbers cut short: parameters range-checked before they are narrowed to int
 expect_refused "Gravity:group_size = '4294967297': must be in [1, 4096]" "$H/o20" "$T/tiny.yml" \
     -P Gravity:group_size:4294967297
-expect_refused "Gravity:device = '-1': must be in [0, 1023]" "$H/o21" "$T/tiny.yml" -P Gravity:device:-1
+expect_refused "Gravity:device = '-2': must be in [-1, 1023]" "$H/o21" "$T/tiny.yml" -P Gravity:device:-2
 # a clock that cannot advance: steps and intervals below the resolution of the
 # run's times (t = 1e15: t + 1/128 == t), and block steps' worst case
 if /usr/bin/python3 -c "import h5py" 2>/dev/null; then

@@ -72,6 +72,8 @@ int cli_parse_size(const char *cmd, const char *opt, const char *s, size_t *out)
  * message gives the range. */
 int cli_parse_long_in(const char *cmd, const char *opt, const char *s, long lo, long hi, long *out);
 int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+/* --device: an ordinal in [0, BN_DEVICE_MAX] or "auto" (BN_DEVICE_AUTO). */
+int cli_parse_device(const char *cmd, const char *s, int *out);
 /* A seed: any 64-bit unsigned integer, no sign. */
 int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out);
 /* Is stdout or stderr a terminal (for progress lines)? */

@@ -44,7 +44,7 @@ int cli_field_option(const char *cmd, int c, const char *arg, bn_field_params *p
     case CLI_OPT_G: return cli_parse_double_in(cmd, "--G", arg, (cli_range){0, 1e300, 1, 0}, &p->G) ? 0 : 2;
     case CLI_OPT_BACKEND:
         return bn_backend_parse(arg, &p->backend) == BN_OK ? 0 : cli_usage_error(cmd, "%s", bn_last_error());
-    case CLI_OPT_DEVICE: return cli_parse_int(cmd, "--device", arg, 0, BN_DEVICE_MAX, &p->device) ? 0 : 2;
+    case CLI_OPT_DEVICE: return cli_parse_device(cmd, arg, &p->device) ? 0 : 2;
     default: return -1;
     }
 }

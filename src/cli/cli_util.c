@@ -111,6 +111,15 @@ int cli_parse_int(const char *cmd, const char *opt, const char *s, int lo, int h
     return 1;
 }
 
+int cli_parse_device(const char *cmd, const char *s, int *out)
+{
+    if (s && strcmp(s, "auto") == 0) {
+        *out = BN_DEVICE_AUTO;
+        return 1;
+    }
+    return cli_parse_int(cmd, "--device", s, 0, BN_DEVICE_MAX, out);
+}
+
 int cli_parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
 {
     char *end = NULL;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/bench.h"
 #include "cli/cli.h"
 #include "cli/gravity_options.h"
 #include "core/error.h"
@@ -15,39 +16,7 @@
 #include "core/timer.h"
 #include "gravity/interact.h"
 #include "integrate/timebins.h"
-
-/* Sane bounds of the repetitions: a benchmark that would run for days is
- * a typo (2^32 + 1 once ran until it was killed). */
-#define BENCH_REPEAT_MAX 10000
-#define BENCH_STEPS_MAX 1000000
-
-typedef struct bench_opts {
-    bn_gravity_params g;
-    bn_ic_params ic;
-    long repeat;
-    long steps; /* --steps: time-step timing */
-    bn_integrator_params integ; /* of those steps: --dt, --eta, --time-bins */
-    int check, json;
-    const char *input; /* --input: a snapshot instead of --model */
-    int G_given;       /* --G: kept over the input's units' G */
-} bench_opts;
-
-typedef struct bench_result {
-    bn_gravity_params g; /* the settings timed: an error target's choice */
-    bn_accuracy tune;    /* --error-target: the search's record */
-    double t_tune;       /* its wall time (s) */
-    bn_force_stats best; /* the repeat with the smallest total time */
-    double t_call;       /* bn_gravity_compute wall time of that repeat (copies included) */
-    bn_error_stats err;
-    double step_best, step_mean; /* wall seconds of a kick-drift-kick step */
-    double active_mean;          /* block steps: mean fraction of particles active */
-    double sim_time;             /* simulated time the steps covered */
-    long tree_builds;            /* block steps that rebuilt the tree */
-    double batch_mean;           /* wall seconds per step of K more steps
-                                    queued as one batch (nothing read back
-                                    between them) */
-    bn_force_stats step_forces;  /* the force stages of the fastest step */
-} bench_result;
+#include "parallel/comm.h"
 
 static void bench_help(void)
 {
@@ -80,6 +49,12 @@ static void bench_help(void)
            "  --input FILE  the particles of a snapshot instead of --model (e.g. banyan\n"
            "                ic galaxy's; its units' G unless --G is given)\n"
            "  --json        one JSON object instead of the table\n\n"
+           "Under mpirun every rank makes the whole model (or reads --input) and keeps\n"
+           "its slice, the domains are cut along the curve, and the calls (and\n"
+           "--steps) are timed with every rank together: stage times are the slowest\n"
+           "rank's, work counts the sums over the ranks, and a line says how the\n"
+           "ranks differed (with the GPU backend, --device auto gives each rank its\n"
+           "node's GPU).\n\n"
            "With --error-target E the settings are chosen first (the search's time and\n"
            "choice are printed), then timed as if given; --check measures them on other\n"
            "targets than the search's sample.\n\n");
@@ -186,12 +161,15 @@ static bn_status check_errors(const bn_particles *p, const bn_gravity_params *g,
     return s;
 }
 
-/* --error-target: the search, on p; r->g becomes its choice, fixed. */
-static bn_status run_search(const bench_opts *o, bn_particles *p, bench_result *r)
+bn_status cli_bench_search(const bn_comm *c, const bench_opts *o, bn_particles *p, bench_result *r)
 {
     bn_gravity *grav = NULL;
     bn_status s = bn_gravity_create(&grav, &o->g);
-    if (s != BN_OK) return s;
+    if (s == BN_OK && bn_comm_size(c) > 1) s = bn_gravity_set_comm(grav, c);
+    if (s != BN_OK) {
+        bn_gravity_free(grav);
+        return s;
+    }
     const double t0 = bn_wall_seconds();
     s = bn_gravity_compute(grav, p);
     r->t_tune = bn_wall_seconds() - t0;
@@ -208,7 +186,7 @@ static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r
 {
     r->g = o->g;
     bn_status s = BN_OK;
-    if (o->g.error_target > 0 && o->g.method == BN_METHOD_TREE) s = run_search(o, p, r);
+    if (o->g.error_target > 0 && o->g.method == BN_METHOD_TREE) s = cli_bench_search(NULL, o, p, r);
     if (s != BN_OK) return s;
     bn_gravity *grav = NULL;
     s = bn_gravity_create(&grav, &r->g);
@@ -299,6 +277,22 @@ static double interaction_seconds(const bench_result *r)
 /* What was timed: the model generated, or the --input file. */
 static const char *model_label(const bench_opts *o) { return o->input ? o->input : bn_ic_model_name(o->ic.model); }
 
+/* Several ranks: how they shared the work (stage times below are the
+ * slowest rank's, counts the sums over the ranks). */
+static void print_ranks(const bench_result *r)
+{
+    const bench_ranks *k = &r->ranks;
+    const bn_force_stats *s = &r->best;
+    printf("ranks: %d", k->ranks);
+    if (k->devices_distinct > 0) printf(" on %d GPU%s", k->devices_distinct, k->devices_distinct > 1 ? "s" : "");
+    printf(", domains cut in %.3f s, largest share %zu (%.4f of the mean); the call %.4f s on the slowest rank, "
+           "%.4f s on the fastest\n",
+           k->t_decompose, k->n_local_max, k->share_max, r->t_call, k->t_call_min);
+    printf("locally essential trees: exchange %.4f s on the slowest rank (%.4f fastest), walks %.4f s (%.4f "
+           "fastest); sent %zu cells and %zu bodies in all\n",
+           s->t_exchange, k->t_exchange_min, s->t_walk, k->t_walk_min, s->let_cells_sent, s->let_bodies_sent);
+}
+
 static void print_table(const bench_opts *o, const bench_result *r, const char *backend, size_t n)
 {
     const bn_force_stats *s = &r->best;
@@ -309,6 +303,7 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
            model_label(o), n, backend, bn_method_name(g->method), bn_mac_name(g->mac), g->theta,
            g->softening, g->leaf_size, g->group_size, g->group_expansion);
     if (r->tune.tunings > 0) cli_print_accuracy(stdout, "chosen for ", g, &r->tune);
+    if (r->ranks.ranks > 1) print_ranks(r);
     printf("stage times (s, best of %ld): bbox %.4f keys %.4f sort %.4f build %.4f moments %.4f groups %.4f "
            "walk %.4f total %.4f (call %.4f)\n",
            o->repeat, s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk,
@@ -365,6 +360,13 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
            s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0, (s->n_pp + s->n_pc + s->n_far) / walk,
            bn_walk_flops(s->n_pp, s->n_pc, s->n_far, nd) / walk * 1e-9, nd / force_seconds(r),
            (double)s->device_bytes_peak / nd);
+    if (r->ranks.ranks > 1)
+        printf(",\n \"ranks\": %d, \"gpus\": %d, \"t_decompose\": %.6g, \"n_local_max\": %zu, \"share_max\": %.6g, "
+               "\"t_call_min\": %.6g, \"t_exchange\": %.6g, \"t_exchange_min\": %.6g, \"t_walk_min\": %.6g, "
+               "\"let_cells_sent\": %zu, \"let_bodies_sent\": %zu",
+               r->ranks.ranks, r->ranks.devices_distinct, r->ranks.t_decompose, r->ranks.n_local_max,
+               r->ranks.share_max, r->ranks.t_call_min, s->t_exchange, r->ranks.t_exchange_min, r->ranks.t_walk_min,
+               s->let_cells_sent, s->let_bodies_sent);
     if (o->check)
         printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "
                "\"err_p999\": %.4e, \"err_max\": %.4e",
@@ -398,7 +400,11 @@ static bn_status read_input(bench_opts *o, bn_particles **p)
 int bn_cmd_bench(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) /* the field solver on a mesh: its own options */
-        if (!strcmp(argv[i], "--mesh") || !strncmp(argv[i], "--mesh=", 7)) return cli_bench_mesh(argc, argv);
+        if (!strcmp(argv[i], "--mesh") || !strncmp(argv[i], "--mesh=", 7)) {
+            if (bn_comm_size(cli_comm()) > 1) /* its ranks: banyan potential, which reports its solve */
+                return cli_usage_error("bench", "--mesh runs in one process; across ranks time `banyan potential`");
+            return cli_bench_mesh(argc, argv);
+        }
     bench_opts o;
     memset(&o, 0, sizeof o);
     o.g = bn_gravity_params_default();
@@ -412,10 +418,12 @@ int bn_cmd_bench(int argc, char **argv)
     bench_result r;
     memset(&r, 0, sizeof r);
     const char *backend = "?";
-    bn_status s = o.input ? read_input(&o, &p) : bn_ic_generate(&o.ic, &p);
-    if (s == BN_OK) s = run_bench(&o, p, &r, &backend);
-    if (s == BN_OK && o.steps > 0) s = run_steps(&o, p, &r);
-    if (s == BN_OK) {
+    const bn_comm *c = cli_comm();
+    bn_status s = bn_comm_agree(c, o.input ? read_input(&o, &p) : bn_ic_generate(&o.ic, &p));
+    if (s == BN_OK && bn_comm_size(c) > 1) s = cli_bench_ranks(c, &o, p, &r, &backend);
+    else if (s == BN_OK) s = run_bench(&o, p, &r, &backend);
+    if (s == BN_OK && o.steps > 0 && bn_comm_size(c) == 1) s = run_steps(&o, p, &r);
+    if (s == BN_OK && bn_comm_rank(c) == 0) {
         if (o.json) print_json(&o, &r, backend, p->n);
         else print_table(&o, &r, backend, p->n);
     }

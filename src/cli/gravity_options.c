@@ -48,7 +48,9 @@ void cli_gravity_options_help(void)
            "  --group-expansion K      far cells (beyond r_group/(K theta)) act on a group through\n"
            "                           one Taylor expansion about its centre; 0: off (default 0.2)\n"
            "  --G G                    gravitational constant (default 1)\n"
-           "  --device K               CUDA device ordinal (default 0)\n"
+           "  --device K|auto          CUDA device ordinal; auto (the default): each\n"
+           "                           rank its node's GPU (node-local rank modulo\n"
+           "                           the GPUs seen), 0 in one process\n"
            "  --error-target E         ask for an error instead: banyan picks theta, mac (bonsai or\n"
            "                           bonsai-box), leaf, group size and expansion, the fastest it\n"
            "                           measures with p99 |a - a_ref| / |a_ref| <= E on a sample of\n"
@@ -98,7 +100,7 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
     case OPT_SAMPLE:
         return cli_parse_int(cmd, "--error-sample", arg, BN_ERROR_SAMPLE_MIN, BN_ERROR_SAMPLE_MAX, &g->error_sample)
                    ? 0 : 2;
-    case OPT_DEVICE: return cli_parse_int(cmd, "--device", arg, 0, BN_DEVICE_MAX, &g->device) ? 0 : 2;
+    case OPT_DEVICE: return cli_parse_device(cmd, arg, &g->device) ? 0 : 2;
     default: return cli_usage_error(cmd, "unknown option");
     }
     if (s != BN_OK) return cli_usage_error(cmd, "%s", bn_last_error());

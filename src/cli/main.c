@@ -26,7 +26,7 @@ static const command commands[] = {
     {"convert", bn_cmd_convert, "write a snapshot in another format (HDF5, GADGET-2, tipsy)", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
     {"galaxy-shape", bn_cmd_galaxy_shape, "a galaxy snapshot's Lagrangian radii, disk scale height and Q", 0},
-    {"bench", bn_cmd_bench, "time the force computation stage by stage", 0},
+    {"bench", bn_cmd_bench, "time the force computation stage by stage (also under mpirun)", 1},
     {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file (also under mpirun)", 1},
     {"mesh-ic", bn_cmd_mesh_ic, "make an AMR mesh test problem (maclaurin, sphere, vortex-rings)", 0},
 };

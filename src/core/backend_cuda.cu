@@ -81,7 +81,8 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
     do {                                   \
         if (r == BN_OK) r = (expr);        \
     } while (0)
-    cudaError_t err = cudaSetDevice(g->device);
+    st->g.device = bn_gpu_device_pick(g->device); /* BN_DEVICE_AUTO: this rank's GPU */
+    cudaError_t err = cudaSetDevice(st->g.device);
     if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&st->s, cudaStreamNonBlocking);
     for (int e = 0; e < BN_EV_COUNT && err == cudaSuccess; e++) err = cudaEventCreate(&st->ev[e]);
     if (err != cudaSuccess) r = bn_cuda_fail(err, "creating the CUDA stream and events", __FILE__, __LINE__);
@@ -752,6 +753,18 @@ extern "C" int bn_gpu_available(void)
         (void)cudaGetLastError();
     }
     return cached;
+}
+
+extern "C" int bn_gpu_device_pick(int requested)
+{
+    if (requested >= 0) return requested;
+    const int local = bn_local_rank_hint();
+    int count = 0;
+    if (local < 0 || !bn_gpu_available() || cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return local % count;
 }
 
 extern "C" const char *bn_gpu_name(int ordinal)

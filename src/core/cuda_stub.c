@@ -10,6 +10,7 @@
 
 const bn_backend_ops *bn_cuda_backend_ops(void) { return NULL; }
 int bn_gpu_available(void) { return 0; }
+int bn_gpu_device_pick(int requested) { return requested >= 0 ? requested : 0; }
 const char *bn_gpu_name(int ordinal)
 {
     (void)ordinal;

@@ -19,7 +19,7 @@ bn_gravity_params bn_gravity_params_default(void)
     g.group_size = 64;
     g.curve = BN_CURVE_HILBERT;
     g.backend = BN_BACKEND_AUTO;
-    g.device = 0;
+    g.device = BN_DEVICE_AUTO;
     g.error_target = 0;
     g.error_fixed = 0;
     g.error_check_interval = 64;
@@ -45,8 +45,9 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
         return bn_fail(BN_ERR_ARGUMENT, "leaf_size must be in [1, %d], got %d", BN_LEAF_SIZE_MAX, g->leaf_size);
     if (g->group_size < 1 || g->group_size > BN_GROUP_SIZE_MAX)
         return bn_fail(BN_ERR_ARGUMENT, "group_size must be in [1, %d], got %d", BN_GROUP_SIZE_MAX, g->group_size);
-    if (g->device < 0 || g->device > BN_DEVICE_MAX)
-        return bn_fail(BN_ERR_ARGUMENT, "device must be in [0, %d], got %d", BN_DEVICE_MAX, g->device);
+    if (g->device < BN_DEVICE_AUTO || g->device > BN_DEVICE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "device must be in [0, %d] or BN_DEVICE_AUTO (-1), got %d", BN_DEVICE_MAX,
+                       g->device);
     if ((int)g->method < 0 || g->method > BN_METHOD_DIRECT)
         return bn_fail(BN_ERR_ARGUMENT, "unknown method %d", (int)g->method);
     if ((int)g->mac < 0 || g->mac > BN_MAC_BONSAI_BOX) return bn_fail(BN_ERR_ARGUMENT, "unknown MAC %d", (int)g->mac);

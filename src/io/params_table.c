@@ -180,8 +180,9 @@ const bn_param_desc bn_param_table[] = {
      "same bits, every run)."},
     {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
      "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
-    {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "0", 0, BN_DEVICE_MAX, 0, NULL, if_not_cpu,
-     "CUDA device ordinal."},
+    {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "-1", BN_DEVICE_AUTO, BN_DEVICE_MAX, 0, NULL, if_not_cpu,
+     "CUDA device ordinal; -1: each rank its node's GPU (its node-local rank modulo the GPUs it sees: one rank per "
+     "GPU under mpirun), 0 in one process."},
     /* TimeIntegration */
     {"TimeIntegration", "t_end", BN_PT_DOUBLE, OFF(t_end), "1", ANY, 0, NULL, NULL,
      "Time at which the run stops (after the start time)."},

@@ -35,6 +35,7 @@ bn_field_params bn_field_params_default(bn_field_kind kind)
     p.near_cells = 1;
     p.leaf_size = 16;
     p.backend = BN_BACKEND_AUTO;
+    p.device = BN_DEVICE_AUTO;
     snprintf(p.source_vars, sizeof p.source_vars, "%s", kind == BN_FIELD_VORTICITY ? "vorx,vory,vorz" : "dens");
     return p;
 }
@@ -60,8 +61,9 @@ bn_status bn_field_params_validate(const bn_field_params *p)
         return bn_fail(BN_ERR_ARGUMENT, "backend %d unknown", (int)p->backend);
     if (!(p->error_target >= 0 && p->error_target < 1))
         return bn_fail(BN_ERR_ARGUMENT, "error target %g: must be in [0, 1)", p->error_target);
-    if (p->device < 0 || p->device > BN_DEVICE_MAX)
-        return bn_fail(BN_ERR_ARGUMENT, "device = %d: must be in [0, %d]", p->device, BN_DEVICE_MAX);
+    if (p->device < BN_DEVICE_AUTO || p->device > BN_DEVICE_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "device = %d: must be in [0, %d] or BN_DEVICE_AUTO (-1)", p->device,
+                       BN_DEVICE_MAX);
     char names[4][BN_MESH_NAME_LEN];
     const int n = bn_mesh_split_names(p->source_vars, names, 4, "source variables");
     if (n < 0) return BN_ERR_ARGUMENT;

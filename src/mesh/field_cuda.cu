@@ -1339,8 +1339,8 @@ extern "C" bn_status bn_field_gpu_create(bn_field_gpu **out, int device)
     if (!bn_gpu_available()) return bn_fail(BN_ERR_DEVICE, "backend 'gpu' requested but no usable CUDA device was found");
     bn_field_gpu *g = (bn_field_gpu *)calloc(1, sizeof *g);
     if (!g) return bn_fail(BN_ERR_NOMEM, "out of memory for the field solver");
-    g->device = device;
-    cudaError_t e = cudaSetDevice(device);
+    g->device = bn_gpu_device_pick(device); /* BN_DEVICE_AUTO: this rank's GPU */
+    cudaError_t e = cudaSetDevice(g->device);
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&g->s, cudaStreamNonBlocking);
     bn_status r = e == cudaSuccess ? BN_OK : bn_cuda_fail(e, "cudaSetDevice / cudaStreamCreate", __FILE__, __LINE__);
     if (r == BN_OK) r = bn_staging_init(&g->stage);

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Issue 18: scaling over the GPUs of one host, one MPI rank per GPU
+# (--device auto), every run a `banyan bench` under mpirun (JSON, stage
+# times of the slowest rank) or `banyan potential`:
+#   weak:   Plummer and Hernquist, WEAK particles per GPU (default 2^25)
+#   strong: Plummer, STRONG particles in all (default 2^27)
+#   block steps on GOTHIC's M31 (GALAXY particles, default 2^23) with the
+#           acceleration MAC at 2^-7 (GOTHIC's fiducial)
+#   mesh:   the potential of an AMR mesh of about 2^26 cells
+#   forces: the P-GPU forces against the 1-GPU ones and against direct
+#           summation (2^21 particles, every one compared)
+# and a table last. Efficiency: weak t(1) / t(P); strong t(1) / (P t(P)).
+#   scripts/gpu-scaling.sh BANYAN [GPU COUNTS...]   (default: 1 2)
+set -u
+BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+shift
+COUNTS=${*:-"1 2"}
+WEAK=${WEAK:-33554432} STRONG=${STRONG:-134217728} GALAXY=${GALAXY:-8388608} CHECK_N=${CHECK_N:-2097152}
+PARTS=${PARTS:-"weak strong galaxy mesh forces"}
+OUT=${OUT:-$PWD/out-gpu-scaling}
+mkdir -p "$OUT"
+cd "$OUT" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_GRAVITY_TRACE=1
+TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
+GOTHIC="--mac accel --alpha 0.0078125"
+CORES=$(nproc)
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >gpus.txt 2>&1
+fail=0
+# mp NP LOG CMD...: the command on NP ranks, each with its share of the cores
+mp() {
+    local np=$1 log=$2
+    shift 2
+    echo "+ np $np: $*" >>commands.txt
+    OMP_NUM_THREADS=$((CORES / np)) timeout 600 mpirun --bind-to none -np "$np" "$@" 2>"$log.err" >"$log.out" ||
+        { echo "FAIL: $log: $(tail -3 "$log.err")"; fail=1; }
+}
+for part in $PARTS; do
+    case $part in
+    weak)
+        for m in plummer hernquist; do
+            for p in $COUNTS; do
+                mp "$p" "weak-$m-$p" "$BIN" bench --backend gpu --device auto --json --model $m --n $((WEAK * p)) \
+                    $TUNED --repeat 3 --steps 4
+            done
+        done ;;
+    strong)
+        for p in $COUNTS; do
+            mp "$p" "strong-$p" "$BIN" bench --backend gpu --device auto --json --model plummer --n "$STRONG" $TUNED \
+                --repeat 3 --steps 4
+        done ;;
+    galaxy)
+        OMP_NUM_THREADS=$CORES "$BIN" ic galaxy --model m31 --n "$GALAXY" -o m31.hdf5 >ic-galaxy.log 2>&1 ||
+            { echo "FAIL: ic galaxy: $(tail -2 ic-galaxy.log)"; fail=1; }
+        for p in $COUNTS; do
+            mp "$p" "galaxy-$p" "$BIN" bench --backend gpu --device auto --json --input m31.hdf5 --eps 0.015625 \
+                $GOTHIC --repeat 2 --steps 32 --time-bins 8 --dt 0.015625 --eta 0.2 --tree-rebuild 1
+        done ;;
+    mesh)
+        OMP_NUM_THREADS=$CORES "$BIN" mesh-ic maclaurin --levels 7 --min-level 3 --block 16 --radius 0.35 \
+            -o mesh.h5 >mesh-ic.log 2>&1 || { echo "FAIL: mesh-ic: $(tail -2 mesh-ic.log)"; fail=1; }
+        for p in $COUNTS; do
+            mp "$p" "mesh-$p" "$BIN" potential mesh.h5 -o "mesh-$p.h5" --backend gpu --device auto --theta 0.35
+        done
+        [ -f mesh-1.h5 ] && for p in $COUNTS; do
+            [ "$p" = 1 ] || "$BIN" compare "mesh-$p.h5" mesh-1.h5 --json >"mesh-$p-vs-1.json" 2>>compare.err
+        done
+        rm -f mesh*.h5 ;;
+    forces)
+        for m in plummer hernquist; do
+            "$BIN" ic $m --n "$CHECK_N" -o "$m.hdf5" 2>/dev/null
+            "$BIN" forces "$m.hdf5" -o "$m-direct.hdf5" --backend gpu --method direct >/dev/null 2>&1 ||
+                { echo "FAIL: direct $m"; fail=1; }
+            for p in $COUNTS; do
+                mp "$p" "forces-$m-$p" "$BIN" forces "$m.hdf5" -o "$m-$p.hdf5" --backend gpu --device auto $TUNED
+                "$BIN" compare "$m-$p.hdf5" "$m-direct.hdf5" --json >"forces-$m-$p-direct.json" 2>>compare.err
+                [ "$p" = 1 ] || "$BIN" compare "$m-$p.hdf5" "$m-1.hdf5" --json >"forces-$m-$p-vs-1.json" 2>>compare.err
+            done
+        done
+        rm -f ./*.hdf5 ;;
+    esac
+done
+python3 - "$COUNTS" >table.txt 2>&1 <<'PY' || fail=1
+import json, os, sys
+counts = [int(x) for x in sys.argv[1].split()]
+def load(name):
+    try:
+        return json.load(open(name + ".out"))
+    except Exception:
+        return None
+def row(kind, label, weak):
+    base = load(f"{kind}-1")
+    for p in counts:
+        r = load(f"{kind}-{p}")
+        if not r:
+            print(f"{label:24s} GPUs {p}: no result"); continue
+        t, s = r["t_total"], r.get("step_mean", float("nan"))
+        eff = ""
+        if base and p > 1:
+            f = 1.0 if weak else p
+            eff = f"eff. forces {base['t_total'] / (f * t):.0%}, step {base.get('step_mean', 0) / (f * s):.0%}"
+        x = (f" exchange {1e3 * r.get('t_exchange', 0):.1f} ms, LET sent {r.get('let_cells_sent', 0)} cells "
+             f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
+        print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
+              f"call {1e3 * r['t_call']:7.1f}) step {1e3 * s:8.1f} ms {eff}{x}")
+for m in ("plummer", "hernquist"):
+    row(f"weak-{m}", f"weak {m}", True)
+row("strong", "strong plummer", False)
+row("galaxy", "M31 block steps", True)
+for p in counts:
+    f = f"mesh-{p}.out"
+    if os.path.exists(f):
+        line = [l.strip() for l in open(f) if l.startswith("banyan potential") or "ranks:" in l]
+        print(f"mesh GPUs {p}: {' | '.join(line)}")
+    if p > 1 and os.path.exists(f"mesh-{p}-vs-1.json"):
+        v = json.load(open(f"mesh-{p}-vs-1.json")).get("variables", {})
+        print(f"mesh GPUs {p} against 1 GPU: " + ", ".join(f"{k} p99 {x['p99']:.2e} max {x['max']:.2e}" for k, x in v.items()))
+for m in ("plummer", "hernquist"):
+    for p in counts:
+        try:
+            a = json.load(open(f"forces-{m}-{p}-direct.json"))["acc_rel_error"]
+        except Exception:
+            continue
+        one = json.load(open(f"forces-{m}-1-direct.json"))["acc_rel_error"]
+        ok = a["p99"] <= 1.3 * one["p99"] and a["p99.9"] <= 1.6 * one["p99.9"]
+        vs = ""
+        if p > 1 and os.path.exists(f"forces-{m}-{p}-vs-1.json"):
+            b = json.load(open(f"forces-{m}-{p}-vs-1.json"))["acc_rel_error"]
+            vs = f"; against 1 GPU p99 {b['p99']:.2e} max {b['max']:.2e}"
+        print(f"forces {m} GPUs {p}: against direct p99 {a['p99']:.3e} p99.9 {a['p99.9']:.3e} "
+              f"{'ok' if ok else 'BEYOND THE BOUND (1.3x p99, 1.6x p99.9 of 1 GPU)'}{vs}")
+PY
+tar czf logs.tar.gz ./*.out ./*.err ./*.log ./*.json commands.txt gpus.txt 2>/dev/null
+cat table.txt
+exit $fail
