@@ -67,6 +67,11 @@ void cuda_destroy(void *p)
         cudaStreamSynchronize(st->s);
         cudaStreamDestroy(st->s);
     }
+    if (st->let_s) {
+        cudaStreamSynchronize(st->let_s);
+        cudaStreamDestroy(st->let_s);
+    }
+    if (st->let_ready) cudaEventDestroy(st->let_ready);
     bn_staging_free(&st->stage); /* after the stream's last transfer */
     free(st);
 }
@@ -378,6 +383,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     if (st->n > 0) {
         s = build_tree(st, &g);
         if (s == BN_OK) s = poll_tree(st); /* the host copy needs the shape and ref */
+        if (s == BN_OK) s = bn_cuda_tree_ready(st);
         if (s == BN_OK && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
         if (s == BN_OK) s = measure_costs(st, &all);
         if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, &all, st->acc, st->walk, NULL, st->s);
@@ -468,6 +474,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     if (st->n > 0) {
         s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */
+        if (s == BN_OK && ranks) s = bn_cuda_tree_ready(st);
     }
     bn_gpu_active act;
     memset(&act, 0, sizeof act);

@@ -1,10 +1,12 @@
 /*
- * The CUDA backend across ranks (issue 17). Each rank builds its tree on
- * its device and queues the local walk; while that runs, the tree's host
- * copy (tree/tree_download_cuda.cu) is packed into every other rank's
- * locally essential tree and exchanged (parallel/forces_dist.c, the CPU
- * backend's exchange: the same messages, so ranks of either backend
- * could meet), and the trees received are uploaded and walked on the
+ * The CUDA backend across ranks (issues 17, 18). Each rank builds its tree
+ * on its device and queues the local walk; beside it, on a stream of its
+ * own, the tree's target boxes and every other rank's locally essential
+ * tree are selected and packed on the device (parallel/let_cuda.cu: only
+ * the boxes and the messages reach the host) and exchanged
+ * (parallel/forces_dist.c, the CPU backend's exchange: the same messages,
+ * so ranks of either backend could meet), and the trees received are
+ * uploaded and walked on the
  * device for the local groups (gravity/walk_remote_cuda.cu), after the
  * local walk, senders in rank order: the same sums in the same order
  * every time. The messages go through host memory: the MPI library is
@@ -24,25 +26,10 @@ extern "C" {
 }
 #include "core/backend_cuda.h"
 #include "core/backend_cuda_state.h"
+#include "parallel/let_gpu.h"
 
 namespace {
-/* The trees received, walked on the device for every local group; their
- * interaction counts kept (each walk waits for its counts). */
-bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act, const bn_let *lets,
-                        int P)
-{
-    bn_status s = BN_OK;
-    for (int r = 0; s == BN_OK && r < P; r++) {
-        if (lets[r].src.n_cells == 0 || st->n == 0) continue;
-        bn_gpu_source src;
-        memset(&src, 0, sizeof src);
-        s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
-        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
-        bn_gpu_source_free(&src, st->s);
-        if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
-    }
-    return s;
-}
+bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
 /* BANYAN_GRAVITY_TRACE=1: the stages of the exchange timed to stderr, as
  * gravity.c's call stages (a tuning aid; nothing is printed otherwise). */
@@ -53,6 +40,27 @@ void trace(const char *stage, double *t)
     const double now = bn_wall_seconds();
     if (on) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
     *t = now;
+}
+
+/* The trees received, walked on the device for every local group; their
+ * interaction counts kept (each walk waits for its counts). */
+bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act, const bn_let *lets,
+                        int P)
+{
+    bn_status s = BN_OK;
+    for (int r = 0; s == BN_OK && r < P; r++) {
+        if (lets[r].src.n_cells == 0 || st->n == 0) continue;
+        bn_gpu_source src;
+        memset(&src, 0, sizeof src);
+        double t = bn_wall_seconds();
+        s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
+        trace("received tree uploaded", &t);
+        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
+        trace("received tree walked", &t);
+        bn_gpu_source_free(&src, st->s);
+        if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
+    }
+    return s;
 }
 
 void keep_exchange(bn_force_stats *out, const bn_let_stats *x)
@@ -87,21 +95,62 @@ bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out)
     return BN_OK;
 }
 
+bn_status bn_cuda_tree_ready(bn_cuda_state *st)
+{
+    if (!st->let_s) BN_CUDA_CHECK(cudaStreamCreateWithFlags(&st->let_s, cudaStreamNonBlocking));
+    if (!st->let_ready) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->let_ready, cudaEventDisableTiming));
+    BN_CUDA_CHECK(cudaEventRecord(st->let_ready, st->s));
+    return BN_OK;
+}
+
+namespace {
+/* The packer of the tree on the device (parallel/let_gpu.h). */
+bn_status device_boxes(void *ctx, double **box, size_t *n)
+{
+    return bn_gpu_let_boxes((const bn_gpu_let_tree *)ctx, box, n);
+}
+
+bn_status device_pack(void *ctx, const double *boxes, int n, bn_words *msg)
+{
+    return bn_gpu_let_pack((const bn_gpu_let_tree *)ctx, boxes, n, msg);
+}
+
+/* The exchange from the tree where it lives: selected and packed on the
+ * device, on the exchange's stream once the tree is made, beside the
+ * local walk. BANYAN_LET_HOST=1: from the tree's host copy instead (the
+ * first way, kept to compare against: every node and body downloaded). */
+bn_status exchange(bn_cuda_state *st, const bn_gravity_params *g, const double *acc_old, bn_let **lets, bn_let_stats *x)
+{
+    if (getenv("BANYAN_LET_HOST")) {
+        bn_tree host;
+        memset(&host, 0, sizeof host);
+        BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));
+        const bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, acc_old, lets, x);
+        bn_gpu_tree_host_free(&host);
+        return s;
+    }
+    bn_status s = st->n > 0 ? cuda_ok(cudaStreamWaitEvent(st->let_s, st->let_ready, 0), "the exchange's stream") : BN_OK;
+    const bn_gpu_let_tree lt = {&st->tree.t, {st->pos[0], st->pos[1], st->pos[2]}, st->mass, g->G, g->group_size,
+                                g->mac, st->let_s};
+    const bn_let_packer pk = {device_boxes, device_pack, 0, (void *)&lt};
+    bn_let_pending *pending = NULL;
+    s = bn_comm_agree(st->comm, s);
+    if (s == BN_OK) s = bn_let_exchange_start_with(st->comm, st->n > 0 ? &pk : NULL, &pending, x); /* agreed */
+    if (s == BN_OK) s = bn_let_exchange_finish(st->comm, pending, lets, x);
+    return s;
+}
+} // namespace
+
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old)
 {
     memset(&st->remote, 0, sizeof st->remote);
     const int P = bn_comm_size(st->comm);
-    bn_tree host;
-    memset(&host, 0, sizeof host);
     double t = bn_wall_seconds();
-    BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));
-    trace("tree to the host", &t);
     bn_let *lets = NULL;
     bn_let_stats x;
     memset(&x, 0, sizeof x);
-    bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, acc_old, &lets, &x); /* agreed */
-    bn_gpu_tree_host_free(&host);
+    bn_status s = exchange(st, g, acc_old, &lets, &x); /* agreed */
     keep_exchange(&st->remote, &x);
     trace("LET exchange", &t);
     if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, act, lets, P));
@@ -142,7 +191,6 @@ bn_status particles_to_host(const bn_cuda_state *st, bn_particles **out)
 } // namespace
 
 namespace {
-bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
 /* This rank's positions (exact) and masses (the device's floats: a force
  * call's upload keeps no host copy) as a particle set, the sources it

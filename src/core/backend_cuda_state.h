@@ -63,6 +63,9 @@ struct bn_cuda_state {
     float *cost;            /* each particle's walk flops since the upload or
                                the last costs() (backend.h), uploaded order;
                                made by the first evaluation across ranks */
+    cudaStream_t let_s;     /* the locally essential trees' selection and
+                               packing, beside the local walk on s        */
+    cudaEvent_t let_ready;  /* recorded on s when the tree is made        */
 };
 
 /* Velocities (and the host copies of masses and ids) exist unless the
@@ -86,6 +89,10 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * rank without particles sends and receives nothing but takes part. */
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old);
+/* Several ranks: the tree is made (built or refreshed, polled), before
+ * the local walk is queued: the exchange's packing on its own stream
+ * starts from here, beside the walk. */
+bn_status bn_cuda_tree_ready(bn_cuda_state *st);
 /* Several ranks: the particles' measured costs (backend.h's costs()). */
 bn_status bn_cuda_costs(void *state, double *out, double *total, int *measured);
 

@@ -19,11 +19,8 @@ typedef struct {
     struct bn_let_pending *pending; /* begun, not yet finished */
 } dist_ctx;
 
-/* Target boxes: about this many per rank (the gather stays small). */
-#define LET_BOXES 256
-
 /* This rank's target boxes: the bodies' boxes of the shallowest nodes
- * with at most max(group_size, n / LET_BOXES) bodies (or leaves). Such a
+ * with at most max(group_size, n / BN_LET_BOXES) bodies (or leaves). Such a
  * node holds whole groups (a group is the shallowest node with at most
  * group_size bodies), and the nodes stay compact in space, unlike runs
  * of groups along the curve (an outer group spans half the system).
@@ -34,7 +31,7 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
     *out = NULL;
     *nbox = 0;
     if (!t || t->n_nodes == 0) return BN_OK;
-    const int thr = (int)fmax((double)g->group_size, (double)t->n / LET_BOXES);
+    const int thr = (int)fmax((double)g->group_size, (double)t->n / BN_LET_BOXES);
     int32_t *stack = bn_alloc_array((size_t)t->n_nodes, sizeof *stack, "target boxes");
     double *box = bn_alloc_array((size_t)t->n_nodes * BN_LET_BOX, sizeof *box, "target boxes");
     if (!stack || !box) {
@@ -67,27 +64,27 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
     return BN_OK;
 }
 
-/* Every other rank's LET of this rank's tree t, concatenated in rank
+/* Every other rank's LET of this rank's tree, concatenated in rank
  * order; counts[d] words for rank d. */
-static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const double *boxes,
-                          const size_t *box_count, uint64_t **send, size_t *counts)
+static bn_status pack_all(const dist_ctx *x, const bn_let_packer *pk, const double *boxes, const size_t *box_count,
+                          uint64_t **send, size_t *counts)
 {
     const int P = bn_comm_size(x->c), me = bn_comm_rank(x->c);
     bn_words *msg = bn_calloc((size_t)P, sizeof *msg, "locally essential trees");
     size_t *first_box = bn_alloc_array((size_t)P, sizeof *first_box, "locally essential trees");
     for (int d = 0; first_box && d < P; d++) first_box[d] = d ? first_box[d - 1] + box_count[d - 1] : 0;
-    bn_walk_cell *cells = t ? bn_walk_cells_alloc(t->n_nodes) : NULL;
-    bn_status s = msg && first_box && (cells || !t) ? BN_OK : BN_ERR_NOMEM;
-    if (s == BN_OK && t) {
-        bn_walk_pack_cells(t, x->g->G, cells);
-        const bn_walk_source src = {t->n_nodes, cells, t->quad, {t->pos[0], t->pos[1], t->pos[2]}, t->mass};
-        int failed = 0;
-#pragma omp parallel for schedule(dynamic, 1) reduction(| : failed)
+    bn_status s = msg && first_box ? BN_OK : BN_ERR_NOMEM;
+    if (s == BN_OK && pk) {
+        bn_status failed = BN_OK; /* the first failure's status */
+#pragma omp parallel for schedule(dynamic, 1) if (pk->concurrent)
         for (int d = 0; d < P; d++) {
             if (d == me || box_count[d] == 0) continue; /* itself, or a rank without targets */
-            failed |= bn_let_pack(&src, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], mac, msg + d) != BN_OK;
+            const bn_status r = pk->pack(pk->ctx, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], msg + d);
+#pragma omp critical(bn_let_pack_failed)
+            if (r != BN_OK && failed == BN_OK) failed = r;
         }
-        if (failed) s = bn_fail(BN_ERR_NOMEM, "locally essential trees: cannot pack the messages");
+        if (failed != BN_OK) /* the packers' messages are their threads' */
+            s = bn_fail(failed, "locally essential trees: cannot pack the messages");
     }
     size_t total = 0;
     for (int d = 0; msg && d < P; d++) total += counts[d] = msg[d].n;
@@ -105,8 +102,30 @@ static bn_status pack_all(const dist_ctx *x, const bn_tree *t, bn_mac mac, const
     for (int d = 0; msg && d < P; d++) bn_words_free(msg + d);
     free(msg);
     free(first_box);
-    free(cells);
     return s;
+}
+
+/* The host tree's packer: its cells packed once, then one LET per
+ * receiver (concurrently: the tree is only read). */
+typedef struct host_packer {
+    const bn_tree *t;
+    const bn_gravity_params *g;
+    bn_mac mac;
+    const double *acc_old;
+    bn_walk_cell *cells;
+    bn_walk_source src;
+} host_packer;
+
+static bn_status host_boxes(void *ctx, double **box, size_t *n)
+{
+    const host_packer *h = ctx;
+    return target_boxes(h->t, h->g, h->mac, h->acc_old, box, n);
+}
+
+static bn_status host_pack(void *ctx, const double *boxes, int n, bn_words *msg)
+{
+    const host_packer *h = ctx;
+    return bn_let_pack(&h->src, boxes, n, h->mac, msg);
 }
 
 /* The received words as one tree per sender (n_cells 0 for none), each
@@ -148,11 +167,11 @@ static void let_pending_free(bn_let_pending *p)
     free(p);
 }
 
-bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
-                                const double *acc_old, bn_let_pending **out, bn_let_stats *let)
+bn_status bn_let_exchange_start_with(const bn_comm *c, const bn_let_packer *pk, bn_let_pending **out,
+                                     bn_let_stats *let)
 {
     *out = NULL;
-    const dist_ctx cx = {c, g, let, NULL}, *x = &cx;
+    const dist_ctx cx = {c, NULL, let, NULL}, *x = &cx;
     const double t0 = bn_wall_seconds();
     const int P = bn_comm_size(c);
     double *box = NULL;
@@ -161,13 +180,13 @@ bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, co
     bn_let_pending *p = bn_calloc(1, sizeof *p, "pending exchange");
     size_t *counts = p ? bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts") : NULL;
     if (p) p->counts = counts;
-    bn_status s = counts ? target_boxes(t, g, mac, acc_old, &box, &nbox) : BN_ERR_NOMEM;
+    bn_status s = !counts ? BN_ERR_NOMEM : pk ? pk->boxes(pk->ctx, &box, &nbox) : BN_OK;
     /* a box is BN_LET_BOX doubles: gathered as one record each */
     if ((s = bn_comm_agree(c, s)) == BN_OK)
         s = bn_comm_gather(c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
     free(box);
     uint64_t *send = NULL;
-    if (s == BN_OK) s = bn_comm_agree(c, pack_all(x, t, mac, boxes, counts + 2 * P, &send, counts));
+    if (s == BN_OK) s = bn_comm_agree(c, pack_all(x, pk, boxes, counts + 2 * P, &send, counts));
     free(boxes);
     if (s == BN_OK) s = bn_comm_alltoallv_start(c, send, counts, sizeof *send, counts + P, &p->x); /* owns send */
     else free(send);
@@ -178,6 +197,24 @@ bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, co
     }
     *out = p;
     return BN_OK;
+}
+
+bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
+                                const double *acc_old, bn_let_pending **out, bn_let_stats *let)
+{
+    host_packer h = {t, g, mac, acc_old, NULL, {0}};
+    if (t) {
+        h.cells = bn_walk_cells_alloc(t->n_nodes);
+        if (h.cells) bn_walk_pack_cells(t, g->G, h.cells);
+        h.src = (bn_walk_source){t->n_nodes, h.cells, t->quad, {t->pos[0], t->pos[1], t->pos[2]}, t->mass};
+    }
+    const bn_let_packer pk = {host_boxes, host_pack, 1, &h};
+    bn_status s = bn_comm_agree(c, t && !h.cells ? bn_fail(BN_ERR_NOMEM, "locally essential trees: %d cells",
+                                                          t->n_nodes)
+                                                 : BN_OK);
+    if (s == BN_OK) s = bn_let_exchange_start_with(c, t ? &pk : NULL, out, let);
+    free(h.cells);
+    return s;
 }
 
 bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *p, bn_let **lets_out, bn_let_stats *let)

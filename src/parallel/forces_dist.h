@@ -32,10 +32,25 @@ bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const
  * Collective and agreed. */
 bn_status bn_let_exchange(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
                           const double *acc_old, bn_let **lets, bn_let_stats *let);
+/* What the exchange needs of a rank's tree, wherever it lives (the
+ * host's bn_tree, or the GPU's on its device: let_cuda.cu): this rank's
+ * target boxes (*box malloc'd, BN_LET_BOX doubles each; none for a rank
+ * without particles), and its LET for one receiver's n boxes appended to
+ * msg (bn_let_pack's layout). pack runs for several receivers at once
+ * only when `concurrent`. */
+typedef struct bn_let_packer {
+    bn_status (*boxes)(void *ctx, double **box, size_t *n);
+    bn_status (*pack)(void *ctx, const double *boxes, int n, bn_words *msg);
+    int concurrent;
+    void *ctx;
+} bn_let_packer;
+typedef struct bn_let_pending bn_let_pending;
+/* bn_let_exchange_start with the tree behind a packer. */
+bn_status bn_let_exchange_start_with(const bn_comm *c, const bn_let_packer *pk, bn_let_pending **pending,
+                                     bn_let_stats *let);
 /* The same in two halves, so that the local walk runs while the trees
  * travel (MPI_Ialltoallv): start packs and sends, finish waits and
  * unpacks. Both collective and agreed; every start is finished. */
-typedef struct bn_let_pending bn_let_pending;
 bn_status bn_let_exchange_start(const bn_comm *c, const bn_gravity_params *g, const bn_tree *t, bn_mac mac,
                                 const double *acc_old, bn_let_pending **pending, bn_let_stats *let);
 bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *pending, bn_let **lets, bn_let_stats *let);

@@ -13,7 +13,7 @@ void bn_words_free(bn_words *b)
     memset(b, 0, sizeof *b);
 }
 
-static bn_status words_reserve(bn_words *b, size_t more)
+bn_status bn_words_reserve(bn_words *b, size_t more)
 {
     if (b->n + more <= b->cap) return BN_OK;
     size_t cap = b->cap ? 2 * b->cap : 1024;
@@ -34,13 +34,7 @@ typedef struct {
     size_t bodies;
 } let_select;
 
-/* The receiver's boxes, and the unions of runs of BOX_RUN consecutive
- * ones (neighbours in space: the boxes come in curve order) with the
- * smallest alpha_amin of each run. The opening test is monotonic in the
- * box and in alpha_amin, so a union that does not open a cell spares its
- * boxes' tests, and the union of all spares every test of a far cell:
- * most cells the selection meets are such closed ones. */
-#define BOX_RUN 16
+/* The receiver's boxes and their unions (let.h). */
 typedef struct {
     const double *box;
     int n, n_runs;
@@ -58,17 +52,22 @@ static void box_union(double *u, const double *x, int first)
     u[6] = first ? a : (a < u[6] ? a : u[6]);
 }
 
+void bn_let_box_unions(const double *box, int n, double *all, double *runs)
+{
+    for (int i = 0; i < n; i++) {
+        box_union(all, box + BN_LET_BOX * i, i == 0);
+        box_union(runs + BN_LET_BOX * (i / BN_LET_BOX_RUN), box + BN_LET_BOX * i, i % BN_LET_BOX_RUN == 0);
+    }
+}
+
 static bn_status boxes_make(const double *box, int n, let_boxes *b)
 {
     b->box = box;
     b->n = n;
-    b->n_runs = (n + BOX_RUN - 1) / BOX_RUN;
+    b->n_runs = (n + BN_LET_BOX_RUN - 1) / BN_LET_BOX_RUN;
     b->run = bn_alloc_array((size_t)b->n_runs + 1, BN_LET_BOX * sizeof(double), "locally essential tree");
     if (!b->run) return BN_ERR_NOMEM;
-    for (int i = 0; i < n; i++) {
-        box_union(b->all, box + BN_LET_BOX * i, i == 0);
-        box_union(b->run + BN_LET_BOX * (i / BOX_RUN), box + BN_LET_BOX * i, i % BOX_RUN == 0);
-    }
+    bn_let_box_unions(box, n, b->all, b->run);
     return BN_OK;
 }
 
@@ -83,8 +82,8 @@ static int any_opens(const bn_walk_cell *c, const let_boxes *b, bn_mac mac)
     if (!box_opens(c, b->all, mac)) return 0;
     for (int r = 0; r < b->n_runs; r++) {
         if (!box_opens(c, b->run + BN_LET_BOX * r, mac)) continue;
-        const int e = (r + 1) * BOX_RUN < b->n ? (r + 1) * BOX_RUN : b->n;
-        for (int i = r * BOX_RUN; i < e; i++)
+        const int e = (r + 1) * BN_LET_BOX_RUN < b->n ? (r + 1) * BN_LET_BOX_RUN : b->n;
+        for (int i = r * BN_LET_BOX_RUN; i < e; i++)
             if (box_opens(c, b->box + BN_LET_BOX * i, mac)) return 1;
     }
     return 0;
@@ -130,7 +129,7 @@ bn_status bn_let_pack(const bn_walk_source *src, const double *boxes, int nbox, 
     if (s == BN_OK) s = select_cells(src, &lb, mac, &sel);
     free(lb.run);
     const size_t nc = (size_t)sel.n, nb = sel.bodies;
-    if (s == BN_OK) s = words_reserve(msg, 2 + nc * (CELL_WORDS + 6) + 4 * nb);
+    if (s == BN_OK) s = bn_words_reserve(msg, 2 + nc * (CELL_WORDS + 6) + 4 * nb);
     if (s == BN_OK) {
         uint64_t *w = msg->w + msg->n;
         w[0] = nc;

@@ -21,12 +21,24 @@ typedef struct bn_words {
     size_t n, cap;
 } bn_words;
 void bn_words_free(bn_words *b);
+/* Room for `more` words after the n there are. */
+bn_status bn_words_reserve(bn_words *b, size_t more);
 
 /* Where a receiver's targets lie: boxes that each hold whole groups of
  * its (lo xyz, hi xyz, and alpha times the groups' smallest |a_old| for
  * the accel criterion). A sender opens a cell
  * when any box opens it, so every group inside a box gets what it opens. */
 #define BN_LET_BOX 7
+/* About this many target boxes per rank (the gather stays small). */
+#define BN_LET_BOXES 256
+/* The packers test a cell against the union of all a receiver's boxes,
+ * then the unions of runs of BN_LET_BOX_RUN consecutive ones (neighbours
+ * in space: the boxes come in curve order), then a run's boxes: the test
+ * is monotonic in the box and in alpha_amin, so a union that does not
+ * open a cell spares its boxes' tests. all: one box; runs: one per run
+ * (the smallest alpha_amin of each). */
+#define BN_LET_BOX_RUN 16
+void bn_let_box_unions(const double *box, int n, double *all, double *runs);
 /* The tree src as a receiver with the n target boxes needs it, appended
  * to msg: n_cells, n_bodies, the cells, their quadrupoles, the bodies'
  * x, y, z and masses. An empty source appends nothing. */
