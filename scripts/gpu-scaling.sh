@@ -9,6 +9,7 @@
 #   mesh:   the potential of an AMR mesh of about 2^26 cells
 #   forces: the P-GPU forces against the 1-GPU ones and against direct
 #           summation (2^21 particles, every one compared)
+#   ab:     the received trees' walk with 2 targets per lane (the old way)
 # and a table last. Efficiency: weak t(1) / t(P); strong t(1) / (P t(P)).
 #   scripts/gpu-scaling.sh BANYAN [GPU COUNTS...]   (default: 1 2)
 set -u
@@ -16,7 +17,7 @@ BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 COUNTS=${*:-"1 2"}
 WEAK=${WEAK:-33554432} STRONG=${STRONG:-134217728} GALAXY=${GALAXY:-8388608} CHECK_N=${CHECK_N:-2097152}
-PARTS=${PARTS:-"weak strong galaxy mesh forces"}
+PARTS=${PARTS:-"weak strong forces galaxy mesh ab"}
 OUT=${OUT:-$PWD/out-gpu-scaling}
 mkdir -p "$OUT"
 cd "$OUT" || exit 1
@@ -27,6 +28,84 @@ GOTHIC="--mac accel --alpha 0.0078125"
 CORES=$(nproc)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >gpus.txt 2>&1
 fail=0
+cat >table.py <<'PY'
+import json, os, sys
+counts = [int(x) for x in sys.argv[1].split()]
+def load(name):
+    try:
+        return json.load(open(name + ".out"))
+    except Exception:
+        return None
+def row(kind, label, weak):
+    base = load(f"{kind}-1")
+    for p in counts:
+        r = load(f"{kind}-{p}")
+        if not r:
+            print(f"{label:24s} GPUs {p}: no result"); continue
+        t, s = r["t_total"], r.get("step_mean", float("nan"))
+        eff = ""
+        if base and p > 1:
+            f = 1.0 if weak else p
+            eff = f"eff. forces {base['t_total'] / (f * t):.0%}, step {base.get('step_mean', 0) / (f * s):.0%}"
+        x = (f" exchange {1e3 * r.get('t_exchange', 0):.1f} ms, LET sent {r.get('let_cells_sent', 0)} cells "
+             f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
+        print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
+              f"call {1e3 * r['t_call']:7.1f}) step {1e3 * s:8.1f} ms {eff}{x}")
+def traces(kind):
+    """The exchange's traced stages on several GPUs: the median over the calls and ranks."""
+    for p in counts[1:]:
+        stages = {}
+        try:
+            for l in open(f"{kind}-{p}.err"):
+                if l.startswith("gravity trace:"):
+                    name, ms = l[14:].rsplit(None, 2)[0].strip(), float(l.split()[-2])
+                    stages.setdefault(name, []).append(ms)
+        except OSError:
+            continue
+        med = {k: sorted(v)[len(v) // 2] for k, v in stages.items()}
+        print(f"  {kind} GPUs {p} traced (median ms): " + ", ".join(f"{k} {v:.1f}" for k, v in med.items()))
+for m in ("plummer", "hernquist"):
+    row(f"weak-{m}", f"weak {m}", True)
+    traces(f"weak-{m}")
+row("strong", "strong plummer", False)
+traces("strong")
+row("galaxy", "M31 block steps", True)
+for p in counts[1:]:
+    r, w = load(f"ab-k2-{p}"), load(f"weak-plummer-{p}")
+    if r and w:
+        print(f"remote walk, 2 targets per lane, weak plummer GPUs {p}: forces {1e3 * r['t_total']:.1f} ms (default "
+              f"{1e3 * w['t_total']:.1f} ms)")
+traces("galaxy")
+for p in counts:
+    f = f"mesh-{p}.out"
+    if os.path.exists(f):
+        line = [l.strip() for l in open(f) if l.startswith("banyan potential") or "ranks:" in l]
+        print(f"mesh GPUs {p}: {' | '.join(line)}")
+    if p > 1 and os.path.exists(f"mesh-{p}-vs-1.json"):
+        v = json.load(open(f"mesh-{p}-vs-1.json")).get("variables", {})
+        print(f"mesh GPUs {p} against 1 GPU: " + ", ".join(f"{k} p99 {x['p99']:.2e} max {x['max']:.2e}" for k, x in v.items()))
+for m in ("plummer", "hernquist"):
+    for p in counts:
+        try:
+            a = json.load(open(f"forces-{m}-{p}-direct.json"))["acc_rel_error"]
+        except Exception:
+            continue
+        one = json.load(open(f"forces-{m}-1-direct.json"))["acc_rel_error"]
+        ok = a["p99"] <= 1.3 * one["p99"] and a["p99.9"] <= 1.6 * one["p99.9"]
+        vs = ""
+        if p > 1 and os.path.exists(f"forces-{m}-{p}-vs-1.json"):
+            b = json.load(open(f"forces-{m}-{p}-vs-1.json"))["acc_rel_error"]
+            vs = f"; against 1 GPU p99 {b['p99']:.2e} max {b['max']:.2e}"
+        print(f"forces {m} GPUs {p}: against direct p99 {a['p99']:.3e} p99.9 {a['p99.9']:.3e} "
+              f"{'ok' if ok else 'BEYOND THE BOUND (1.3x p99, 1.6x p99.9 of 1 GPU)'}{vs}")
+PY
+# the table and the logs so far, after every part (a run stopped at its
+# time limit still leaves them): REPORT names a folder to copy them to
+report() {
+    python3 table.py "$COUNTS" >table.txt 2>&1 || fail=1
+    tar czf logs.tar.gz ./*.out ./*.err ./*.log ./*.json commands.txt gpus.txt 2>/dev/null
+    [ -n "${REPORT:-}" ] && cp table.txt logs.tar.gz "$REPORT"/
+}
 # mp NP LOG CMD...: the command on NP ranks, each with its share of the cores
 mp() {
     local np=$1 log=$2
@@ -47,7 +126,7 @@ for part in $PARTS; do
     strong)
         for p in $COUNTS; do
             mp "$p" "strong-$p" "$BIN" bench --backend gpu --device auto --json --model plummer --n "$STRONG" $TUNED \
-                --repeat 3 --steps 4
+                --repeat 3 --steps 2
         done ;;
     galaxy)
         OMP_NUM_THREADS=$CORES "$BIN" ic galaxy --model m31 --n "$GALAXY" -o m31.hdf5 >ic-galaxy.log 2>&1 ||
@@ -78,58 +157,14 @@ for part in $PARTS; do
             done
         done
         rm -f ./*.hdf5 ;;
+    ab) # the remote walk's targets per lane: 2 (before issue 18) against the default
+        for p in $COUNTS; do
+            [ "$p" = 1 ] && continue
+            BANYAN_REMOTE_TARGETS=2 mp "$p" "ab-k2-$p" "$BIN" bench --backend gpu --device auto --json --model plummer \
+                --n $((WEAK * p)) $TUNED --repeat 3
+        done ;;
     esac
+    report
 done
-python3 - "$COUNTS" >table.txt 2>&1 <<'PY' || fail=1
-import json, os, sys
-counts = [int(x) for x in sys.argv[1].split()]
-def load(name):
-    try:
-        return json.load(open(name + ".out"))
-    except Exception:
-        return None
-def row(kind, label, weak):
-    base = load(f"{kind}-1")
-    for p in counts:
-        r = load(f"{kind}-{p}")
-        if not r:
-            print(f"{label:24s} GPUs {p}: no result"); continue
-        t, s = r["t_total"], r.get("step_mean", float("nan"))
-        eff = ""
-        if base and p > 1:
-            f = 1.0 if weak else p
-            eff = f"eff. forces {base['t_total'] / (f * t):.0%}, step {base.get('step_mean', 0) / (f * s):.0%}"
-        x = (f" exchange {1e3 * r.get('t_exchange', 0):.1f} ms, LET sent {r.get('let_cells_sent', 0)} cells "
-             f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
-        print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
-              f"call {1e3 * r['t_call']:7.1f}) step {1e3 * s:8.1f} ms {eff}{x}")
-for m in ("plummer", "hernquist"):
-    row(f"weak-{m}", f"weak {m}", True)
-row("strong", "strong plummer", False)
-row("galaxy", "M31 block steps", True)
-for p in counts:
-    f = f"mesh-{p}.out"
-    if os.path.exists(f):
-        line = [l.strip() for l in open(f) if l.startswith("banyan potential") or "ranks:" in l]
-        print(f"mesh GPUs {p}: {' | '.join(line)}")
-    if p > 1 and os.path.exists(f"mesh-{p}-vs-1.json"):
-        v = json.load(open(f"mesh-{p}-vs-1.json")).get("variables", {})
-        print(f"mesh GPUs {p} against 1 GPU: " + ", ".join(f"{k} p99 {x['p99']:.2e} max {x['max']:.2e}" for k, x in v.items()))
-for m in ("plummer", "hernquist"):
-    for p in counts:
-        try:
-            a = json.load(open(f"forces-{m}-{p}-direct.json"))["acc_rel_error"]
-        except Exception:
-            continue
-        one = json.load(open(f"forces-{m}-1-direct.json"))["acc_rel_error"]
-        ok = a["p99"] <= 1.3 * one["p99"] and a["p99.9"] <= 1.6 * one["p99.9"]
-        vs = ""
-        if p > 1 and os.path.exists(f"forces-{m}-{p}-vs-1.json"):
-            b = json.load(open(f"forces-{m}-{p}-vs-1.json"))["acc_rel_error"]
-            vs = f"; against 1 GPU p99 {b['p99']:.2e} max {b['max']:.2e}"
-        print(f"forces {m} GPUs {p}: against direct p99 {a['p99']:.3e} p99.9 {a['p99.9']:.3e} "
-              f"{'ok' if ok else 'BEYOND THE BOUND (1.3x p99, 1.6x p99.9 of 1 GPU)'}{vs}")
-PY
-tar czf logs.tar.gz ./*.out ./*.err ./*.log ./*.json commands.txt gpus.txt 2>/dev/null
 cat table.txt
 exit $fail

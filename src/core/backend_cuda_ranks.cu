@@ -97,7 +97,11 @@ bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out)
 
 bn_status bn_cuda_tree_ready(bn_cuda_state *st)
 {
-    if (!st->let_s) BN_CUDA_CHECK(cudaStreamCreateWithFlags(&st->let_s, cudaStreamNonBlocking));
+    if (!st->let_s) { /* high priority: its small kernels go before the waiting blocks of the local walk */
+        int least = 0, greatest = 0;
+        BN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        BN_CUDA_CHECK(cudaStreamCreateWithPriority(&st->let_s, cudaStreamNonBlocking, greatest));
+    }
     if (!st->let_ready) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->let_ready, cudaEventDisableTiming));
     BN_CUDA_CHECK(cudaEventRecord(st->let_ready, st->s));
     return BN_OK;

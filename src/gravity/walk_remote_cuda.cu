@@ -4,8 +4,8 @@
  * essential trees (parallel/let.h) for the GPU backend.
  *
  * Plain on purpose: one warp per group, depth first, one cell at a time
- * (every lane reads the same cell: a broadcast), each lane holding two of
- * the group's targets (chunks of 64; a larger group walks once per chunk).
+ * (every lane reads the same cell: a broadcast), each lane holding K of
+ * the group's targets (chunks of 32 K; a larger group walks once per chunk).
  * The decisions depend on the group's box only, so they are warp-uniform
  * and the stack is one per warp in shared memory. The math is the local
  * walk's (interact.h, float): the opening test of bn_walk_opens on the
@@ -13,6 +13,7 @@
  * particle-cell terms, those beyond it through the group's expansion
  * (each lane sums the same terms in the same order, so every lane holds
  * the same expansion), opened leaves' bodies as particle-particle terms.
+ * Each lane holds K targets (2, 4 or 8, from the group size).
  * A received tree's node comes without its bodies, so a node whose
  * children do not fit the stack cannot be walked as a leaf (the local
  * walk's fallback): the upload refuses trees that could need more stack
@@ -29,7 +30,6 @@
 #include "gravity/walk_remote.h"
 
 #define BN_REMOTE_WARPS 4  /* warps (groups) per block */
-#define BN_REMOTE_CHUNK 64 /* targets per walk: 2 per lane */
 #define BN_FULL_MASK 0xffffffffu
 
 struct bn_remote_args {
@@ -93,9 +93,15 @@ __global__ void bn_remote_convert(bn_remote_convert_args a)
 
 /* ---- the walk ---- */
 
-/* A lane's two targets (relative to the group centre; w: mass) and sums. */
+/* A lane's K targets (relative to the group centre; w: mass) and sums.
+ * A walk takes a chunk of 32 K of a group's targets: K is chosen from
+ * the group size (2, 4 or 8: groups of 64, 128, 256 in one walk), so a
+ * group's tree is walked once and every cell or body the warp reads
+ * serves K targets per lane (issue 18: at K = 2 a group of 256 walked
+ * the received tree four times). */
+template <int K>
 struct bn_remote_targets {
-    float4 pos[2], acc[2];
+    float4 pos[K], acc[K];
 };
 
 /* What the warp's walk of one chunk counted (sources per target; far cells). */
@@ -113,8 +119,9 @@ __device__ __forceinline__ void bn_remote_add_far(bn_local_f *L, const bn_local_
 /* An accepted cell (com in the group's frame, w: mass): a particle-cell
  * term on each target, or, beyond the expansion distance, its term of
  * the group's expansion. */
+template <int K>
 __device__ void bn_remote_accept(const bn_remote_args &a, int cell, float4 com, float4 q1, float far_r2,
-                                 bn_remote_targets *tg, bn_local_f *L, bn_remote_counts *n)
+                                 bn_remote_targets<K> *tg, bn_local_f *L, bn_remote_counts *n)
 {
     float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f);
     if (a.quadrupole)
@@ -130,21 +137,22 @@ __device__ void bn_remote_accept(const bn_remote_args &a, int cell, float4 com, 
     }
     const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
 #pragma unroll
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < K; k++)
         bn_pc_f(com.x - tg->pos[k].x, com.y - tg->pos[k].y, com.z - tg->pos[k].z, com.w, q, a.eps2, &tg->acc[k].x,
                 &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
     n->pc++;
 }
 
 /* An opened leaf: its bodies, each read by every lane (a broadcast). */
-__device__ void bn_remote_leaf(const bn_remote_args &a, int2 nb, float4 gc, bn_remote_targets *tg,
+template <int K>
+__device__ void bn_remote_leaf(const bn_remote_args &a, int2 nb, float4 gc, bn_remote_targets<K> *tg,
                                bn_remote_counts *n)
 {
     for (int b = nb.x; b < nb.x + nb.y; b++) {
         const float4 hi = a.s.pos[b];
         const float3 d = bn_gpu_in_frame(hi, a.s.pos_lo[b], gc);
 #pragma unroll
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < K; k++) {
             const float dx = d.x - tg->pos[k].x, dy = d.y - tg->pos[k].y, dz = d.z - tg->pos[k].z;
             if (a.soft)
                 bn_pp_soft_f(dx, dy, dz, hi.w, a.eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
@@ -159,8 +167,9 @@ __device__ void bn_remote_leaf(const bn_remote_args &a, int2 nb, float4 gc, bn_r
  * it on the group's box (gh: half sizes, w: alpha min |a_old| / G), and
  * accept it, take its bodies, or push its children. Returns false if the
  * stack would have overflowed (nothing then is written). */
+template <int K>
 __device__ bool bn_remote_walk(const bn_remote_args &a, int *stack, float4 gc, float4 gh, float far_r2, int lane,
-                               bn_remote_targets *tg, bn_local_f *L, bn_remote_counts *n)
+                               bn_remote_targets<K> *tg, bn_local_f *L, bn_remote_counts *n)
 {
     int size = 1;
     if (lane == 0) stack[0] = 0;
@@ -191,15 +200,16 @@ __device__ bool bn_remote_walk(const bn_remote_args &a, int *stack, float4 gc, f
     return true;
 }
 
-/* One chunk of nt <= 64 targets from body `first` of a group: walk, add
+/* One chunk of nt <= 32 K targets from body `first` of a group: walk, add
  * the expansion at each target, and add the sums to out (active bodies
  * only, with block steps). *ok false: the stack overflowed. */
+template <int K>
 __device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, int nt, float4 gc, float4 gh,
                                 int lane, bool first_chunk, unsigned long long cnt[3], bool *ok)
 {
-    bn_remote_targets tg;
+    bn_remote_targets<K> tg;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < K; k++) {
         const int i = lane + 32 * k;
         const float4 b = i < nt ? a.t.body[first + i] : gc;
         const float3 d = bn_gpu_in_frame(b, i < nt ? a.t.body_lo[first + i] : make_float4(0.f, 0.f, 0.f, 0.f), gc);
@@ -218,7 +228,7 @@ __device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, 
     }
     const int bin_min = a.act.bin ? *a.act.bin_min : 0;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < K; k++) {
         const int i = first + lane + 32 * k;
         if (lane + 32 * k >= nt || (a.act.bin && a.act.bin[i] < bin_min)) continue;
         float4 v = tg.acc[k];
@@ -232,12 +242,13 @@ __device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, 
     if (first_chunk) cnt[2] += (unsigned long long)n.far; /* cell-group pairs, as the CPU counts */
     if (a.act.cost)
 #pragma unroll
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < K; k++)
             if (lane + 32 * k < nt)
                 bn_gpu_charge(a.act, first + lane + 32 * k, n.pp, n.pc, first_chunk ? n.far : 0, nt, n.far > 0);
 }
 
 /* Warp w of block b walks group (or active-list entry) b W + w. */
+template <int K>
 __global__ void __launch_bounds__(BN_REMOTE_WARPS * 32) bn_remote_kernel(bn_remote_args a)
 {
     __shared__ int stacks[BN_REMOTE_WARPS][BN_REMOTE_STACK];
@@ -251,8 +262,8 @@ __global__ void __launch_bounds__(BN_REMOTE_WARPS * 32) bn_remote_kernel(bn_remo
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     unsigned long long cnt[3] = {0, 0, 0};
     bool ok = true;
-    for (int c = 0; c < gb.y && ok; c += BN_REMOTE_CHUNK)
-        bn_remote_chunk(a, stacks[w], gb.x + c, min(BN_REMOTE_CHUNK, gb.y - c), gc, gh, lane, c == 0, cnt, &ok);
+    for (int c = 0; c < gb.y && ok; c += 32 * K)
+        bn_remote_chunk<K>(a, stacks[w], gb.x + c, min(32 * K, gb.y - c), gc, gh, lane, c == 0, cnt, &ok);
     /* integer atomics: exact whatever the order */
     const unsigned long long v = lane == 3 ? (ok ? 0ull : 1ull) : lane < 3 ? cnt[lane] : 0ull;
     if (lane < 4 && v) atomicAdd(&a.s.counts[lane], v);
@@ -372,6 +383,15 @@ static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats 
     return BN_OK;
 }
 
+/* Targets per lane: a group in one walk, up to 8 per lane; a tuning aid,
+ * BANYAN_REMOTE_TARGETS=2|4|8, overrides it. */
+static int remote_targets_per_lane(int group_size)
+{
+    const char *e = getenv("BANYAN_REMOTE_TARGETS");
+    if (e && (!strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8"))) return atoi(e);
+    return group_size <= 64 ? 2 : group_size <= 128 ? 4 : 8;
+}
+
 extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
                                         bn_force_stats *stats, cudaStream_t stream)
@@ -401,7 +421,13 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
     a.out = out;
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
-    bn_remote_kernel<<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    const int K = remote_targets_per_lane(g->group_size);
+    if (K == 2)
+        bn_remote_kernel<2><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    else if (K == 4)
+        bn_remote_kernel<4><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    else
+        bn_remote_kernel<8><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
     return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
 }
