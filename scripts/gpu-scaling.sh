@@ -22,7 +22,7 @@ OUT=${OUT:-$PWD/out-gpu-scaling}
 mkdir -p "$OUT"
 cd "$OUT" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-    OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_GRAVITY_TRACE=1
+    OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_GRAVITY_TRACE=1 BANYAN_FIELD_TRACE=1
 TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
 GOTHIC="--mac accel --alpha 0.0078125"
 CORES=$(nproc)
@@ -75,9 +75,13 @@ for p in counts[1:]:
     if r and w:
         print(f"remote walk, 2 targets per lane, weak plummer GPUs {p}: forces {1e3 * r['t_total']:.1f} ms (default "
               f"{1e3 * w['t_total']:.1f} ms)")
+    r = load(f"cma-{p}")
+    if r and w:
+        print(f"MPI shared memory by CMA, weak plummer GPUs {p}: forces {1e3 * r['t_total']:.1f} ms, exchange "
+              f"{1e3 * r['t_exchange']:.1f} ms (two copies: {1e3 * w['t_total']:.1f}, {1e3 * w['t_exchange']:.1f} ms)")
 traces("galaxy")
 for p in counts:
-    f = f"mesh-{p}.out"
+    f = f"mesh-{p}.err"
     if os.path.exists(f):
         line = [l.strip() for l in open(f) if l.startswith("banyan potential") or "ranks:" in l]
         print(f"mesh GPUs {p}: {' | '.join(line)}")
@@ -117,7 +121,7 @@ mp() {
 for part in $PARTS; do
     case $part in
     weak)
-        for m in plummer hernquist; do
+        for m in ${WEAK_MODELS:-plummer hernquist}; do
             for p in $COUNTS; do
                 mp "$p" "weak-$m-$p" "$BIN" bench --backend gpu --device auto --json --model $m --n $((WEAK * p)) \
                     $TUNED --repeat 3 --steps 4
@@ -157,6 +161,12 @@ for part in $PARTS; do
             done
         done
         rm -f ./*.hdf5 ;;
+    cma) # Open MPI's shared memory with one copy (CMA) instead of two
+        for p in $COUNTS; do
+            [ "$p" = 1 ] && continue
+            OMPI_MCA_btl_vader_single_copy_mechanism=cma mp "$p" "cma-$p" "$BIN" bench --backend gpu --device auto \
+                --json --model plummer --n $((WEAK * p)) $TUNED --repeat 3
+        done ;;
     ab) # the remote walk's targets per lane: 2 (before issue 18) against the default
         for p in $COUNTS; do
             [ "$p" = 1 ] && continue

@@ -376,6 +376,9 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
                "\"step_t_walk\": %.6g, \"step_t_total\": %.6g, \"batch_mean\": %.6g",
                o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
                r->step_forces.t_total, r->batch_mean);
+    if (o->steps > 0 && r->ranks.ranks > 1)
+        printf(",\n \"step_t_exchange\": %.6g, \"step_let_cells_sent\": %zu, \"step_let_bodies_sent\": %zu",
+               r->step_forces.t_exchange, r->step_forces.let_cells_sent, r->step_forces.let_bodies_sent);
     if (o->steps > 0 && o->integ.time_bins > 0)
         printf(",\n \"criterion\": \"%s\"", bn_step_criterion_name(o->integ.criterion));
     if (o->steps > 0 && o->integ.time_bins > 0)

@@ -21,6 +21,7 @@
 #include <string.h>
 extern "C" {
 #include "core/timer.h"
+#include "core/trace.h"
 #include "parallel/comm.h"
 #include "parallel/forces_dist.h"
 }
@@ -31,16 +32,6 @@ extern "C" {
 namespace {
 bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
-/* BANYAN_GRAVITY_TRACE=1: the stages of the exchange timed to stderr, as
- * gravity.c's call stages (a tuning aid; nothing is printed otherwise). */
-void trace(const char *stage, double *t)
-{
-    static int on = -1;
-    if (on < 0) on = getenv("BANYAN_GRAVITY_TRACE") != NULL;
-    const double now = bn_wall_seconds();
-    if (on) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
-    *t = now;
-}
 
 /* The trees received, walked on the device for every local group; their
  * interaction counts kept (each walk waits for its counts). */
@@ -54,9 +45,9 @@ bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_
         memset(&src, 0, sizeof src);
         double t = bn_wall_seconds();
         s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
-        trace("received tree uploaded", &t);
+        bn_trace_stage("received tree uploaded", &t);
         if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
-        trace("received tree walked", &t);
+        bn_trace_stage("received tree walked", &t);
         bn_gpu_source_free(&src, st->s);
         if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
     }
@@ -156,9 +147,9 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     memset(&x, 0, sizeof x);
     bn_status s = exchange(st, g, acc_old, &lets, &x); /* agreed */
     keep_exchange(&st->remote, &x);
-    trace("LET exchange", &t);
+    bn_trace_stage("LET exchange", &t);
     if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, act, lets, P));
-    trace("received trees walked", &t);
+    bn_trace_stage("received trees walked", &t);
     bn_lets_free(lets, P);
     return s;
 }

@@ -5,6 +5,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "gravity/force_checks.h"
 #include "gravity/tune.h"
 #include "parallel/comm.h"
@@ -83,23 +84,13 @@ static bn_status targeted_forces(bn_gravity *g, size_t n_local)
     return g->ops->stats(g->state, &g->stats);
 }
 
-/* BANYAN_GRAVITY_TRACE=1: the stages of a call from host arrays timed to
- * stderr (a tuning aid; the library prints nothing otherwise). */
-static void call_trace(const char *stage, double *t)
-{
-    static int on = -1;
-    if (on < 0) on = getenv("BANYAN_GRAVITY_TRACE") != NULL;
-    const double now = bn_wall_seconds();
-    if (on) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
-    *t = now;
-}
 
 /* Forces, then down to p with their check (first_bad from the copy). */
 static bn_status download_checked(bn_gravity *g, bn_particles *p, double *t)
 {
     size_t first_bad = p->n;
     bn_status s = g->ops->download_forces(g->state, p, &first_bad);
-    call_trace("forces and download", t);
+    bn_trace_stage("forces and download", t);
     if (s == BN_OK) s = bn_force_outputs_check(&g->params, p, first_bad);
     return bn_comm_agree(g->comm, s);
 }
@@ -136,7 +127,7 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
      * from the summary of the same pass), forces down */
     bn_input_summary sum;
     BN_TRY(bn_comm_agree(g->comm, g->ops->upload_positions(g->state, p, &sum)));
-    call_trace("upload and inspect", &t);
+    bn_trace_stage("upload and inspect", &t);
     BN_TRY(judge_inputs(g, p, &sum));
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
@@ -149,6 +140,6 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
         BN_TRY(g->ops->forces(g->state, &g->stats));
     memset(&g->stats, 0, sizeof g->stats);
     BN_TRY(g->ops->forces(g->state, &g->stats));
-    call_trace("forces (queued)", &t);
+    bn_trace_stage("forces (queued)", &t);
     return download_checked(g, p, &t);
 }

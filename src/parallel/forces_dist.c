@@ -8,6 +8,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "parallel/comm.h"
 #include "parallel/let.h"
 #include "tree/tree.h"
@@ -180,16 +181,21 @@ bn_status bn_let_exchange_start_with(const bn_comm *c, const bn_let_packer *pk, 
     bn_let_pending *p = bn_calloc(1, sizeof *p, "pending exchange");
     size_t *counts = p ? bn_calloc(3 * (size_t)P, sizeof *counts, "exchange counts") : NULL;
     if (p) p->counts = counts;
+    double t = t0;
     bn_status s = !counts ? BN_ERR_NOMEM : pk ? pk->boxes(pk->ctx, &box, &nbox) : BN_OK;
+    bn_trace_stage("exchange: target boxes", &t);
     /* a box is BN_LET_BOX doubles: gathered as one record each */
     if ((s = bn_comm_agree(c, s)) == BN_OK)
         s = bn_comm_gather(c, -1, box, nbox, BN_LET_BOX * sizeof *box, &boxes, &n_box, counts + 2 * P);
     free(box);
+    bn_trace_stage("exchange: boxes gathered", &t);
     uint64_t *send = NULL;
     if (s == BN_OK) s = bn_comm_agree(c, pack_all(x, pk, boxes, counts + 2 * P, &send, counts));
     free(boxes);
+    bn_trace_stage("exchange: trees packed", &t);
     if (s == BN_OK) s = bn_comm_alltoallv_start(c, send, counts, sizeof *send, counts + P, &p->x); /* owns send */
     else free(send);
+    bn_trace_stage("exchange: sends started", &t);
     if (let) let->t_exchange += bn_wall_seconds() - t0;
     if (s != BN_OK) {
         let_pending_free(p);
@@ -226,9 +232,12 @@ bn_status bn_let_exchange_finish(const bn_comm *c, bn_let_pending *p, bn_let **l
     const dist_ctx cx = {c, NULL, let, NULL};
     void *in = NULL;
     size_t n_in = 0;
+    double t = t0;
     bn_status s = bn_comm_alltoallv_wait(c, p->x, &in, &n_in);
+    bn_trace_stage("exchange: trees received", &t);
     bn_let *lets = bn_calloc((size_t)P, sizeof *lets, "received trees");
     if (s == BN_OK) s = bn_comm_agree(c, lets ? unpack_all(&cx, in, p->counts + P, lets) : BN_ERR_NOMEM);
+    bn_trace_stage("exchange: trees unpacked", &t);
     if (let) let->t_exchange += bn_wall_seconds() - t0;
     free(in);
     let_pending_free(p);

@@ -1,0 +1,14 @@
+/* See trace.h. */
+#include "core/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include "core/timer.h"
+
+void bn_trace_stage(const char *stage, double *t)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("BANYAN_GRAVITY_TRACE") != NULL;
+    const double now = bn_wall_seconds();
+    if (on) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
+    *t = now;
+}
