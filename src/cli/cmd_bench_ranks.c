@@ -121,11 +121,10 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
         const double t0 = bn_wall_seconds();
         if (s == BN_OK) s = bn_simulation_step(sim, NULL);
         if (s == BN_OK) s = bn_simulation_finish(sim);
-        double v[2] = {bn_wall_seconds() - t0, 0};
-        const bn_block_info b = bn_simulation_block_info(sim);
-        double active = b.n_bins > 0 ? (double)b.n_active : n_all / bn_comm_size(c);
+        double v[1] = {bn_wall_seconds() - t0};
+        const bn_block_info b = bn_simulation_block_info(sim); /* counts over every rank */
+        const double active = b.n_bins > 0 ? (double)b.n_active : n_all;
         if (s == BN_OK) s = bn_comm_allreduce(c, v, 1, BN_REDUCE_MAX);
-        if (s == BN_OK) s = bn_comm_allreduce(c, &active, 1, BN_REDUCE_SUM);
         if (s != BN_OK) break;
         r->step_mean += v[0] / (double)o->steps;
         r->active_mean += active / n_all / (double)o->steps;
