@@ -112,7 +112,49 @@ def table(kind, shares, net, alpha, top_tree=True):
               f"{100 * ideal / t:.0f}% |")
 
 
+# ---- measured on 2 H100s of one host (issue 18, BENCHMARKS.md session 18) --
+# One rank per GPU, Plummer 2^25 per GPU, the tuned settings; the force
+# call's stages (slowest rank, median of the steady calls, ms). These
+# replace the assumptions above for the code as it is built now.
+M2 = {
+    "t_loc": 80.0, "t_walk": 62.2,  # one GPU, 2^25 (forces 80.0 ms, walk 62.2)
+    "bodies_sent": 4449838 / 2, "cells_sent": 870691 / 2,  # per rank, per call
+    "boxes": 3.0, "pack": 208.0, "transfer": 126.0, "unpack": 95.0, "upload": 100.0,  # host staging
+    "remote_walk": 116.0,  # the received tree's walk on the device
+    "t_2gpu": 642.4,  # the measured call on 2 GPUs
+}
+WIRE_BODY, WIRE_CELL = 32, 112  # bytes on the wire: doubles (x, y, z, m; a cell 64 B and 6 quadrupole doubles)
+NVLINK = 150e9  # assumed from the device's NCCL all-reduce (329 GB/s bus bandwidth): device to device per direction
+
+
+def measured_two_gpus():
+    """What the 2-GPU measurement says about the model, and what each fix would buy."""
+    m, share = M2, 2.0**25
+    f = m["bodies_sent"] / share
+    volume = m["bodies_sent"] * WIRE_BODY + m["cells_sent"] * WIRE_CELL
+    host = m["pack"] + m["transfer"] + m["unpack"] + m["upload"]
+    alpha = m["remote_walk"] / (f * m["t_walk"])
+    print(f"\nmeasured, 2 H100s, 2^25 per GPU: LET fraction {f:.3f} (the model: {let_fraction(2, share):.3f}), "
+          f"{volume / 1e6:.0f} MB per rank per call, host staging {host:.0f} ms = {volume / host / 1e6:.2f} GB/s "
+          f"(the model: {min(NET[list(NET)[0]][0], PCIE_STAGING) / 1e9:.0f} GB/s), alpha on the GPU {alpha:.0f} "
+          f"(the model: {ALPHA:.1f} from the CPU backend)")
+    rows = [
+        ("as built (host staging, trees walked apart)", m["t_loc"] + host + m["remote_walk"]),
+        ("device to device (NCCL over NVLink), trees walked apart",
+         m["t_loc"] + volume / NVLINK * 1e3 + m["remote_walk"]),
+        ("host staging, received trees walked as fast as the local one (alpha 1)",
+         m["t_loc"] + host + f * m["t_walk"]),
+        ("device to device and alpha 1", m["t_loc"] + volume / NVLINK * 1e3 + f * m["t_walk"]),
+    ]
+    print("| the exchange | step ms (model) | weak efficiency |")
+    print("|---|---|---|")
+    print(f"| measured | {m['t_2gpu']:.0f} | {100 * m['t_loc'] / m['t_2gpu']:.0f}% |")
+    for name, t in rows:
+        print(f"| {name} | {t:.0f} | {100 * m['t_loc'] / t:.0f}% |")
+
+
 def main():
+    measured_two_gpus()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:

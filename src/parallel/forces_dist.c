@@ -75,18 +75,20 @@ static bn_status pack_all(const dist_ctx *x, const bn_let_packer *pk, const doub
     size_t *first_box = bn_alloc_array((size_t)P, sizeof *first_box, "locally essential trees");
     for (int d = 0; first_box && d < P; d++) first_box[d] = d ? first_box[d - 1] + box_count[d - 1] : 0;
     bn_status s = msg && first_box ? BN_OK : BN_ERR_NOMEM;
+    bn_status *got = s == BN_OK && pk ? bn_calloc((size_t)P, sizeof *got, "locally essential trees") : NULL;
+    if (s == BN_OK && pk && !got) s = BN_ERR_NOMEM;
     if (s == BN_OK && pk) {
-        bn_status failed = BN_OK; /* the first failure's status */
 #pragma omp parallel for schedule(dynamic, 1) if (pk->concurrent)
         for (int d = 0; d < P; d++) {
             if (d == me || box_count[d] == 0) continue; /* itself, or a rank without targets */
-            const bn_status r = pk->pack(pk->ctx, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], msg + d);
-#pragma omp critical(bn_let_pack_failed)
-            if (r != BN_OK && failed == BN_OK) failed = r;
+            got[d] = pk->pack(pk->ctx, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], msg + d);
         }
-        if (failed != BN_OK) /* the packers' messages are their threads' */
-            s = bn_fail(failed, "locally essential trees: cannot pack the messages");
+        for (int d = 0; d < P && s == BN_OK; d++) /* the first failure in rank order; its message was its thread's */
+            if (got[d] != BN_OK)
+                s = pk->concurrent ? bn_fail(got[d], "locally essential tree for rank %d: cannot pack it", d)
+                                   : bn_fail_context(got[d], "the locally essential tree for rank %d", d);
     }
+    free(got);
     size_t total = 0;
     for (int d = 0; msg && d < P; d++) total += counts[d] = msg[d].n;
     *send = s == BN_OK ? bn_alloc_array(total, sizeof **send, "locally essential trees to send") : NULL;
