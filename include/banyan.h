@@ -391,6 +391,25 @@ BN_API bn_status bn_ic_model_parse(const char *s, bn_ic_model *out);
  * origin. */
 BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
 
+/* ---- Parameters by name (for bindings: Python's ctypes, and tools) ---- */
+/* sizeof of a public struct by its name ("bn_particles",
+ * "bn_gravity_params", "bn_integrator_params", "bn_ic_params",
+ * "bn_energies", "bn_snapshot_meta", "bn_force_stats", "bn_units"), 0 for
+ * another name: a binding checks its own layout, or allocates an opaque
+ * buffer of this size. */
+BN_API size_t bn_sizeof(const char *type);
+/* The defaults of bn_gravity_params, bn_integrator_params, bn_ic_params or
+ * bn_snapshot_meta (by name) written to out. */
+BN_API bn_status bn_struct_default(void *out, const char *type);
+/* One field of a bn_gravity_params (section "Gravity"),
+ * bn_integrator_params ("TimeIntegration") or bn_ic_params
+ * ("InitialConditions") set from text, as a parameter file's key of that
+ * section is (the same names, types, ranges and messages; a setting an
+ * error target would choose counts as given), or read back as text. */
+BN_API bn_status bn_params_set_text(void *params, const char *section, const char *key, const char *value);
+BN_API bn_status bn_params_get_text(const void *params, const char *section, const char *key, char *buf,
+                                    size_t size);
+
 /* ---- Galaxies: halo, bulge and disk in equilibrium (banyan ic galaxy) ---- */
 /*
  * Every component has a total mass (after its truncation), a scale and a
@@ -530,6 +549,11 @@ typedef struct bn_snapshot_meta {
 } bn_snapshot_meta;
 
 BN_API bn_snapshot_meta bn_snapshot_meta_default(void);
+/* A header's number by name (time, redshift, box_size, G, length_in_cm,
+ * mass_in_g, velocity_in_cm_per_s): *set written to it when set is not
+ * NULL (G: the units' and the gravity parameters', which the writer
+ * stores), then its value to *get when get is not NULL. For bindings. */
+BN_API bn_status bn_snapshot_meta_number(bn_snapshot_meta *m, const char *key, const double *set, double *get);
 /* Write p (with Acceleration and Potential when p->acc is set) to path,
  * through a temporary file renamed at the end: one /PartTypeN group per
  * part type present (p->type; NULL: all /PartType1), each in p's order. */

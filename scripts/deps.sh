@@ -3,11 +3,12 @@
 # nothing (and needs no network) when everything is present.
 set -euo pipefail
 # `deps.sh test` adds what only the tests use: yt (Debian's python3-yt,
-# for the check that yt opens our snapshots) and h5dump.
+# for the check that yt opens our snapshots), h5dump, and numpy, pytest
+# and matplotlib for the Python package's tests (tests/cli_python.sh).
 pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev libfftw3-dev
       libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "test" ]; then
-  pkgs+=(hdf5-tools python3-yt python3-h5py)
+  pkgs+=(hdf5-tools python3-yt python3-h5py python3-numpy python3-pytest python3-matplotlib)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

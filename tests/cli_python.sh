@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The Python package (python/, issue 20): its pytest suite against the
+# library built beside this banyan program (BANYAN_LIB), then `pip
+# install ./python` into a scratch folder and the installed package used
+# from elsewhere with the library it copied. Skipped (77) without
+# Debian's python3 with numpy and pytest, and for the sanitizer build
+# (its library needs the sanitizers' runtime preloaded into python).
+set -u
+here="$(cd "$(dirname "$0")/.." && pwd)"
+lib="$(cd "$(dirname "$1")" && pwd)/libbanyan.so"
+py=/usr/bin/python3
+"$py" -c "import numpy, pytest" 2>/dev/null || { echo "SKIP: no numpy or pytest for $py"; exit 77; }
+[ -f "$lib" ] || { echo "SKIP: no $lib"; exit 77; }
+ldd "$lib" | grep -q libasan && { echo "SKIP: $lib is the sanitizer build's"; exit 77; }
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+fail=0
+BANYAN_LIB="$lib" "$py" -m pytest -q -p no:cacheprovider "$here/python/tests" || fail=1
+# pip builds in the source tree: a copy of python/ beside a build/ with the library keeps the checkout clean
+mkdir -p "$scratch/src/build" && cp -r "$here/python" "$scratch/src/python" && cp "$lib" "$scratch/src/build/"
+"$py" -m pip install -q --no-build-isolation --no-deps --target "$scratch/site" "$scratch/src/python" \
+    >"$scratch/pip.log" 2>&1 || { echo "FAIL: pip install ./python: $(tail -3 "$scratch/pip.log")"; fail=1; }
+(cd / && env -u BANYAN_LIB PYTHONPATH="$scratch/site" "$py" -c '
+import banyan, numpy as np
+assert banyan._lib.path.endswith("site/banyan/libbanyan.so"), banyan._lib.path
+p = banyan.ic.plummer(1000, seed=2)
+acc, pot = banyan.forces(p.pos, p.mass, eps=1e-2, backend="cpu")
+assert acc.shape == (1000, 3) and np.isfinite(pot).all()
+print("installed package:", banyan._lib.path)') || { echo "FAIL: the installed package"; fail=1; }
+[ $fail -eq 0 ] && echo "cli_python: all passed"
+exit $fail
