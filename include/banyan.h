@@ -394,7 +394,8 @@ BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
 /* ---- Parameters by name (for bindings: Python's ctypes, and tools) ---- */
 /* sizeof of a public struct by its name ("bn_particles",
  * "bn_gravity_params", "bn_integrator_params", "bn_ic_params",
- * "bn_energies", "bn_snapshot_meta", "bn_force_stats", "bn_units"), 0 for
+ * "bn_energies", "bn_snapshot_meta", "bn_force_stats", "bn_units",
+ * "bn_mesh", "bn_mesh_ic_params", "bn_field_params", "bn_field_stats"), 0 for
  * another name: a binding checks its own layout, or allocates an opaque
  * buffer of this size. */
 BN_API size_t bn_sizeof(const char *type);

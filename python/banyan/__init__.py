@@ -17,10 +17,12 @@ import ctypes
 import numpy as np
 
 from . import _lib, ic, plot
+from .mesh import Mesh, potential
 from ._lib import BanyanError
 from .particles import CParticles, Particles, from_c, owned
 
-__all__ = ["BanyanError", "Particles", "Simulation", "forces", "gpu_available", "ic", "plot", "read", "write"]
+__all__ = ["BanyanError", "Mesh", "Particles", "Simulation", "forces", "gpu_available", "ic", "plot", "potential", "read",
+           "write"]
 
 
 def gpu_available():

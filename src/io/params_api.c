@@ -38,7 +38,9 @@ size_t bn_sizeof(const char *type)
     } sizes[] = {{"bn_particles", sizeof(bn_particles)},   {"bn_gravity_params", sizeof(bn_gravity_params)},
                  {"bn_integrator_params", sizeof(bn_integrator_params)}, {"bn_ic_params", sizeof(bn_ic_params)},
                  {"bn_energies", sizeof(bn_energies)},     {"bn_snapshot_meta", sizeof(bn_snapshot_meta)},
-                 {"bn_force_stats", sizeof(bn_force_stats)}, {"bn_units", sizeof(bn_units)}};
+                 {"bn_force_stats", sizeof(bn_force_stats)}, {"bn_units", sizeof(bn_units)},
+                 {"bn_mesh", sizeof(bn_mesh)},             {"bn_mesh_ic_params", sizeof(bn_mesh_ic_params)},
+                 {"bn_field_params", sizeof(bn_field_params)}, {"bn_field_stats", sizeof(bn_field_stats)}};
     for (size_t i = 0; type && i < sizeof sizes / sizeof sizes[0]; i++)
         if (!strcmp(sizes[i].name, type)) return sizes[i].size;
     return 0;
