@@ -15,7 +15,8 @@ export OMP_NUM_THREADS=2
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-common="-P InitialConditions:n:512 -P Gravity:backend:cpu -P Snapshots:render:no -P TimeIntegration:t_end:0.25
+# BANYAN_TEST_BACKEND=gpu: the same checks on the GPU backend (run on the device by hand)
+common="-P InitialConditions:n:512 -P Gravity:backend:${BANYAN_TEST_BACKEND:-cpu} -P Snapshots:render:no -P TimeIntegration:t_end:0.25
   -P Snapshots:interval:0.125 -P Statistics:interval:0 -P TimeIntegration:eta:0.02"
 block="-P TimeIntegration:time_bins:4"
 # energy.txt without comments and the wall-time column (the last of the

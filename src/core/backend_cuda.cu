@@ -739,12 +739,59 @@ bn_status cuda_set_comm(void *p, const bn_comm *c)
     return BN_OK;
 }
 
+/* Restart files: the bins by uploaded index (the device keeps them in key
+ * order, orig maps), all 0 before the first block kick. */
+bn_status check_bin_count(const bn_cuda_state *st, size_t n)
+{
+    if (n == (size_t)st->n) return BN_OK;
+    return bn_fail(BN_ERR_ARGUMENT, "time bins: %zu given for %d particles", n, st->n);
+}
+
+bn_status cuda_bins_read(void *p, uint8_t *out, size_t n)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(check_bin_count(st, n));
+    if (!st->bin || n == 0) {
+        memset(out, 0, n);
+        return BN_OK;
+    }
+    uint8_t *bin = (uint8_t *)bn_alloc(n, "time bins");
+    int *orig = (int *)bn_alloc(n * sizeof(int), "time bins");
+    bn_status r = bin && orig ? BN_OK : BN_ERR_NOMEM;
+    if (r == BN_OK) r = bn_cuda_read(bin, st->bin, n, "time bins", st->s);
+    if (r == BN_OK) r = bn_cuda_read(orig, st->orig, n * sizeof(int), "time bins", st->s);
+    for (size_t i = 0; r == BN_OK && i < n; i++) out[orig[i]] = bin[i];
+    free(bin);
+    free(orig);
+    return r;
+}
+
+bn_status cuda_bins_write(void *p, const uint8_t *in, size_t n)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    BN_TRY(check_bin_count(st, n));
+    BN_TRY(ensure_block_buffers(st));
+    if (n == 0) return BN_OK;
+    uint8_t *bin = (uint8_t *)bn_alloc(n, "time bins");
+    int *orig = (int *)bn_alloc(n * sizeof(int), "time bins");
+    bn_status r = bin && orig ? BN_OK : BN_ERR_NOMEM;
+    if (r == BN_OK) r = bn_cuda_read(orig, st->orig, n * sizeof(int), "time bins", st->s);
+    for (size_t i = 0; r == BN_OK && i < n; i++) bin[i] = in[orig[i]];
+    if (r == BN_OK && cudaMemcpyAsync(st->bin, bin, n, cudaMemcpyHostToDevice, st->s) != cudaSuccess)
+        r = bn_cuda_fail(cudaGetLastError(), "time bins up", __FILE__, __LINE__);
+    if (r == BN_OK && cudaStreamSynchronize(st->s) != cudaSuccess) /* bin is read before it is freed */
+        r = bn_cuda_fail(cudaGetLastError(), "time bins up", __FILE__, __LINE__);
+    free(bin);
+    free(orig);
+    return r;
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
-    NULL, NULL, /* bins_read, bins_write: on branch restart, not yet run on a GPU */
+    cuda_bins_read, cuda_bins_write,
     NULL,       /* costs_set: not yet */
 };
 } // namespace
