@@ -39,10 +39,11 @@ class FieldStats_c(ctypes.Structure):
                                   "t_download", "n_pp", "n_pc", "n_near")] + \
                [("n_sources", ctypes.c_size_t), ("n_targets", ctypes.c_size_t), ("n_nodes", ctypes.c_long),
                 ("n_groups", ctypes.c_long), ("device_bytes_peak", ctypes.c_size_t), ("backend", ctypes.c_char_p),
-                ("theta", _d), ("sample_p99", _d)]
+                ("theta", _d), ("sample_p99", _d), ("t_tuning", _d)]
 
 
-for _cls, _name in ((Mesh_c, b"bn_mesh"), (MeshIC_c, b"bn_mesh_ic_params"), (FieldParams_c, b"bn_field_params")):
+for _cls, _name in ((Mesh_c, b"bn_mesh"), (MeshIC_c, b"bn_mesh_ic_params"), (FieldParams_c, b"bn_field_params"),
+                     (FieldStats_c, b"bn_field_stats")):
     if ctypes.sizeof(_cls) != _lib.sizeof(_name):
         raise ImportError(f"banyan: {_lib.path} has another {_name.decode()} layout: rebuild the package with it")
 
@@ -187,7 +188,8 @@ def potential(mesh, kind="gravity", method="tree", backend=None, theta=None, G=N
     try:
         _lib.check(_field_mesh(f, mesh._ptr, None))
         st = _field_stats(f).contents
-        return {name: getattr(st, name) for name, _ in FieldStats_c._fields_ if name != "backend"} | \
-            {"backend": st.backend.decode() if st.backend else ""}
+        out = {name: getattr(st, name) for name, _ in FieldStats_c._fields_ if name != "backend"}
+        out["backend"] = st.backend.decode() if st.backend else ""
+        return out
     finally:
         _field_free(f)

@@ -166,6 +166,7 @@ bn_status cli_bench_search(const bn_comm *c, const bench_opts *o, bn_particles *
     bn_gravity *grav = NULL;
     bn_status s = bn_gravity_create(&grav, &o->g);
     if (s == BN_OK && bn_comm_size(c) > 1) s = bn_gravity_set_comm(grav, c);
+    if (bn_comm_size(c) > 1) s = bn_comm_agree(c, s); /* one rank's failure stops them all here */
     if (s != BN_OK) {
         bn_gravity_free(grav);
         return s;

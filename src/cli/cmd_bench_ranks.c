@@ -109,11 +109,13 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
 {
     bn_simulation *sim = NULL;
     bn_status s = bn_comm_agree(c, bn_simulation_create(&sim));
-    if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_comm(sim, c));
+    if (s != BN_OK) return s;
+    s = bn_comm_agree(c, bn_simulation_set_comm(sim, c));
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_gravity(sim, &r->g));
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_integrator(sim, &o->integ));
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_particles(sim, mine));
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
+    s = bn_comm_agree(c, s); /* every rank reaches it: the steps below start together or not at all */
     r->step_best = -1;
     const double t_start = bn_simulation_time(sim);
     for (long k = 0; s == BN_OK && k < o->steps; k++) {
@@ -121,6 +123,7 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
         const double t0 = bn_wall_seconds();
         if (s == BN_OK) s = bn_simulation_step(sim, NULL);
         if (s == BN_OK) s = bn_simulation_finish(sim);
+        s = bn_comm_agree(c, s); /* a rank whose step failed alone stops every rank here */
         double v[1] = {bn_wall_seconds() - t0};
         const bn_block_info b = bn_simulation_block_info(sim); /* counts over every rank */
         const double active = b.n_bins > 0 ? (double)b.n_active : n_all;
@@ -139,10 +142,10 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
     if (s == BN_OK) s = line_up(c);
     const double t0 = bn_wall_seconds();
     while (s == BN_OK && made < o->steps) {
-        s = bn_simulation_advance(sim, INFINITY, o->steps - made, &more);
+        s = bn_comm_agree(c, bn_simulation_advance(sim, INFINITY, o->steps - made, &more));
         made += more;
     }
-    if (s == BN_OK) s = bn_simulation_finish(sim);
+    if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_finish(sim));
     r->batch_mean = made > 0 ? (bn_wall_seconds() - t0) / (double)made : 0;
     if (s == BN_OK) s = bn_comm_allreduce(c, &r->batch_mean, 1, BN_REDUCE_MAX);
     bn_simulation_free(sim);
@@ -190,7 +193,9 @@ bn_status cli_bench_ranks(const bn_comm *c, const bench_opts *o, const bn_partic
     if (s == BN_OK) s = bn_comm_allreduce(c, &n_max, 1, BN_REDUCE_MAX);
     r->ranks.n_local_max = (size_t)n_max;
     if (s == BN_OK) s = time_forces(c, o, mine, r, backend);
-    if (s == BN_OK && strcmp(*backend, "gpu") == 0) s = count_devices(c, &r->g, &r->ranks.devices_distinct);
+    double gpu = s == BN_OK && strcmp(*backend, "gpu") == 0; /* every rank counts, or none (auto may differ) */
+    if (s == BN_OK) s = bn_comm_allreduce(c, &gpu, 1, BN_REDUCE_MAX);
+    if (s == BN_OK && gpu > 0) s = count_devices(c, &r->g, &r->ranks.devices_distinct);
     if (s == BN_OK && o->steps > 0) s = time_steps(c, o, mine, (double)all->n, r);
     bn_domain_release(&d);
     bn_particles_free(mine);

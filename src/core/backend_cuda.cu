@@ -384,7 +384,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
         s = build_tree(st, &g);
         if (s == BN_OK) s = poll_tree(st); /* the host copy needs the shape and ref */
         if (s == BN_OK) s = bn_cuda_tree_ready(st);
-        if (s == BN_OK && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
+        if (s == BN_OK && g.mac == BN_MAC_ACCEL && bn_cuda_let_on_host()) s = bn_cuda_old_accel(st, &acc_old);
         if (s == BN_OK) s = measure_costs(st, &all);
         if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, &all, st->acc, st->walk, NULL, st->s);
     }
@@ -479,7 +479,8 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     bn_gpu_active act;
     memset(&act, 0, sizeof act);
     double *acc_old = NULL; /* several ranks, the accel criterion's target boxes */
-    if (s == BN_OK && ranks && st->n > 0 && g.mac == BN_MAC_ACCEL) s = bn_cuda_old_accel(st, &acc_old);
+    if (s == BN_OK && ranks && st->n > 0 && g.mac == BN_MAC_ACCEL && bn_cuda_let_on_host())
+        s = bn_cuda_old_accel(st, &acc_old);
     if (s == BN_OK && st->n > 0) s = select_active(st, bin_min, &act);
     if (s == BN_OK && st->n > 0 && ranks) s = measure_costs(st, &act);
     if (s == BN_OK && st->n > 0) s = bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s);

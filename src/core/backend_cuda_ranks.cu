@@ -86,6 +86,8 @@ bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out)
     return BN_OK;
 }
 
+int bn_cuda_let_on_host(void) { return getenv("BANYAN_LET_HOST") != NULL; }
+
 bn_status bn_cuda_tree_ready(bn_cuda_state *st)
 {
     if (!st->let_s) { /* high priority: its small kernels go before the waiting blocks of the local walk */
@@ -116,7 +118,7 @@ bn_status device_pack(void *ctx, const double *boxes, int n, bn_words *msg)
  * first way, kept to compare against: every node and body downloaded). */
 bn_status exchange(bn_cuda_state *st, const bn_gravity_params *g, const double *acc_old, bn_let **lets, bn_let_stats *x)
 {
-    if (getenv("BANYAN_LET_HOST")) {
+    if (bn_cuda_let_on_host()) {
         bn_tree host;
         memset(&host, 0, sizeof host);
         BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));

@@ -93,6 +93,10 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
  * the local walk is queued: the exchange's packing on its own stream
  * starts from here, beside the walk. */
 bn_status bn_cuda_tree_ready(bn_cuda_state *st);
+/* BANYAN_LET_HOST=1: the exchange packs the tree's host copy (the first
+ * way, kept to compare against); its accel criterion's boxes need the old
+ * |a| on the host (bn_cuda_old_accel), the device's packer does not. */
+int bn_cuda_let_on_host(void);
 /* Several ranks: the particles' measured costs (backend.h's costs()). */
 bn_status bn_cuda_costs(void *state, double *out, double *total, int *measured);
 

@@ -78,10 +78,12 @@ static bn_status pack_all(const dist_ctx *x, const bn_let_packer *pk, const doub
     bn_status *got = s == BN_OK && pk ? bn_calloc((size_t)P, sizeof *got, "locally essential trees") : NULL;
     if (s == BN_OK && pk && !got) s = BN_ERR_NOMEM;
     if (s == BN_OK && pk) {
+        int failed = 0; /* one at a time: the first failure stops (its message is then the last) */
 #pragma omp parallel for schedule(dynamic, 1) if (pk->concurrent)
         for (int d = 0; d < P; d++) {
-            if (d == me || box_count[d] == 0) continue; /* itself, or a rank without targets */
+            if (d == me || box_count[d] == 0 || (!pk->concurrent && failed)) continue; /* itself, no targets */
             got[d] = pk->pack(pk->ctx, boxes + BN_LET_BOX * first_box[d], (int)box_count[d], msg + d);
+            if (!pk->concurrent && got[d] != BN_OK) failed = 1;
         }
         for (int d = 0; d < P && s == BN_OK; d++) /* the first failure in rank order; its message was its thread's */
             if (got[d] != BN_OK)
