@@ -1,5 +1,17 @@
 """A run's health in one look (matplotlib, imported when used): the
-energy log's relative energy error and momenta against time."""
+energy log's relative energy error and momenta against time, and a
+benchmark's errors against its time. Also a command (what `banyan plot`
+runs):
+
+    python3 -m banyan.plot_command energy.txt -o energy.png
+    python3 -m banyan.plot_command --errors bench.json -o errors.png
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
 import numpy as np
 
 
@@ -13,13 +25,30 @@ def read_energy_log(path):
     return {name: rows[:, i] for i, name in enumerate(names)}
 
 
-def energy(path, out=None):
-    """|E - E0| / |E0|, |P| and |L| against time from an energy log; the
-    figure, saved to `out` (PNG) when given."""
+def _pyplot(out):
     import matplotlib
     if out is not None:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, out):
+    """Through a temporary file in out's folder, renamed at the end."""
+    fd, tmp = tempfile.mkstemp(suffix=".png", dir=os.path.dirname(os.path.abspath(out)))
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=100, format="png")
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def energy(path, out=None):
+    """|E - E0| / |E0|, |P| and |L| against time from an energy log; the
+    figure, saved to `out` (PNG) when given."""
+    plt = _pyplot(out)
     log = read_energy_log(path)
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7, 6))
     err = np.where(log["rel_error"] > 0, log["rel_error"], np.nan)
@@ -32,5 +61,62 @@ def energy(path, out=None):
     fig.suptitle(str(path))
     fig.tight_layout()
     if out is not None:
-        fig.savefig(out, dpi=100)
+        _save(fig, out)
     return fig
+
+
+def read_bench(path):
+    """The JSON objects of `banyan bench --json` runs, one after another."""
+    text, rows, at, dec = open(path).read(), [], 0, json.JSONDecoder()
+    while text[at:].strip():
+        at += len(text[at:]) - len(text[at:].lstrip())
+        row, at = dec.raw_decode(text, at)
+        rows.append(row)
+    return rows
+
+
+def errors(path, out=None):
+    """p99 (and p50) of |a - a_ref| / |a_ref| against the force time of
+    `banyan bench --json --check` runs, each labelled by its criterion and
+    theta; the figure, saved to `out` when given."""
+    rows = [r for r in read_bench(path) if "err_p99" in r]
+    if not rows:
+        raise ValueError(f"{path}: no `banyan bench --json --check` results (err_p99) in it")
+    plt = _pyplot(out)
+    fig, ax = plt.subplots(figsize=(7, 5))
+    t = np.array([1e3 * r["t_total"] for r in rows])
+    ax.loglog(t, [r["err_p99"] for r in rows], "o", label="p99")
+    ax.loglog(t, [r["err_p50"] for r in rows], "x", label="p50")
+    for x, r in zip(t, rows):
+        ax.annotate(f"{r['mac']} {r['theta']:g}", (x, r["err_p99"]), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")
+    ax.set_xlabel("force time (ms)")
+    ax.set_ylabel("|a - a_ref| / |a_ref|")
+    ax.legend()
+    fig.suptitle(str(path))
+    fig.tight_layout()
+    if out is not None:
+        _save(fig, out)
+    return fig
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="banyan plot", description="a run's energy log, or a benchmark's errors, as PNG")
+    ap.add_argument("input", help="energy.txt of banyan run, or with --errors the JSON of banyan bench --json --check")
+    ap.add_argument("-o", "--output", required=True, help="the PNG to write")
+    ap.add_argument("--errors", action="store_true", help="the input is banyan bench JSON: error against time")
+    a = ap.parse_args(argv)
+    if not os.path.exists(a.input):
+        print(f"banyan plot: error: {a.input}: no such file", file=sys.stderr)
+        return 1
+    if os.path.exists(a.output) and os.path.samefile(a.input, a.output):
+        print(f"banyan plot: error: the output {a.output} is the input", file=sys.stderr)
+        return 1
+    try:
+        (errors if a.errors else energy)(a.input, a.output)
+    except (ValueError, KeyError, json.JSONDecodeError) as e:
+        print(f"banyan plot: error: {a.input}: {e}", file=sys.stderr)
+        return 1
+    print(f"banyan plot: wrote {a.output}")
+    return 0
+

@@ -20,6 +20,7 @@ int bn_cmd_run(int argc, char **argv);
 int bn_cmd_render(int argc, char **argv);
 int bn_cmd_info(int argc, char **argv);
 int bn_cmd_convert(int argc, char **argv);
+int bn_cmd_plot(int argc, char **argv);
 int bn_cmd_bench(int argc, char **argv);
 int bn_cmd_potential(int argc, char **argv);
 int bn_cmd_mesh_ic(int argc, char **argv);

@@ -25,6 +25,7 @@ static const command commands[] = {
     {"render", bn_cmd_render, "render the projected log density of a snapshot to PNG", 0},
     {"convert", bn_cmd_convert, "write a snapshot in another format (HDF5, GADGET-2, tipsy)", 0},
     {"info", bn_cmd_info, "describe a snapshot", 0},
+    {"plot", bn_cmd_plot, "an energy log or a benchmark's errors as PNG (Python's matplotlib)", 0},
     {"galaxy-shape", bn_cmd_galaxy_shape, "a galaxy snapshot's Lagrangian radii, disk scale height and Q", 0},
     {"bench", bn_cmd_bench, "time the force computation stage by stage (also under mpirun)", 1},
     {"potential", bn_cmd_potential, "potential (or streamfunction) of a field on an AMR mesh file (also under mpirun)", 1},
