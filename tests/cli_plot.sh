@@ -37,6 +37,8 @@ cmp -s e.txt run/energy.txt || fail "the input was changed"
 "$banyan" plot --errors run/energy.txt -o x.png 2>err.txt && fail "an energy log taken as bench JSON"
 grep -q "energy.txt" err.txt || fail "wrong kind: $(cat err.txt)"
 "$banyan" plot bench.json -o y.png 2>err.txt && fail "bench JSON taken as an energy log"
+"$banyan" plot run/energy.txt -o no/such/dir/e.png 2>err.txt && fail "an output in a missing folder"
+grep -q "no/such/dir/e.png" err.txt || fail "missing output folder: $(cat err.txt)"
 [ -e m.png ] || [ -e x.png ] || [ -e y.png ] && fail "a refused plot left a file: $(ls)"
 [ $failures -eq 0 ] && echo "cli_plot: all passed"
 exit $((failures > 0))

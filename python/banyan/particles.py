@@ -15,7 +15,9 @@ class Particles:
     halo, 2 disk, 3 bulge for galaxies), or None (all PartType1)."""
 
     def __init__(self, pos, mass, vel=None, ids=None, acc=None, pot=None, ptype=None):
-        self.pos = np.array(pos, dtype=np.float64, copy=True).reshape(-1, 3)
+        self.pos = np.array(pos, dtype=np.float64, copy=True)
+        if self.pos.ndim != 2 or self.pos.shape[1] != 3:
+            raise ValueError(f"positions must be shaped (N, 3), got {self.pos.shape}")
         n = len(self.pos)
         self.mass = np.broadcast_to(np.asarray(mass, dtype=np.float64), (n,)).copy()
         self.vel = np.zeros((n, 3)) if vel is None else np.array(vel, dtype=np.float64).reshape(n, 3)

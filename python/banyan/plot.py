@@ -45,6 +45,15 @@ def _save(fig, out):
             os.remove(tmp)
 
 
+def _finish(fig, path, out):
+    """The input's name as the title; saved to out when given."""
+    fig.suptitle(str(path))
+    fig.tight_layout()
+    if out is not None:
+        _save(fig, out)
+    return fig
+
+
 def energy(path, out=None):
     """|E - E0| / |E0|, |P| and |L| against time from an energy log; the
     figure, saved to `out` (PNG) when given."""
@@ -58,11 +67,7 @@ def energy(path, out=None):
     bottom.plot(log["time"], log["ang_mom"], label="|L|")
     bottom.set_xlabel("time")
     bottom.legend()
-    fig.suptitle(str(path))
-    fig.tight_layout()
-    if out is not None:
-        _save(fig, out)
-    return fig
+    return _finish(fig, path, out)
 
 
 def read_bench(path):
@@ -93,11 +98,7 @@ def errors(path, out=None):
     ax.set_xlabel("force time (ms)")
     ax.set_ylabel("|a - a_ref| / |a_ref|")
     ax.legend()
-    fig.suptitle(str(path))
-    fig.tight_layout()
-    if out is not None:
-        _save(fig, out)
-    return fig
+    return _finish(fig, path, out)
 
 
 def main(argv=None):
@@ -116,6 +117,9 @@ def main(argv=None):
         (errors if a.errors else energy)(a.input, a.output)
     except (ValueError, KeyError, json.JSONDecodeError) as e:
         print(f"banyan plot: error: {a.input}: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # an output folder that does not exist, or cannot be written
+        print(f"banyan plot: error: {a.output}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(f"banyan plot: wrote {a.output}")
     return 0

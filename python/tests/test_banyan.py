@@ -145,6 +145,8 @@ def test_errors_carry_the_message():
         banyan.forces(bad, p.mass)
     with pytest.raises(banyan.BanyanError, match="mass"):
         banyan.forces(p.pos, -p.mass)
+    with pytest.raises(ValueError, match=r"shaped \(N, 3\)"):
+        banyan.forces(p.pos.reshape(150, 2), p.mass)  # would reshape to (100, 3) silently
     with pytest.raises(banyan.BanyanError, match="valid keys of Gravity"):
         banyan.forces(p.pos, p.mass, thetta=0.5)
     with pytest.raises(banyan.BanyanError, match="theta"):
