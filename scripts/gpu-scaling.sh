@@ -10,6 +10,13 @@
 #   forces: the P-GPU forces against the 1-GPU ones and against direct
 #           summation (2^21 particles, every one compared)
 #   ab:     the received trees' walk with 2 targets per lane (the old way)
+#   hostlink, depth: weak Plummer on the most GPUs with the trees sent
+#           through host memory and MPI (BANYAN_NCCL=0) instead of NCCL,
+#           and walked depth first (BANYAN_REMOTE_WALK=depth), the ways
+#           before session 19
+#   boxes:  weak Plummer on the most GPUs with 4096 target boxes per rank
+# NCCL is loaded at run time: BANYAN_NCCL_LIBRARY, else the one of the
+# Python package nvidia-nccl (PyTorch's), else the loader's path.
 # and a table last. Efficiency: weak t(1) / t(P); strong t(1) / (P t(P)).
 #   scripts/gpu-scaling.sh BANYAN [GPU COUNTS...]   (default: 1 2)
 set -u
@@ -27,6 +34,12 @@ TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-exp
 GOTHIC="--mac accel --alpha 0.0078125"
 CORES=$(nproc)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >gpus.txt 2>&1
+if [ -z "${BANYAN_NCCL_LIBRARY:-}" ]; then
+    d=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
+    [ -n "$d" ] && [ -f "$d/lib/libnccl.so.2" ] && export BANYAN_NCCL_LIBRARY=$d/lib/libnccl.so.2
+fi
+export NCCL_NVLS_ENABLE=0 # never NVLink multicast (shared machines)
+echo "NCCL: ${BANYAN_NCCL_LIBRARY:-libnccl.so.2 from the library path}" >>gpus.txt
 fail=0
 cat >table.py <<'PY'
 import json, os, sys
@@ -51,9 +64,9 @@ def row(kind, label, weak):
              f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
         print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
               f"call {1e3 * r['t_call']:7.1f}) step {1e3 * s:8.1f} ms {eff}{x}")
-def traces(kind):
+def traces(kind, which=None):
     """The exchange's traced stages on several GPUs: the median over the calls and ranks."""
-    for p in counts[1:]:
+    for p in which or counts[1:]:
         stages = {}
         try:
             for l in open(f"{kind}-{p}.err"):
@@ -69,7 +82,7 @@ for m in ("plummer", "hernquist"):
     traces(f"weak-{m}")
 row("strong", "strong plummer", False)
 traces("strong")
-row("galaxy", "M31 block steps", True)
+row("galaxy", "M31 block steps (strong)", False)
 for p in counts[1:]:
     r, w = load(f"ab-k2-{p}"), load(f"weak-plummer-{p}")
     if r and w:
@@ -80,6 +93,17 @@ for p in counts[1:]:
         print(f"MPI shared memory by CMA, weak plummer GPUs {p}: forces {1e3 * r['t_total']:.1f} ms, exchange "
               f"{1e3 * r['t_exchange']:.1f} ms (two copies: {1e3 * w['t_total']:.1f}, {1e3 * w['t_exchange']:.1f} ms)")
 traces("galaxy")
+top = counts[-1]
+for kind, what in (("hostlink", "trees through host memory and MPI (BANYAN_NCCL=0)"),
+                   ("depth", "received trees walked depth first (BANYAN_REMOTE_WALK=depth)"),
+                   ("boxes", "4096 target boxes per rank (BANYAN_LET_BOXES=4096)")):
+    r, w = load(f"{kind}-{top}"), load(f"weak-plummer-{top}")
+    if r and w:
+        print(f"weak plummer GPUs {top}, {what}: forces {1e3 * r['t_total']:.1f} ms, walk {1e3 * r['t_walk']:.1f}, "
+              f"exchange {1e3 * r['t_exchange']:.1f} ms, LET bodies {r.get('let_bodies_sent', 0)} (default: "
+              f"{1e3 * w['t_total']:.1f}, {1e3 * w['t_walk']:.1f}, {1e3 * w['t_exchange']:.1f}, "
+              f"{w.get('let_bodies_sent', 0)})")
+        traces(kind, [top])
 for p in counts:
     f = f"mesh-{p}.err"
     if os.path.exists(f):
@@ -167,6 +191,18 @@ for part in $PARTS; do
             OMPI_MCA_btl_vader_single_copy_mechanism=cma mp "$p" "cma-$p" "$BIN" bench --backend gpu --device auto \
                 --json --model plummer --n $((WEAK * p)) $TUNED --repeat 3
         done ;;
+    hostlink) # the trees through host memory and MPI, on the most GPUs
+        top=${COUNTS##* }
+        [ "$top" = 1 ] || BANYAN_NCCL=0 mp "$top" "hostlink-$top" "$BIN" bench --backend gpu --device auto --json \
+            --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
+    boxes) # 4096 target boxes per rank instead of 256, on the most GPUs
+        top=${COUNTS##* }
+        [ "$top" = 1 ] || BANYAN_LET_BOXES=4096 mp "$top" "boxes-$top" "$BIN" bench --backend gpu --device auto --json \
+            --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
+    depth) # the received trees walked depth first, on the most GPUs
+        top=${COUNTS##* }
+        [ "$top" = 1 ] || BANYAN_REMOTE_WALK=depth mp "$top" "depth-$top" "$BIN" bench --backend gpu --device auto \
+            --json --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
     ab) # the remote walk's targets per lane: 2 (before issue 18) against the default
         for p in $COUNTS; do
             [ "$p" = 1 ] && continue

@@ -7,7 +7,9 @@ essential trees (LETs) and published network bandwidths.
 
 Every input is named below with where it comes from: "measured" (a run in
 BENCHMARKS.md), "published" (a vendor's or a paper's figure) or "assumed"
-(a judgement, to be replaced by issue 18's measurements).
+(a judgement, to be replaced by issue 18's measurements); the measured
+2- and 4-GPU tables (measured_two_gpus, measured_four_gpus) say where the
+assumptions were wrong.
 """
 import math
 
@@ -153,8 +155,38 @@ def measured_two_gpus():
         print(f"| {name} | {t:.0f} | {100 * m['t_loc'] / t:.0f}% |")
 
 
+# ---- measured on 4 H200s of one host (issue 18, BENCHMARKS.md session 19) --
+# After the LETs went device to device (NCCL) and the received trees were
+# merged and walked breadth-wise: Plummer 2^25 per GPU, the force call of
+# the slowest rank (ms) and rank 0's interactions per particle.
+# P -> (forces, walk, exchange on the host, bodies received per rank, pp + pc per particle)
+M4 = {1: (77.2, 62.2, 0.0, 0.0, 1069 + 285.1),
+      2: (89.0, 77.8, 7.4, 4449838 / 2, 1157 + 290.2),
+      4: (115.9, 104.5, 19.5, 34495153 / 4, 1174 + 290.6)}
+
+
+def measured_four_gpus():
+    """Where the model's inputs stand after session 19: the LET fraction,
+    and the received trees' walk cost against the interactions they add."""
+    share, one = 2.0**25, M4[1]
+    print("\nmeasured, 2 and 4 H200s, 2^25 per GPU (session 19):")
+    print("| GPUs | forces ms | weak eff. | LET fraction received (model) | walk ms | extra walk | extra interactions |")
+    print("|---|---|---|---|---|---|---|")
+    for p, (t, w, x, bodies, inter) in sorted(M4.items()):
+        f = bodies / share
+        model = let_fraction(p, share) if p > 1 else 0.0
+        print(f"| {p} | {t:.1f} | {100 * one[0] / t:.0f}% | {f:.3f} ({model:.3f}) | {w:.1f} | "
+              f"{100 * (w / one[1] - 1):.0f}% | {100 * (inter / one[4] - 1):.0f}% |")
+    print("The received trees add 7-8% interactions but 25% (2 GPUs) and 68% (4 GPUs) walk time: their pass over "
+          "every group (targets loaded, expansion summed, forces read and written again) and the exchange's kernels "
+          "beside the local walk cost more than their interactions. The model's alpha: "
+          f"{(M4[2][1] / one[1] - 1) / (M4[2][3] / share):.1f} (2 GPUs), {(M4[4][1] / one[1] - 1) / (M4[4][3] / share):.1f} "
+          "(4 GPUs); merged into the local walk's one pass it would be the interactions' 1.")
+
+
 def main():
     measured_two_gpus()
+    measured_four_gpus()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:

@@ -25,7 +25,9 @@
 #include "gravity/walk_cpu.h"
 #include "gravity/walk_gpu.h"
 #include "gravity/walk_remote.h"
+#include "core/rng.h"
 #include "parallel/let.h"
+#include "parallel/let_gpu.h"
 #include "tree/tree_cpu.h"
 
 #define CU(expr) assert_int_equal((expr), cudaSuccess)
@@ -523,6 +525,165 @@ static void test_stack_limit_and_refusals(void **state)
     scene_free(&s);
 }
 
+/* A full tree of 8^depth leaves, one body each (uniform in a cube of
+ * side 1 from x0), every cell opened by every group: the breadth-wise
+ * walk's stack (32 cells popped at a time, all their children pushed)
+ * overflows, so every group falls back to the depth-first walk (a need
+ * of 1 + 7 depth). Arrays malloc'd into src. */
+static void full_tree(int depth, double x0, uint64_t seed, bn_walk_source *src)
+{
+    int nc = 0, width = 1;
+    for (int l = 0; l <= depth; l++, width *= 8) nc += width;
+    const int nb = width / 8;
+    bn_walk_cell *c = bn_walk_cells_alloc(nc);
+    double *q = calloc(6 * (size_t)nc, sizeof *q), *b = malloc(4 * (size_t)nb * sizeof *b);
+    assert_true(c && q && b);
+    memset(c, 0, (size_t)nc * sizeof *c);
+    for (int i = 0; i < nb; i++) {
+        for (int k = 0; k < 3; k++) b[k * nb + i] = (k == 0 ? x0 : 0.0) + bn_rng_uniform(seed, (uint64_t)i, (uint64_t)k);
+        b[3 * nb + i] = 1.0 / nb;
+    }
+    for (int i = 0; i < nc; i++) {
+        c[i].com[0] = x0 + 0.5, c[i].com[1] = c[i].com[2] = 0.5;
+        c[i].mass = 1.0;
+        c[i].r2 = 1e30;               /* opened by everyone */
+        if (1 + 8 * i < nc) {         /* breadth first: cell i's children at 1 + 8 i */
+            c[i].first_child = 1 + 8 * i;
+            c[i].n_children = 8;
+        } else {
+            c[i].first_child = -1;
+            c[i].first_body = i - (nc - nb);
+            c[i].n_bodies = 1;
+        }
+    }
+    *src = (bn_walk_source){nc, c, q, {b, b + nb, b + 2 * nb}, b + 3 * nb};
+}
+
+/* The overflow's fallback: every group of the breadth-wise walk hands
+ * over to the depth-first one, whose forces then agree with the CPU's
+ * walk of the same tree (every body as a particle-particle term). */
+static void test_breadth_overflow_falls_back(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, shifted_plummer(5000, 43, 0.0), shifted_plummer(5000, 44, 0.5), params(0.5, 1e-3), NULL, 0);
+    bn_walk_source src;
+    full_tree(4, 2.0, 45, &src);
+    const size_t n = s.loc.p->n;
+    bn_force_stats cpu_st = {0}, gpu_st = {0};
+    memset(s.cpu, 0, 4 * n * sizeof *s.cpu); /* the CPU walk adds to what is there */
+    TU_OK(bn_tree_walk_remote_cpu(&s.loc.t, &src, &s.g, s.g.mac, NULL, NULL, 0, s.cpu, &cpu_st, NULL));
+    for (size_t i = 0; i < 4 * n; i++) s.cpu[i] *= s.g.G;
+    bn_gpu_source_free(&s.src, 0);
+    TU_OK(bn_gpu_source_upload(&src, &s.d.t, NULL, s.g.G, &s.src, 0));
+    assert_int_equal(s.src.stack_need, 1 + 7 * 4);
+    gpu_remote(&s, 1, NULL, &gpu_st);
+    CU(cudaMemcpy(s.gpu, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    assert_true(gpu_st.n_pp == (double)n * 4096.0 && cpu_st.n_pp == gpu_st.n_pp);
+    s.st_cpu = cpu_st;
+    s.st_gpu = gpu_st;
+    assert_agree(&s, "a full tree of 4 levels (depth-first fallback)");
+    free((void *)src.cells);
+    free((void *)src.quad);
+    free((void *)src.pos[0]);
+    scene_free(&s);
+}
+
+/* A LET message on the device: the source merged from it alone equals
+ * the one uploaded from the unpacked tree, byte for byte, one cell on (a
+ * root over it); a message with a bad
+ * child link, a body not finite, counts that do not add up or a word
+ * missing is refused with a message naming what is wrong. */
+static void test_device_message(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, shifted_plummer(1 << 14, 46, 0.0), shifted_plummer(1 << 14, 47, 0.5), params(0.5, 1e-3), NULL, 0);
+    int nbox = 0;
+    double *boxes = target_boxes(&s.loc.t, &s.g, NULL, 0, &nbox);
+    bn_words msg = {0};
+    TU_OK(bn_let_pack(&s.rem.src, boxes, nbox, s.g.mac, &msg));
+    free(boxes);
+    uint64_t *dev = NULL;
+    CU(cudaMalloc((void **)&dev, msg.n * sizeof *dev));
+    CU(cudaMemcpy(dev, msg.w, msg.n * sizeof *dev, cudaMemcpyHostToDevice));
+    bn_gpu_let_msg m = {dev, msg.n, (long)msg.w[0], (long)msg.w[1]};
+    TU_OK(bn_gpu_let_check(&m, 0));
+    /* merged alone: a root over it, its cells one further on */
+    bn_gpu_source from = {0};
+    const uint64_t *staged = dev + 2;
+    const int nc = (int)m.n_cells, nb = (int)m.n_bodies;
+    TU_OK(bn_gpu_source_merge(&staged, &nc, &nb, 1, &s.d.t, s.g.G, &from, 0));
+    assert_int_equal(from.n_cells, s.src.n_cells + 1);
+    assert_int_equal(from.n_bodies, s.src.n_bodies);
+    const size_t c4 = (size_t)nc * sizeof(float4), b4 = (size_t)nb * sizeof(float4);
+    char *a = malloc(c4 + b4), *b = malloc(c4 + b4);
+    assert_true(a && b);
+    const float4 *fa[6] = {from.com + 1, from.com_lo + 1, from.quad0 + 1, from.quad1 + 1, from.pos, from.pos_lo};
+    const float4 *fb[6] = {s.src.com, s.src.com_lo, s.src.quad0, s.src.quad1, s.src.pos, s.src.pos_lo};
+    for (int k = 0; k < 6; k++) {
+        const size_t bytes = k < 4 ? c4 : b4;
+        CU(cudaMemcpy(a, fa[k], bytes, cudaMemcpyDeviceToHost));
+        CU(cudaMemcpy(b, fb[k], bytes, cudaMemcpyDeviceToHost));
+        assert_memory_equal(a, b, bytes);
+    }
+    int2 *ca = (int2 *)a, *cb = (int2 *)b;
+    CU(cudaMemcpy(ca, from.child + 1, (size_t)nc * sizeof(int2), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(cb, s.src.child, (size_t)nc * sizeof(int2), cudaMemcpyDeviceToHost));
+    for (int c = 0; c < nc; c++) {
+        assert_int_equal(ca[c].y, cb[c].y);
+        assert_int_equal(ca[c].x, cb[c].y > 0 ? cb[c].x + 1 : -1);
+    }
+    bn_gpu_source_free(&from, 0);
+
+    /* merged twice over: one walk gives twice the field of one copy */
+    const uint64_t *two[2] = {staged, staged};
+    const int nc2[2] = {nc, nc}, nb2[2] = {nb, nb};
+    TU_OK(bn_gpu_source_merge(two, nc2, nb2, 2, &s.d.t, s.g.G, &from, 0));
+    bn_force_stats st2 = {0};
+    const size_t n = s.loc.p->n;
+    CU(cudaMemset(s.d_out, 0, n * sizeof(float4)));
+    TU_OK(bn_gpu_walk_remote(&s.d.t, &from, &s.g, NULL, s.d_out, &st2, 0));
+    float4 *twice = malloc(n * sizeof *twice);
+    assert_non_null(twice);
+    CU(cudaMemcpy(twice, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float4 o = s.gpu[i], t = twice[i];
+        worst = fmax(worst, rel3(t.x, t.y, t.z, 2.0 * o.x, 2.0 * o.y, 2.0 * o.z));
+        worst = fmax(worst, fabs(t.w - 2.0 * o.w) / fabs(2.0 * o.w));
+    }
+    print_message("two copies merged: worst relative difference from twice one copy %.2e; pp %.0f (one copy %.0f)\n",
+                  worst, st2.n_pp, s.st_gpu.n_pp);
+    assert_true(worst < 1e-4);
+    assert_true(st2.n_pp == 2 * s.st_gpu.n_pp && st2.n_pc == 2 * s.st_gpu.n_pc);
+    free(twice);
+    bn_gpu_source_free(&from, 0);
+
+    bn_walk_cell *cells = (bn_walk_cell *)(msg.w + 2);
+    int inner = 0;
+    while (cells[inner].n_children == 0) inner++;
+    cells[inner].first_child += 1;
+    CU(cudaMemcpy(dev, msg.w, msg.n * sizeof *dev, cudaMemcpyHostToDevice));
+    TU_FAILS(bn_gpu_let_check(&m, 0), BN_ERR_INTERNAL, "links or moments");
+    cells[inner].first_child -= 1;
+    double *body = (double *)(msg.w + 2 + (size_t)m.n_cells * 14);
+    body[m.n_bodies / 2] = NAN;
+    CU(cudaMemcpy(dev, msg.w, msg.n * sizeof *dev, cudaMemcpyHostToDevice));
+    TU_FAILS(bn_gpu_let_check(&m, 0), BN_ERR_INTERNAL, "not finite");
+    body[m.n_bodies / 2] = 0.5;
+    msg.w[0] += 1;
+    CU(cudaMemcpy(dev, msg.w, msg.n * sizeof *dev, cudaMemcpyHostToDevice));
+    TU_FAILS(bn_gpu_let_check(&m, 0), BN_ERR_INTERNAL, "do not add up");
+    m.words -= 1;
+    TU_FAILS(bn_gpu_let_check(&m, 0), BN_ERR_INTERNAL, "words");
+    cudaFree(dev);
+    bn_words_free(&msg);
+    free(a);
+    free(b);
+    scene_free(&s);
+}
+
 /* Timing, for the record (not asserted): the local walk and the remote
  * walk of an overlapping sphere's LET, 2^20 local bodies. */
 static void test_timing(void **state)
@@ -562,4 +723,6 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_overlapping),
                  cmocka_unit_test(test_accel),
                  cmocka_unit_test(test_adds_repeats_active),
                  cmocka_unit_test(test_stack_limit_and_refusals),
+                 cmocka_unit_test(test_breadth_overflow_falls_back),
+                 cmocka_unit_test(test_device_message),
                  cmocka_unit_test(test_timing))

@@ -67,11 +67,7 @@ void cuda_destroy(void *p)
         cudaStreamSynchronize(st->s);
         cudaStreamDestroy(st->s);
     }
-    if (st->let_s) {
-        cudaStreamSynchronize(st->let_s);
-        cudaStreamDestroy(st->let_s);
-    }
-    if (st->let_ready) cudaEventDestroy(st->let_ready);
+    bn_cuda_ranks_free(st);
     bn_staging_free(&st->stage); /* after the stream's last transfer */
     free(st);
 }

@@ -2,17 +2,16 @@
  * The CUDA backend across ranks (issues 17, 18). Each rank builds its tree
  * on its device and queues the local walk; beside it, on a stream of its
  * own, the tree's target boxes and every other rank's locally essential
- * tree are selected and packed on the device (parallel/let_cuda.cu: only
- * the boxes and the messages reach the host) and exchanged
- * (parallel/forces_dist.c, the CPU backend's exchange: the same messages,
- * so ranks of either backend could meet), and the trees received are
- * uploaded and walked on the
- * device for the local groups (gravity/walk_remote_cuda.cu), after the
- * local walk, senders in rank order: the same sums in the same order
- * every time. The messages go through host memory: the MPI library is
- * not assumed to be CUDA-aware. Direct summation gathers every rank's
- * sources on every rank and sums them on the device for the local
- * targets (small N: O(N) memory per rank).
+ * tree are selected and packed on the device (parallel/let_cuda.cu), sent
+ * device to device (NCCL where every rank has its own GPU, else pinned
+ * host buffers and MPI: parallel/let_link_cuda.cu), and the trees
+ * received are checked and converted on the device (the same messages as
+ * the CPU backend's, so ranks of either backend could meet) and walked
+ * for the local groups (gravity/walk_remote_cuda.cu) after the local
+ * walk, senders in rank order: the same sums in the same order every
+ * time. Direct summation gathers every rank's sources on every rank and
+ * sums them on the device for the local targets (small N: O(N) memory
+ * per rank).
  */
 #include <limits.h>
 #include <math.h>
@@ -33,25 +32,31 @@ namespace {
 bn_status cuda_ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
 
-/* The trees received, walked on the device for every local group; their
- * interaction counts kept (each walk waits for its counts). */
-bn_status walk_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act, const bn_let *lets,
-                        int P)
+/* Every received tree's staged words on the device, from senders in
+ * rank order (staged[i], n_cells[i], n_bodies[i]; *k of them), merged
+ * into one source (bn_gpu_source_merge) on stream: one walk takes them
+ * all. */
+struct staged_trees {
+    const uint64_t **w;
+    int *n_cells, *n_bodies;
+    int k;
+};
+
+bn_status staged_make(staged_trees *t, int P)
 {
-    bn_status s = BN_OK;
-    for (int r = 0; s == BN_OK && r < P; r++) {
-        if (lets[r].src.n_cells == 0 || st->n == 0) continue;
-        bn_gpu_source src;
-        memset(&src, 0, sizeof src);
-        double t = bn_wall_seconds();
-        s = bn_gpu_source_upload(&lets[r].src, &st->tree.t, NULL, g->G, &src, st->s);
-        bn_trace_stage("received tree uploaded", &t);
-        if (s == BN_OK) s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
-        bn_trace_stage("received tree walked", &t);
-        bn_gpu_source_free(&src, st->s);
-        if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
-    }
-    return s;
+    memset(t, 0, sizeof *t);
+    t->w = (const uint64_t **)bn_calloc((size_t)P, sizeof *t->w, "received trees");
+    t->n_cells = (int *)bn_calloc(2 * (size_t)P, sizeof *t->n_cells, "received trees");
+    if (!t->w || !t->n_cells) return BN_ERR_NOMEM;
+    t->n_bodies = t->n_cells + P;
+    return BN_OK;
+}
+
+void staged_free(staged_trees *t)
+{
+    free((void *)t->w);
+    free(t->n_cells);
+    memset(t, 0, sizeof *t);
 }
 
 void keep_exchange(bn_force_stats *out, const bn_let_stats *x)
@@ -101,58 +106,117 @@ bn_status bn_cuda_tree_ready(bn_cuda_state *st)
 }
 
 namespace {
-/* The packer of the tree on the device (parallel/let_gpu.h). */
-bn_status device_boxes(void *ctx, double **box, size_t *n)
+/* The first way, kept to compare against (BANYAN_LET_HOST=1): the tree
+ * downloaded, the LETs packed and unpacked on the host, each received
+ * tree checked and staged up, and all merged as the device path merges
+ * them (the same source, the same forces to the bit). */
+bn_status exchange_on_host(bn_cuda_state *st, const bn_gravity_params *g, const double *acc_old,
+                           bn_gpu_source *src, bn_let_stats *x)
 {
-    return bn_gpu_let_boxes((const bn_gpu_let_tree *)ctx, box, n);
-}
-
-bn_status device_pack(void *ctx, const double *boxes, int n, bn_words *msg)
-{
-    return bn_gpu_let_pack((const bn_gpu_let_tree *)ctx, boxes, n, msg);
-}
-
-/* The exchange from the tree where it lives: selected and packed on the
- * device, on the exchange's stream once the tree is made, beside the
- * local walk. BANYAN_LET_HOST=1: from the tree's host copy instead (the
- * first way, kept to compare against: every node and body downloaded). */
-bn_status exchange(bn_cuda_state *st, const bn_gravity_params *g, const double *acc_old, bn_let **lets, bn_let_stats *x)
-{
-    if (bn_cuda_let_on_host()) {
-        bn_tree host;
-        memset(&host, 0, sizeof host);
-        BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));
-        const bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, acc_old, lets, x);
-        bn_gpu_tree_host_free(&host);
-        return s;
+    const int P = bn_comm_size(st->comm);
+    bn_tree host;
+    memset(&host, 0, sizeof host);
+    bn_let *lets = NULL;
+    BN_TRY(bn_comm_agree(st->comm, st->n > 0 ? bn_gpu_tree_to_host(st, g, &host) : BN_OK));
+    bn_status s = bn_let_exchange(st->comm, g, st->n > 0 ? &host : NULL, g->mac, acc_old, &lets, x); /* agreed */
+    bn_gpu_tree_host_free(&host);
+    staged_trees t;
+    memset(&t, 0, sizeof t);
+    if (s == BN_OK) s = staged_make(&t, P);
+    for (int r = 0; s == BN_OK && st->n > 0 && r < P; r++) {
+        if (lets[r].src.n_cells == 0) continue;
+        uint64_t *w = NULL;
+        s = bn_gpu_source_stage(&lets[r].src, &w, &t.n_cells[t.k], &t.n_bodies[t.k], st->s);
+        if (s == BN_OK) t.w[t.k++] = w;
     }
+    if (s == BN_OK) s = bn_gpu_source_merge(t.w, t.n_cells, t.n_bodies, t.k, &st->tree.t, g->G, src, st->s);
+    for (int i = 0; i < t.k; i++) bn_cuda_free((void *)t.w[i], st->s); /* stream-ordered: after the merge */
+    staged_free(&t);
+    bn_lets_free(lets, P);
+    return bn_comm_agree(st->comm, s);
+}
+
+/* The received messages checked and merged into one source on the
+ * exchange's stream (beside the local walk); the walk's stream then
+ * waits for it. A rank without particles merges nothing. */
+bn_status convert_received(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_let_msg *got,
+                           bn_gpu_source *src)
+{
+    const int P = bn_comm_size(st->comm);
+    staged_trees t;
+    bn_status s = staged_make(&t, P);
+    for (int r = 0; s == BN_OK && r < P; r++) {
+        if (!got[r].w) continue;
+        s = bn_gpu_let_check(got + r, st->let_s);
+        if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
+        t.w[t.k] = got[r].w + 2;
+        t.n_cells[t.k] = (int)got[r].n_cells;
+        t.n_bodies[t.k++] = (int)got[r].n_bodies;
+    }
+    if (s == BN_OK && st->n > 0)
+        s = bn_gpu_source_merge(t.w, t.n_cells, t.n_bodies, t.k, &st->tree.t, g->G, src, st->let_s);
+    staged_free(&t);
+    if (s == BN_OK && !st->let_done) s = cuda_ok(cudaEventCreateWithFlags(&st->let_done, cudaEventDisableTiming), "event");
+    if (s == BN_OK) s = cuda_ok(cudaEventRecord(st->let_done, st->let_s), "the received trees' event");
+    if (s == BN_OK) s = cuda_ok(cudaStreamWaitEvent(st->s, st->let_done, 0), "the remote walks' wait");
+    return s;
+}
+
+/* The exchange from the tree where it lives: target boxes and LETs made
+ * on the device on the exchange's stream once the tree is made (beside
+ * the local walk), the messages sent device to device (let_gpu.h's
+ * link), checked and converted there. */
+bn_status exchange_on_device(bn_cuda_state *st, const bn_gravity_params *g, bn_gpu_source *src, bn_let_stats *x)
+{
+    const int P = bn_comm_size(st->comm);
     bn_status s = st->n > 0 ? cuda_ok(cudaStreamWaitEvent(st->let_s, st->let_ready, 0), "the exchange's stream") : BN_OK;
+    if ((s = bn_comm_agree(st->comm, s)) == BN_OK && !st->let_link)
+        s = bn_gpu_let_link_create(st->comm, &st->let_link); /* agreed */
     const bn_gpu_let_tree lt = {&st->tree.t, {st->pos[0], st->pos[1], st->pos[2]}, st->mass, g->G, g->group_size,
                                 g->mac, st->let_s};
-    const bn_let_packer pk = {device_boxes, device_pack, 0, (void *)&lt};
-    bn_let_pending *pending = NULL;
-    s = bn_comm_agree(st->comm, s);
-    if (s == BN_OK) s = bn_let_exchange_start_with(st->comm, st->n > 0 ? &pk : NULL, &pending, x); /* agreed */
-    if (s == BN_OK) s = bn_let_exchange_finish(st->comm, pending, lets, x);
+    bn_gpu_let_msg *got = (bn_gpu_let_msg *)bn_calloc((size_t)P, sizeof *got, "received trees");
+    if (s == BN_OK) s = bn_comm_agree(st->comm, got ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) s = bn_gpu_let_exchange(st->comm, st->let_link, st->n > 0 ? &lt : NULL, st->let_s, got, x);
+    double t = bn_wall_seconds();
+    if (s == BN_OK) s = bn_comm_agree(st->comm, convert_received(st, g, got, src));
+    bn_trace_stage("exchange: trees checked and converted", &t);
+    bn_gpu_let_msgs_free(got, got ? P : 0, st->let_s); /* stream-ordered: after the conversions */
+    free(got);
     return s;
 }
 } // namespace
+
+void bn_cuda_ranks_free(bn_cuda_state *st)
+{
+    if (st->let_s) {
+        cudaStreamSynchronize(st->let_s);
+        cudaStreamDestroy(st->let_s);
+    }
+    if (st->let_ready) cudaEventDestroy(st->let_ready);
+    if (st->let_done) cudaEventDestroy(st->let_done);
+    bn_gpu_let_link_free(st->let_link);
+    st->let_s = NULL;
+    st->let_ready = st->let_done = NULL;
+    st->let_link = NULL;
+}
 
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old)
 {
     memset(&st->remote, 0, sizeof st->remote);
-    const int P = bn_comm_size(st->comm);
     double t = bn_wall_seconds();
-    bn_let *lets = NULL;
     bn_let_stats x;
     memset(&x, 0, sizeof x);
-    bn_status s = exchange(st, g, acc_old, &lets, &x); /* agreed */
+    bn_gpu_source src;
+    memset(&src, 0, sizeof src);
+    bn_status s = bn_cuda_let_on_host() ? exchange_on_host(st, g, acc_old, &src, &x) : exchange_on_device(st, g, &src, &x);
     keep_exchange(&st->remote, &x);
     bn_trace_stage("LET exchange", &t);
-    if (s == BN_OK) s = bn_comm_agree(st->comm, walk_received(st, g, act, lets, P));
+    if (s == BN_OK && st->n > 0 && src.n_cells > 0) /* every received tree in one walk */
+        s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
+    s = bn_comm_agree(st->comm, s);
     bn_trace_stage("received trees walked", &t);
-    bn_lets_free(lets, P);
+    bn_gpu_source_free(&src, st->s);
     return s;
 }
 

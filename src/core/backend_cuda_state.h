@@ -66,6 +66,10 @@ struct bn_cuda_state {
     cudaStream_t let_s;     /* the locally essential trees' selection and
                                packing, beside the local walk on s        */
     cudaEvent_t let_ready;  /* recorded on s when the tree is made        */
+    cudaEvent_t let_done;   /* recorded on let_s when the received trees
+                               are converted: the remote walks wait on it */
+    struct bn_gpu_let_link *let_link; /* how the trees travel (let_gpu.h),
+                               made at the first exchange               */
 };
 
 /* Velocities (and the host copies of masses and ids) exist unless the
@@ -89,6 +93,9 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * rank without particles sends and receives nothing but takes part. */
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old);
+/* The exchange's stream, events and link (collective only where the
+ * link holds NCCL's communicator: every rank frees its backend). */
+void bn_cuda_ranks_free(bn_cuda_state *st);
 /* Several ranks: the tree is made (built or refreshed, polled), before
  * the local walk is queued: the exchange's packing on its own stream
  * starts from here, beside the walk. */

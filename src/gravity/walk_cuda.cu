@@ -47,6 +47,7 @@
  * counters are integers).
  */
 #include <cuda_runtime.h>
+#include <string.h>
 #include "core/cuda_check.h"
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
@@ -115,8 +116,18 @@ struct bn_walk_smem {
                                         would cost occupancy)          */
 };
 
+/* The sources a walk reads: the local tree's own nodes and bodies, or
+ * another rank's received tree (bn_gpu_source) in the same frame and
+ * units. */
+struct bn_walk_srcs {
+    const float4 *com, *com_lo, *quad0, *quad1; /* node_com ... node_quad1 */
+    const int2 *child, *body;                   /* node_child, node_body   */
+    const float4 *pos, *pos_lo;                 /* body, body_lo           */
+};
+
 struct bn_walk_args {
-    bn_gpu_tree t;
+    bn_gpu_tree t;            /* the targets (groups, bodies) */
+    bn_walk_srcs s;
     float eps2;               /* in the tree's units (tree_gpu.h)          */
     float acc_unit, pot_unit; /* G and the units back: G L^2 / M, G L / M
                                  (L, M: the tree's len_scale, mass_scale) */
@@ -128,6 +139,10 @@ struct bn_walk_args {
     unsigned long long *counts;
     bn_gpu_active act;        /* block steps: the active groups and bodies;
                                  act.groups NULL: every group and body   */
+    int *overflow, *overflow_count; /* REMOTE: groups whose walk would
+                                 overflow the stack (their nodes have no
+                                 bodies to fall back on), for the
+                                 depth-first walk                        */
 };
 
 /* The targets and partial sums of one lane. */
@@ -283,6 +298,8 @@ struct bn_walk_state {
                                          the expansion: far cells skipped */
     long long n_pp, n_pc, n_far;      /* sources evaluated (per target),
                                          far cells (per chunk)            */
+    bool overflow;                    /* REMOTE: the stack would have
+                                         overflowed (nothing written)     */
 };
 
 /* The expansion of far cell number j of the ring about the group centre. */
@@ -290,12 +307,12 @@ __device__ __forceinline__ void bn_walk_far_term(const bn_walk_args &a, const bn
                                                  bn_local_f *t)
 {
     const int cell = sm->far[j & (BN_WALK_RING - 1)];
-    const float4 c = a.t.node_com[cell];
-    const float3 d = bn_gpu_in_frame(c, a.t.node_com_lo[cell], gc);
+    const float4 c = a.s.com[cell];
+    const float3 d = bn_gpu_in_frame(c, a.s.com_lo[cell], gc);
     float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f), q1 = q0;
     if (a.quadrupole) {
-        q0 = a.t.node_quad0[cell];
-        q1 = a.t.node_quad1[cell];
+        q0 = a.s.quad0[cell];
+        q1 = a.s.quad1[cell];
     }
     bn_local_set_f(d.x, d.y, d.z, c.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, t);
 }
@@ -391,8 +408,8 @@ __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_w
         const int from = __shfl_sync(BN_FULL, start, j);
         const int m = min(32, total - base);
         if (lane < m) {
-            const float4 b = a.t.body[from + k];
-            const float3 d = bn_gpu_in_frame(b, a.t.body_lo[from + k], gc);
+            const float4 b = a.s.pos[from + k];
+            const float3 d = bn_gpu_in_frame(b, a.s.pos_lo[from + k], gc);
             sm->pp[(st->pp_head + st->pp_n + lane) & (BN_WALK_RING - 1)] = make_float4(d.x, d.y, d.z, b.w);
         }
         bn_walk_pp_commit<EXACT>(a, sm, st, m, L, sub, tg);
@@ -401,7 +418,7 @@ __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_w
 
 /* One step of the walk: pop up to 32 cells, test them, route each to the
  * stack (opened node), the pp list (opened leaf) or the pc list. */
-template <bool EXACT>
+template <bool EXACT, bool REMOTE>
 __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size, bn_walk_state *st, float4 gc,
                              float4 gh, int lane, int L, int sub, bn_walk_targets *tg)
 {
@@ -418,17 +435,17 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
         /* everything the cell may need, loaded at once: what an accepted
          * cell (q0) or an opened leaf (nb) needs would otherwise be a
          * second round trip to memory after the test */
-        com = a.t.node_com[cell];
-        const float4 lo = a.t.node_com_lo[cell];
-        q1 = a.t.node_quad1[cell];
-        child = a.t.node_child[cell];
-        if (a.quadrupole) q0 = a.t.node_quad0[cell];
-        if (child.y == 0) nb = a.t.node_body[cell];
+        com = a.s.com[cell];
+        const float4 lo = a.s.com_lo[cell];
+        q1 = a.s.quad1[cell];
+        child = a.s.child[cell];
+        if (a.quadrupole) q0 = a.s.quad0[cell];
+        if (child.y == 0) nb = a.s.body[cell];
         const float3 d = bn_gpu_in_frame(com, lo, gc); /* the group's frame */
         com = make_float4(d.x, d.y, d.z, com.w);
         const float d2 = bn_box_dist2_f(com.x, com.y, com.z, -gh.x, -gh.y, -gh.z, gh.x, gh.y, gh.z);
         open = a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, gh.w) : bn_mac_geometric_open_f(d2, q1.z);
-        open = open || cell == 0; /* the root holds the group itself */
+        open = open || (!REMOTE && cell == 0); /* the own root holds the group itself */
     }
 
     /* opened nodes: push children while they fit */
@@ -475,7 +492,12 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
 
     /* opened leaves (and nodes whose children did not fit): their bodies */
     const bool leaf = open && !push;
-    if (leaf && child.y > 0) nb = a.t.node_body[cell]; /* a node (rare) */
+    if (REMOTE && __any_sync(BN_FULL, leaf && child.y > 0)) { /* a received node has no bodies: walk it again */
+        st->overflow = true;                                       /* depth first (bn_gpu_walk_remote)         */
+        *size = 0;
+        return;
+    }
+    if (leaf && child.y > 0) nb = a.s.body[cell]; /* a node (rare) */
     if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves<EXACT>(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
@@ -493,8 +515,8 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * expansion and the later ones (far_done) reuse it. A BN_PP_SOFT walk
  * that finds a potential the self pair's subtraction leaves imprecise
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
-template <bool EXACT, bool COST>
-__device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
+template <bool EXACT, bool COST, bool REMOTE>
+__device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
                               int lane, bool far_done, unsigned long long cnt[3])
 {
     const int L = bn_walk_lanes_per_pair(nt);
@@ -511,7 +533,7 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
         tg.same[k] = 0.f;
     }
 
-    bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, far_done, 0, 0, 0};
+    bn_walk_state st = {0, 0, 0, 0, 0, 0, INFINITY, far_done, 0, 0, 0, false};
     if (a.far_kt2 > 0.f) st.far_r2 = (gh.x * gh.x + gh.y * gh.y + gh.z * gh.z) / a.far_kt2;
     if (!far_done)
 #pragma unroll
@@ -519,7 +541,8 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     int size = 1;
     if (lane == 0) sm->stack[0] = 0;
     __syncwarp();
-    while (size > 0) bn_walk_step<EXACT>(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
+    while (size > 0) bn_walk_step<EXACT, REMOTE>(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
+    if (REMOTE && st.overflow) return false; /* warp-uniform: the group is walked again */
     /* what is left in the lists */
     bn_walk_flush_pp<EXACT>(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
     bn_walk_flush_pc(sm, st.pc_head, st.pc_n, L, sub, a.eps2, &tg);
@@ -551,7 +574,8 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
              * takes it back; BN_PP_EXACT left it out, and its twins too,
              * which it adds back */
             const float self = a.eps2 > 0.f ? __fmul_rn(tg.pos[k].w, BN_RSQRT_F(a.eps2)) : 0.f;
-            if (EXACT) {
+            if (REMOTE) { /* another rank's bodies: no self pair among them */
+            } else if (EXACT) {
                 v.w -= (same - 1.f) * self;
             } else {
                 v.w += self;
@@ -563,11 +587,16 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
     const bool mark = __any_sync(BN_FULL, imprecise);
     if (mark && lane == 0) atomicAdd(a.marked, 1);
 #pragma unroll
-    for (int k = 0; k < 2; k++)
-        if (writes[k])
-            a.out[first + tid[k]] =
-                make_float4(a.acc_unit * out[k].x, a.acc_unit * out[k].y, a.acc_unit * out[k].z,
-                            mark ? NAN : a.pot_unit * out[k].w);
+    for (int k = 0; k < 2; k++) {
+        if (!writes[k]) continue;
+        float4 o = make_float4(a.acc_unit * out[k].x, a.acc_unit * out[k].y, a.acc_unit * out[k].z,
+                               mark ? NAN : a.pot_unit * out[k].w);
+        if (REMOTE) { /* added to the forces of the trees walked before */
+            const float4 before = a.out[first + tid[k]];
+            o = make_float4(before.x + o.x, before.y + o.y, before.z + o.z, before.w + o.w);
+        }
+        a.out[first + tid[k]] = o;
+    }
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
     cnt[2] += (unsigned long long)st.n_far;
@@ -576,16 +605,25 @@ __device__ void bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
         for (int k = 0; k < 2; k++)
             if (sub == 0 && tid[k] < nt)
                 bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, nt, st.n_far > 0 || far_done);
+    return true;
 }
 
 /* One group: its chunks of at most BN_WALK_CHUNK targets. */
-template <bool EXACT, bool COST>
+/* REMOTE: a walk that would overflow the stack does so in the first
+ * chunk or in none (every chunk takes the same decisions, on the group's
+ * box); the group is then listed for the depth-first walk, nothing
+ * written. */
+template <bool EXACT, bool COST, bool REMOTE>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group, int lane, unsigned long long cnt[3])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-        bn_walk_chunk<EXACT, COST>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0, cnt);
+        if (!bn_walk_chunk<EXACT, COST, REMOTE>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0,
+                                                cnt)) {
+            if (lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
+            return;
+        }
 }
 
 /* The groups holding a chunk marked by the BN_PP_SOFT walk (a NaN
@@ -611,7 +649,7 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
  * kernel of 4 groups per warp is the one measured before the choice was
  * added (a count read from the arguments was only ever timed together
  * with another change, session 12 runs 4-5). */
-template <int PER_WARP, bool EXACT, bool COST>
+template <int PER_WARP, bool EXACT, bool COST, bool REMOTE>
 __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
@@ -629,7 +667,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) break;
-        bn_walk_group<EXACT, COST>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
+        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
     }
     /* integer atomics, one per warp and counter: exact, order-independent */
     const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
@@ -640,11 +678,11 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
  * without: a template parameter, so that one rank's walk is the kernel
  * measured without them (a runtime test made it 15% slower, session
  * 17). */
-template <int PER_WARP, bool EXACT>
+template <int PER_WARP, bool EXACT, bool REMOTE = false>
 void bn_walk_launch(const bn_walk_args &a, int blocks, cudaStream_t stream)
 {
-    if (a.act.cost) bn_walk_kernel<PER_WARP, EXACT, true><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
-    else bn_walk_kernel<PER_WARP, EXACT, false><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
+    if (a.act.cost) bn_walk_kernel<PER_WARP, EXACT, true, REMOTE><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
+    else bn_walk_kernel<PER_WARP, EXACT, false, REMOTE><<<blocks, BN_WALK_WARPS * 32, 0, stream>>>(a);
 }
 
 extern "C" bn_status bn_gpu_walk_scratch_create(bn_gpu_walk_scratch **out)
@@ -710,6 +748,60 @@ static int bn_walk_groups_per_warp(int groups, int resident_blocks)
     return per_warp;
 }
 
+/* The arguments every walk shares: its targets (t's groups and bodies,
+ * act's active ones), units, criterion and output. */
+static bn_walk_args bn_walk_args_of(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
+                                    float4 *out)
+{
+    bn_walk_args a;
+    memset(&a, 0, sizeof a);
+    a.t = *t;
+    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, t->len_scale, t->mass_scale);
+    a.eps2 = u.eps2;
+    a.acc_unit = u.acc_unit;
+    a.pot_unit = u.pot_unit;
+    const double kt = g->group_expansion * g->theta;
+    a.far_kt2 = (float)(kt * kt);
+    a.accel_mac = g->mac == BN_MAC_ACCEL;
+    a.quadrupole = g->quadrupole != 0;
+    a.soft = a.eps2 > 0.f;
+    a.out = out;
+    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    return a;
+}
+
+/* The main launch over every group (or active one): groups per warp
+ * from the grid's size (bn_walk_groups_per_warp). */
+template <bool REMOTE>
+static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, cudaStream_t stream)
+{
+    const int per_warp = bn_walk_groups_per_warp(a.t.group_bound, resident_blocks);
+    const int per_block = BN_WALK_WARPS * per_warp;
+    const int blocks = (a.t.group_bound + per_block - 1) / per_block; /* the rest leave at once */
+    switch (per_warp) {
+    case 4: bn_walk_launch<4, false, REMOTE>(a, blocks, stream); break;
+    case 2: bn_walk_launch<2, false, REMOTE>(a, blocks, stream); break;
+    default: bn_walk_launch<1, false, REMOTE>(a, blocks, stream); break;
+    }
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
+                                         unsigned long long *counts, int *overflow, int *overflow_count,
+                                         cudaStream_t stream)
+{
+    bn_walk_args a = bn_walk_args_of(local, g, act, out);
+    a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
+    a.counts = counts;
+    a.overflow = overflow;
+    a.overflow_count = overflow_count;
+    int resident = 0;
+    BN_TRY(bn_walk_resident_blocks(&resident));
+    return bn_walk_launch_all<true>(a, resident, stream);
+}
+
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,
                                  bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
@@ -733,32 +825,14 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
         s->redo_capacity = t->group_bound;
     }
 
-    bn_walk_args a;
-    a.t = *t;
-    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, t->len_scale, t->mass_scale);
-    a.eps2 = u.eps2;
-    a.acc_unit = u.acc_unit;
-    a.pot_unit = u.pot_unit;
-    const double kt = g->group_expansion * g->theta;
-    a.far_kt2 = (float)(kt * kt);
-    a.accel_mac = g->mac == BN_MAC_ACCEL;
-    a.quadrupole = g->quadrupole != 0;
-    a.soft = a.eps2 > 0.f;
-    a.out = out;
+    bn_walk_args a = bn_walk_args_of(t, g, act, out);
+    a.s = bn_walk_srcs{t->node_com, t->node_com_lo, t->node_quad0, t->node_quad1, t->node_child, t->node_body,
+                       t->body, t->body_lo};
     a.counts = s->counts;
     int *marked = (int *)(s->counts + 3), *redo_count = marked + 1;
     a.marked = marked;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
-    const int per_warp = bn_walk_groups_per_warp(t->group_bound, s->resident_blocks);
-    const int per_block = BN_WALK_WARPS * per_warp;
-    const int blocks = (t->group_bound + per_block - 1) / per_block; /* the rest leave at once */
-    switch (per_warp) {
-    case 4: bn_walk_launch<4, false>(a, blocks, stream); break;
-    case 2: bn_walk_launch<2, false>(a, blocks, stream); break;
-    default: bn_walk_launch<1, false>(a, blocks, stream); break;
-    }
-    BN_CUDA_LAUNCH_CHECK();
+    BN_TRY(bn_walk_launch_all<false>(a, s->resident_blocks, stream));
     if (a.soft) { /* the groups whose self pair left phi imprecise, walked
                      again BN_PP_EXACT (their bodies only, active or all);
                      two launches that return at once when none is */

@@ -104,6 +104,23 @@ typedef struct bn_gpu_source {
  * that sets ref). An empty source (n_cells 0) allocates nothing. */
 bn_status bn_gpu_source_upload(const struct bn_walk_source *src, const bn_gpu_tree *local,
                                const double *ref_device, double G, bn_gpu_source *out, cudaStream_t stream);
+/* A checked src staged on the device (walk_remote.h's layout: *staged,
+ * bn_cuda_free on stream; NULL for an empty source), *n_cells and
+ * *n_bodies its counts: what a LET message holds after its two counts. */
+bn_status bn_gpu_source_stage(const struct bn_walk_source *src, uint64_t **staged, int *n_cells, int *n_bodies,
+                              cudaStream_t stream);
+/* k trees staged on the device (staged[i]: n_cells[i] > 0 cells and
+ * n_bodies[i] bodies, checked: bn_gpu_let_check or bn_gpu_source_stage)
+ * as one source, in local's frame (its host ref) on stream: a root that
+ * every group opens over their roots (at 1 .. k), then each tree's other
+ * cells and its bodies, in order. One walk then takes every received
+ * tree: one pass over the local groups, one far-field expansion each
+ * (issue 18: on 4 GPUs three walks of the received trees took 50 ms for
+ * 10% more interactions than one GPU's walk). Its stack need is not
+ * known: the walk fails where it would overflow its stack. k = 0: an
+ * empty source. */
+bn_status bn_gpu_source_merge(const uint64_t *const *staged, const int *n_cells, const int *n_bodies, int k,
+                              const bn_gpu_tree *local, double G, bn_gpu_source *out, cudaStream_t stream);
 void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream);
 
 /* The field of src ADDED to out for the targets of local's groups (act:
@@ -119,6 +136,17 @@ void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream);
  * refuses such trees: only a corrupted source could). */
 bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                              const bn_gpu_active *act, float4 *out, bn_force_stats *stats, cudaStream_t stream);
+
+/* The breadth-wise walk of bn_gpu_walk (walk_cuda.cu) over src's cells
+ * and bodies instead of local's own, for local's groups (act as above),
+ * ADDED to out; the interaction counts added to counts[0..3). A group
+ * whose walk would overflow the stack (a received node has no bodies to
+ * fall back on) writes nothing and is listed in overflow[0 ..
+ * *overflow_count) (device; room for local's group_bound) for the
+ * depth-first walk. Used by bn_gpu_walk_remote. */
+bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
+                              const bn_gpu_active *act, float4 *out, unsigned long long *counts, int *overflow,
+                              int *overflow_count, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

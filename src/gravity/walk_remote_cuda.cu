@@ -21,6 +21,7 @@
  * past the stack.
  */
 #include <cuda_runtime.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,48 +48,78 @@ struct bn_remote_args {
 struct bn_remote_convert_args {
     const bn_walk_cell *cells;
     const double *quad, *pos; /* quad: 6 per cell; pos: x, y, z, m arrays */
-    const double *ref;        /* device: the local frame's origin         */
+    const double *ref_dev;    /* device: the local frame's origin, or NULL */
+    double ref[3];            /* ... then this one                        */
     double len_scale, mass_scale, inv_G;
+    int nc, nb;               /* this tree's cells and bodies             */
+    int merged;               /* 1: one of several trees under one root: */
+    int root_at, cells_at, bodies_at; /* its root goes to root_at, its
+                                 cell c > 0 to cells_at + c - 1, its body
+                                 b to bodies_at + b                      */
     bn_gpu_source s;
 };
+
+__device__ __forceinline__ double bn_remote_ref(const bn_remote_convert_args &a, int k)
+{
+    return a.ref_dev ? a.ref_dev[k] : a.ref[k];
+}
+
+/* Where the tree's cell c goes in the source. */
+__device__ __forceinline__ int bn_remote_cell_at(const bn_remote_convert_args &a, int c)
+{
+    return !a.merged ? c : c == 0 ? a.root_at : a.cells_at + c - 1;
+}
 
 __device__ void bn_remote_convert_cell(const bn_remote_convert_args &a, int c)
 {
     const bn_walk_cell w = a.cells[c];
     const double L = a.len_scale, ML2 = a.mass_scale * L * L;
+    const int o = bn_remote_cell_at(a, c);
     float hi[3], lo[3];
-    for (int k = 0; k < 3; k++) bn_gpu_split(L * (w.com[k] - a.ref[k]), &hi[k], &lo[k]);
-    a.s.com[c] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * w.mass));
-    a.s.com_lo[c] = make_float4(lo[0], lo[1], lo[2], 0.f);
+    for (int k = 0; k < 3; k++) bn_gpu_split(L * (w.com[k] - bn_remote_ref(a, k)), &hi[k], &lo[k]);
+    a.s.com[o] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * w.mass));
+    a.s.com_lo[o] = make_float4(lo[0], lo[1], lo[2], 0.f);
     const double *q = a.quad + 6 * (size_t)c;
-    a.s.quad0[c] = make_float4((float)(ML2 * q[BN_QXX]), (float)(ML2 * q[BN_QYY]), (float)(ML2 * q[BN_QZZ]),
+    a.s.quad0[o] = make_float4((float)(ML2 * q[BN_QXX]), (float)(ML2 * q[BN_QYY]), (float)(ML2 * q[BN_QZZ]),
                                (float)(ML2 * q[BN_QXY]));
     /* a closed cell keeps a negative radius (never opened); gml2
      * includes G, the walk's M l^2 does not (group_half.w has alpha / G) */
     const float r2 = w.r2 < 0 ? -1.f : (float)(L * L * w.r2);
-    a.s.quad1[c] = make_float4((float)(ML2 * q[BN_QXZ]), (float)(ML2 * q[BN_QYZ]), r2, (float)(ML2 * w.gml2 * a.inv_G));
-    a.s.child[c] = make_int2(w.n_children > 0 ? w.first_child : -1, w.n_children);
-    a.s.body[c] = make_int2(w.first_body, w.n_bodies);
+    a.s.quad1[o] = make_float4((float)(ML2 * q[BN_QXZ]), (float)(ML2 * q[BN_QYZ]), r2, (float)(ML2 * w.gml2 * a.inv_G));
+    a.s.child[o] = make_int2(w.n_children > 0 ? bn_remote_cell_at(a, w.first_child) : -1, w.n_children);
+    a.s.body[o] = make_int2(w.first_body + a.bodies_at, w.n_bodies);
 }
 
 __device__ void bn_remote_convert_body(const bn_remote_convert_args &a, int b)
 {
-    const size_t nb = (size_t)a.s.n_bodies;
+    const size_t nb = (size_t)a.nb;
+    const int o = a.bodies_at + b;
     float hi[3], lo[3];
-    for (int k = 0; k < 3; k++) bn_gpu_split(a.len_scale * (a.pos[k * nb + b] - a.ref[k]), &hi[k], &lo[k]);
-    a.s.pos[b] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * a.pos[3 * nb + b]));
-    a.s.pos_lo[b] = make_float4(lo[0], lo[1], lo[2], 0.f);
+    for (int k = 0; k < 3; k++) bn_gpu_split(a.len_scale * (a.pos[k * nb + b] - bn_remote_ref(a, k)), &hi[k], &lo[k]);
+    a.s.pos[o] = make_float4(hi[0], hi[1], hi[2], (float)(a.mass_scale * a.pos[3 * nb + b]));
+    a.s.pos_lo[o] = make_float4(lo[0], lo[1], lo[2], 0.f);
 }
 
 __global__ void bn_remote_convert(bn_remote_convert_args a)
 {
-    const int n = a.s.n_cells + a.s.n_bodies;
+    const int n = a.nc + a.nb;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        if (i < a.s.n_cells)
+        if (i < a.nc)
             bn_remote_convert_cell(a, i);
         else
-            bn_remote_convert_body(a, i - a.s.n_cells);
+            bn_remote_convert_body(a, i - a.nc);
     }
+}
+
+/* The root over k merged trees: opened by every group (an infinite
+ * radius), its children their roots at 1 .. k, no moments of its own. */
+__global__ void bn_remote_merged_root(bn_gpu_source s, int k)
+{
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    s.com[0] = s.com_lo[0] = s.quad0[0] = zero;
+    s.quad1[0] = make_float4(0.f, 0.f, INFINITY, 0.f);
+    s.child[0] = make_int2(1, k);
+    s.body[0] = make_int2(0, 0);
 }
 
 /* ---- the walk ---- */
@@ -301,70 +332,140 @@ extern "C" void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream)
     memset(s, 0, sizeof *s);
 }
 
-/* Stage src on the host (with the host's ref after it when ref_device is
- * NULL), copy it up in one piece, and convert it into out's block. */
-static bn_status bn_remote_upload(const bn_walk_source *src, const bn_remote_shape *shape, const double *host_ref,
-                                  const double *ref_device, double G, bn_gpu_source *out, cudaStream_t stream)
+/* Convert the staged words of one tree (walk_remote.h's layout, on the
+ * device: nc cells, nb bodies) into out's block, in the frame of
+ * ref_device or else host_ref; placed at `at` (root, cells, bodies) when
+ * merged. */
+static bn_status bn_remote_convert_staged(const uint64_t *dev, int nc, int nb, const double *host_ref,
+                                          const double *ref_device, double G, const int *at, bn_gpu_source *out,
+                                          cudaStream_t stream)
 {
-    const size_t words = bn_remote_stage_words(shape), all = words + 3;
-    uint64_t *host = (uint64_t *)bn_alloc_array(all, sizeof *host, "source tree staging");
-    if (!host) return BN_ERR_NOMEM;
-    bn_remote_stage(src, shape, host);
-    memcpy(host + words, host_ref, 3 * sizeof(double));
-    uint64_t *dev = NULL;
-    bn_status st = bn_cuda_dev_alloc(&dev, all, "source tree (doubles)", stream);
-    /* pageable memory: the copy has taken the host buffer when it returns */
-    if (st == BN_OK && cudaMemcpyAsync(dev, host, all * sizeof *host, cudaMemcpyHostToDevice, stream) != cudaSuccess)
-        st = bn_fail(BN_ERR_DEVICE, "source tree: the upload of %zu words failed", all);
-    free(host);
-    if (st == BN_OK) {
-        const size_t nc = (size_t)shape->n_cells;
-        bn_remote_convert_args a;
-        a.cells = (const bn_walk_cell *)dev;
-        a.quad = (const double *)(dev + nc * (sizeof(bn_walk_cell) / 8));
-        a.pos = a.quad + 6 * nc;
-        a.ref = ref_device ? ref_device : (const double *)(dev + words);
-        a.len_scale = out->len_scale;
-        a.mass_scale = out->mass_scale;
-        a.inv_G = 1.0 / G;
-        a.s = *out;
-        const int n = shape->n_cells + shape->n_bodies, threads = 256;
-        const int blocks = (n + threads - 1) / threads < 4096 ? (n + threads - 1) / threads : 4096;
-        bn_remote_convert<<<blocks, threads, 0, stream>>>(a);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) st = bn_cuda_fail(e, "bn_remote_convert<<<>>>", __FILE__, __LINE__);
+    bn_remote_convert_args a;
+    memset(&a, 0, sizeof a);
+    a.cells = (const bn_walk_cell *)dev;
+    a.quad = (const double *)(dev + (size_t)nc * (sizeof(bn_walk_cell) / 8));
+    a.pos = a.quad + 6 * (size_t)nc;
+    a.ref_dev = ref_device;
+    for (int k = 0; k < 3; k++) a.ref[k] = host_ref[k];
+    a.len_scale = out->len_scale;
+    a.mass_scale = out->mass_scale;
+    a.inv_G = 1.0 / G;
+    a.nc = nc;
+    a.nb = nb;
+    if (at) a.merged = 1, a.root_at = at[0], a.cells_at = at[1], a.bodies_at = at[2];
+    a.s = *out;
+    const int n = nc + nb, threads = 256;
+    const int blocks = (n + threads - 1) / threads < 4096 ? (n + threads - 1) / threads : 4096;
+    bn_remote_convert<<<blocks, threads, 0, stream>>>(a);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+/* What every source's conversion checks and sets first. */
+static bn_status bn_remote_prepare(const bn_gpu_tree *local, double G, bn_gpu_source *out)
+{
+    if (!out) return bn_fail(BN_ERR_ARGUMENT, "source tree: NULL output");
+    memset(out, 0, sizeof *out);
+    if (!local) return bn_fail(BN_ERR_ARGUMENT, "source tree: NULL local tree");
+    if (!(isfinite(G) && G > 0)) return bn_fail(BN_ERR_ARGUMENT, "source tree: G must be finite and > 0, got %g", G);
+    if (!(local->len_scale > 0 && local->mass_scale > 0))
+        return bn_fail(BN_ERR_ARGUMENT, "source tree: the local tree's units (%g, %g) are not set", local->len_scale,
+                       local->mass_scale);
+    out->len_scale = local->len_scale;
+    out->mass_scale = local->mass_scale;
+    return BN_OK;
+}
+
+/* The block and counters of a source of out's shape. */
+static bn_status bn_remote_make(bn_gpu_source *out, cudaStream_t stream)
+{
+    BN_TRY(bn_cuda_alloc(&out->block, bn_remote_bytes((size_t)out->n_cells, (size_t)out->n_bodies), "source tree",
+                         stream));
+    BN_TRY(bn_cuda_dev_alloc(&out->counts, 4, "source tree walk counters", stream));
+    bn_remote_layout(out, (char *)out->block);
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_source_merge(const uint64_t *const *staged, const int *n_cells, const int *n_bodies,
+                                         int k, const bn_gpu_tree *local, double G, bn_gpu_source *out,
+                                         cudaStream_t stream)
+{
+    BN_TRY(bn_remote_prepare(local, G, out));
+    if (k <= 0) return BN_OK;
+    long cells = 1, bodies = 0;
+    for (int i = 0; i < k; i++) {
+        if (n_cells[i] <= 0 || n_bodies[i] < 0)
+            return bn_fail(BN_ERR_ARGUMENT, "merged source: tree %d has %d cells and %d bodies", i, n_cells[i],
+                           n_bodies[i]);
+        cells += n_cells[i];
+        bodies += n_bodies[i];
     }
-    bn_cuda_free(dev, stream); /* stream-ordered: after the conversion */
+    if (cells > INT_MAX || bodies > INT_MAX)
+        return bn_fail(BN_ERR_ARGUMENT, "merged source: %ld cells and %ld bodies (at most 2^31 - 1 each)", cells, bodies);
+    out->n_cells = (int)cells;
+    out->n_bodies = (int)bodies;
+    out->stack_need = 0; /* not known: the walk refuses to overflow its stack and fails */
+    bn_status st = bn_remote_make(out, stream);
+    if (st == BN_OK) {
+        bn_remote_merged_root<<<1, 1, 0, stream>>>(*out, k);
+        st = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "merged source: its root");
+    }
+    int at[3] = {1, 1 + k, 0}; /* root, other cells, bodies of the next tree */
+    for (int i = 0; st == BN_OK && i < k; i++) {
+        st = bn_remote_convert_staged(staged[i], n_cells[i], n_bodies[i], local->ref, NULL, G, at, out, stream);
+        at[0] += 1;
+        at[1] += n_cells[i] - 1;
+        at[2] += n_bodies[i];
+    }
+    if (st != BN_OK) bn_gpu_source_free(out, stream);
     return st;
+}
+
+extern "C" bn_status bn_gpu_source_stage(const bn_walk_source *src, uint64_t **staged, int *n_cells, int *n_bodies,
+                                         cudaStream_t stream)
+{
+    *staged = NULL;
+    *n_cells = *n_bodies = 0;
+    bn_remote_shape shape;
+    BN_TRY(bn_remote_check(src, &shape));
+    if (shape.n_cells == 0) return BN_OK;
+    const size_t words = bn_remote_stage_words(&shape);
+    uint64_t *host = (uint64_t *)bn_alloc_array(words, sizeof *host, "source tree staging");
+    if (!host) return BN_ERR_NOMEM;
+    bn_remote_stage(src, &shape, host);
+    bn_status st = bn_cuda_dev_alloc(staged, words, "source tree (doubles)", stream);
+    /* pageable memory: the copy has taken the host buffer when it returns */
+    if (st == BN_OK && cudaMemcpyAsync(*staged, host, words * sizeof *host, cudaMemcpyHostToDevice, stream) != cudaSuccess)
+        st = bn_fail(BN_ERR_DEVICE, "source tree: the upload of %zu words failed", words);
+    free(host);
+    if (st != BN_OK) {
+        bn_cuda_free(*staged, stream);
+        *staged = NULL;
+        return st;
+    }
+    *n_cells = shape.n_cells;
+    *n_bodies = shape.n_bodies;
+    return BN_OK;
 }
 
 extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gpu_tree *local,
                                           const double *ref_device, double G, bn_gpu_source *out,
                                           cudaStream_t stream)
 {
-    if (!out) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL output");
-    memset(out, 0, sizeof *out);
-    if (!src || !local) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL source or local tree");
-    if (!(isfinite(G) && G > 0))
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: G must be finite and > 0, got %g", G);
-    if (!(local->len_scale > 0 && local->mass_scale > 0))
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: the local tree's units (%g, %g) are not set",
-                       local->len_scale, local->mass_scale);
+    BN_TRY(bn_remote_prepare(local, G, out));
+    if (!src) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL source");
     bn_remote_shape shape;
     BN_TRY(bn_remote_check(src, &shape));
-    out->len_scale = local->len_scale;
-    out->mass_scale = local->mass_scale;
     if (shape.n_cells == 0) return BN_OK;
-    out->n_cells = shape.n_cells;
-    out->n_bodies = shape.n_bodies;
+    uint64_t *staged = NULL;
+    int nc = 0, nb = 0;
+    BN_TRY(bn_gpu_source_stage(src, &staged, &nc, &nb, stream));
+    out->n_cells = nc;
+    out->n_bodies = nb;
     out->stack_need = shape.stack_need;
-    bn_status st = bn_cuda_alloc(&out->block, bn_remote_bytes((size_t)shape.n_cells, (size_t)shape.n_bodies),
-                                 "source tree", stream);
-    if (st == BN_OK) st = bn_cuda_dev_alloc(&out->counts, 4, "source tree walk counters", stream);
-    if (st == BN_OK) {
-        bn_remote_layout(out, (char *)out->block);
-        st = bn_remote_upload(src, &shape, local->ref, ref_device, G, out, stream);
-    }
+    bn_status st = bn_remote_make(out, stream);
+    if (st == BN_OK) st = bn_remote_convert_staged(staged, nc, nb, local->ref, ref_device, G, NULL, out, stream);
+    bn_cuda_free(staged, stream); /* stream-ordered: after the conversion */
     if (st != BN_OK) bn_gpu_source_free(out, stream);
     return st;
 }
@@ -390,6 +491,26 @@ static int remote_targets_per_lane(int group_size)
     const char *e = getenv("BANYAN_REMOTE_TARGETS");
     if (e && (!strcmp(e, "2") || !strcmp(e, "4") || !strcmp(e, "8"))) return atoi(e);
     return group_size <= 64 ? 2 : group_size <= 128 ? 4 : 8;
+}
+
+/* The walk: breadth-wise as the local walk (bn_gpu_walk_sources), then
+ * the groups it could not take (its stack would overflow) depth first
+ * here, over the same sums. BANYAN_REMOTE_WALK=depth walks every group
+ * depth first (the first way, kept to compare against). */
+static bool remote_breadth_walk(void)
+{
+    const char *e = getenv("BANYAN_REMOTE_WALK");
+    return !(e && !strcmp(e, "depth"));
+}
+
+static void remote_depth_launch(const bn_remote_args &a, int blocks, int K, cudaStream_t stream)
+{
+    if (K == 2)
+        bn_remote_kernel<2><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    else if (K == 4)
+        bn_remote_kernel<4><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
+    else
+        bn_remote_kernel<8><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
 }
 
 extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
@@ -422,12 +543,25 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
     a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
     const int K = remote_targets_per_lane(g->group_size);
-    if (K == 2)
-        bn_remote_kernel<2><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
-    else if (K == 4)
-        bn_remote_kernel<4><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
-    else
-        bn_remote_kernel<8><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
-    BN_CUDA_LAUNCH_CHECK();
-    return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
+    if (!remote_breadth_walk()) {
+        remote_depth_launch(a, blocks, K, stream);
+        BN_CUDA_LAUNCH_CHECK();
+        return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
+    }
+    int *list = NULL; /* the groups left to the depth-first walk, then their count */
+    BN_TRY(bn_cuda_dev_alloc(&list, (size_t)local->group_bound + 1, "remote walk's overflow list", stream));
+    int *count = list + local->group_bound;
+    bn_status r = cudaMemsetAsync(count, 0, sizeof *count, stream) == cudaSuccess
+                      ? BN_OK
+                      : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its list");
+    if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, out, src->counts, list, count, stream);
+    if (r == BN_OK) { /* only the listed groups, with the active bodies of act */
+        a.act.groups = list;
+        a.act.count = count;
+        remote_depth_launch(a, blocks, K, stream);
+        r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "remote walk: the depth-first launch");
+    }
+    bn_cuda_free(list, stream); /* stream-ordered: after both walks */
+    if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
+    return r;
 }

@@ -32,7 +32,7 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
     *out = NULL;
     *nbox = 0;
     if (!t || t->n_nodes == 0) return BN_OK;
-    const int thr = (int)fmax((double)g->group_size, (double)t->n / BN_LET_BOXES);
+    const int thr = (int)fmax((double)g->group_size, (double)t->n / bn_let_box_count());
     int32_t *stack = bn_alloc_array((size_t)t->n_nodes, sizeof *stack, "target boxes");
     double *box = bn_alloc_array((size_t)t->n_nodes * BN_LET_BOX, sizeof *box, "target boxes");
     if (!stack || !box) {

@@ -213,3 +213,10 @@ void bn_let_free(bn_let *let)
     free(let->pos[0]); /* the bodies' one block */
     memset(let, 0, sizeof *let);
 }
+
+int bn_let_box_count(void)
+{
+    const char *e = getenv("BANYAN_LET_BOXES");
+    const long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= 16 && v <= 65536 ? (int)v : BN_LET_BOXES;
+}

@@ -31,6 +31,10 @@ bn_status bn_words_reserve(bn_words *b, size_t more);
 #define BN_LET_BOX 7
 /* About this many target boxes per rank (the gather stays small). */
 #define BN_LET_BOXES 256
+/* The target boxes per rank in use: BN_LET_BOXES, or BANYAN_LET_BOXES
+ * (16 to 65536; a tuning aid: more boxes hug the targets closer and so
+ * send less, at more tests per cell). */
+int bn_let_box_count(void);
 /* The packers test a cell against the union of all a receiver's boxes,
  * then the unions of runs of BN_LET_BOX_RUN consecutive ones (neighbours
  * in space: the boxes come in curve order), then a run's boxes: the test

@@ -191,7 +191,18 @@ bn_status upload_boxes(const double *boxes, int n, double **dev, cudaStream_t s)
     return r;
 }
 
-bn_status pack(const bn_gpu_let_tree *lt, const double *boxes, int nbox, bn_words *msg, pack_scratch *p)
+/* Sets the message's two counts on the device (the words are written
+ * there: the device path never holds them on the host). */
+__global__ void write_counts(uint64_t *msg, long nc, long nb)
+{
+    msg[0] = (uint64_t)nc;
+    msg[1] = (uint64_t)nb;
+}
+
+/* The LET for one receiver's boxes, written to p->msg on the device
+ * (*words of it; *nc cells, *nb bodies). */
+bn_status pack(const bn_gpu_let_tree *lt, const double *boxes, int nbox, pack_scratch *p, size_t *words, long *nc,
+               long *nb)
 {
     const bn_gpu_tree *t = lt->t;
     const int N = t->n_nodes;
@@ -217,19 +228,15 @@ bn_status pack(const bn_gpu_let_tree *lt, const double *boxes, int nbox, bn_word
     int total[2];
     BN_TRY(bn_cuda_read(total, p->cell_at + N, sizeof(int), "locally essential tree (count)", s));
     BN_TRY(bn_cuda_read(total + 1, p->body_at + N, sizeof(int), "locally essential tree (count)", s));
-    const long nc = total[0], nb = total[1];
-    const size_t words = 2 + (size_t)nc * (kCellWords + 6) + 4 * (size_t)nb;
-    BN_TRY(bn_cuda_dev_alloc(&p->msg, words, "locally essential tree (message)", s));
-    write_cells<<<blocks_for(N), kThreads, 0, s>>>(*t, f, p->state, N, p->cell_at, p->body_at, p->msg, nc);
+    *nc = total[0];
+    *nb = total[1];
+    *words = 2 + (size_t)*nc * (kCellWords + 6) + 4 * (size_t)*nb;
+    BN_TRY(bn_cuda_dev_alloc(&p->msg, *words, "locally essential tree (message)", s));
+    write_counts<<<1, 1, 0, s>>>(p->msg, *nc, *nb);
+    write_cells<<<blocks_for(N), kThreads, 0, s>>>(*t, f, p->state, N, p->cell_at, p->body_at, p->msg, *nc);
     write_bodies<<<blocks_for(N), kThreads, 0, s>>>(*t, p->state, N, p->body_at, lt->pos[0], lt->pos[1], lt->pos[2],
-                                                    lt->mass, (double *)(p->msg + 2 + nc * (kCellWords + 6)), nb);
+                                                    lt->mass, (double *)(p->msg + 2 + *nc * (kCellWords + 6)), *nb);
     BN_CUDA_LAUNCH_CHECK();
-    BN_TRY(bn_words_reserve(msg, words));
-    uint64_t *w = msg->w + msg->n;
-    BN_TRY(bn_cuda_read(w, p->msg, words * sizeof(uint64_t), "locally essential tree (message)", s));
-    w[0] = (uint64_t)nc; /* the counts: written here, not on the device */
-    w[1] = (uint64_t)nb;
-    msg->n += words;
     return BN_OK;
 }
 
@@ -315,7 +322,7 @@ bn_status boxes(const bn_gpu_let_tree *lt, double **out, size_t *nout, box_scrat
     const bn_gpu_tree *t = lt->t;
     const int N = t->n_nodes;
     cudaStream_t s = lt->s;
-    const int thr = (int)fmax((double)lt->group_size, (double)t->n / BN_LET_BOXES);
+    const int thr = (int)fmax((double)lt->group_size, (double)t->n / bn_let_box_count());
     BN_TRY(bn_cuda_dev_alloc(&p->flag, (size_t)N, "target boxes", s));
     BN_TRY(bn_cuda_dev_alloc(&p->list, (size_t)N, "target boxes", s));
     BN_TRY(bn_cuda_dev_alloc(&p->count, 1, "target boxes", s));
@@ -365,12 +372,19 @@ bn_status bn_gpu_let_boxes(const bn_gpu_let_tree *lt, double **box, size_t *n)
     return r;
 }
 
-bn_status bn_gpu_let_pack(const bn_gpu_let_tree *lt, const double *boxes, int n, bn_words *msg)
+bn_status bn_gpu_let_pack_device(const bn_gpu_let_tree *lt, const double *boxes, int n, bn_gpu_let_msg *out)
 {
+    memset(out, 0, sizeof *out);
     if (lt->t->n_nodes == 0 || n <= 0) return BN_OK;
     pack_scratch p;
     memset(&p, 0, sizeof p);
-    const bn_status r = pack(lt, boxes, n, msg, &p);
+    const bn_status r = pack(lt, boxes, n, &p, &out->words, &out->n_cells, &out->n_bodies);
+    if (r == BN_OK) {
+        out->w = p.msg; /* the caller's now */
+        p.msg = NULL;
+    } else {
+        memset(out, 0, sizeof *out);
+    }
     scratch_free(&p, lt->s);
     return r;
 }
