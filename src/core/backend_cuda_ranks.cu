@@ -93,13 +93,20 @@ bn_status bn_cuda_old_accel(const bn_cuda_state *st, double **out)
 
 int bn_cuda_let_on_host(void) { return getenv("BANYAN_LET_HOST") != NULL; }
 
+/* The exchange's stream, made once: high priority, so that its small
+ * kernels go before the waiting blocks of the local walk. */
+static bn_status let_stream(bn_cuda_state *st)
+{
+    if (st->let_s) return BN_OK;
+    int least = 0, greatest = 0;
+    BN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    BN_CUDA_CHECK(cudaStreamCreateWithPriority(&st->let_s, cudaStreamNonBlocking, greatest));
+    return BN_OK;
+}
+
 bn_status bn_cuda_tree_ready(bn_cuda_state *st)
 {
-    if (!st->let_s) { /* high priority: its small kernels go before the waiting blocks of the local walk */
-        int least = 0, greatest = 0;
-        BN_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-        BN_CUDA_CHECK(cudaStreamCreateWithPriority(&st->let_s, cudaStreamNonBlocking, greatest));
-    }
+    BN_TRY(let_stream(st));
     if (!st->let_ready) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->let_ready, cudaEventDisableTiming));
     BN_CUDA_CHECK(cudaEventRecord(st->let_ready, st->s));
     return BN_OK;
@@ -146,7 +153,7 @@ bn_status convert_received(bn_cuda_state *st, const bn_gravity_params *g, const 
     staged_trees t;
     bn_status s = staged_make(&t, P);
     for (int r = 0; s == BN_OK && r < P; r++) {
-        if (!got[r].w) continue;
+        if (!got[r].w || got[r].n_cells == 0) continue; /* nothing from r (a tree has a root at least) */
         s = bn_gpu_let_check(got + r, st->let_s);
         if (s != BN_OK) s = bn_fail_context(s, "the locally essential tree from rank %d", r);
         t.w[t.k] = got[r].w + 2;
@@ -159,6 +166,7 @@ bn_status convert_received(bn_cuda_state *st, const bn_gravity_params *g, const 
     if (s == BN_OK && !st->let_done) s = cuda_ok(cudaEventCreateWithFlags(&st->let_done, cudaEventDisableTiming), "event");
     if (s == BN_OK) s = cuda_ok(cudaEventRecord(st->let_done, st->let_s), "the received trees' event");
     if (s == BN_OK) s = cuda_ok(cudaStreamWaitEvent(st->s, st->let_done, 0), "the remote walks' wait");
+    if (s != BN_OK) cudaStreamSynchronize(st->let_s); /* the source is freed on s: no conversion may be left */
     return s;
 }
 
@@ -169,7 +177,8 @@ bn_status convert_received(bn_cuda_state *st, const bn_gravity_params *g, const 
 bn_status exchange_on_device(bn_cuda_state *st, const bn_gravity_params *g, bn_gpu_source *src, bn_let_stats *x)
 {
     const int P = bn_comm_size(st->comm);
-    bn_status s = st->n > 0 ? cuda_ok(cudaStreamWaitEvent(st->let_s, st->let_ready, 0), "the exchange's stream") : BN_OK;
+    bn_status s = let_stream(st); /* a rank without particles made none at tree_ready */
+    if (s == BN_OK && st->n > 0) s = cuda_ok(cudaStreamWaitEvent(st->let_s, st->let_ready, 0), "the exchange's stream");
     if ((s = bn_comm_agree(st->comm, s)) == BN_OK && !st->let_link)
         s = bn_gpu_let_link_create(st->comm, &st->let_link); /* agreed */
     const bn_gpu_let_tree lt = {&st->tree.t, {st->pos[0], st->pos[1], st->pos[2]}, st->mass, g->G, g->group_size,

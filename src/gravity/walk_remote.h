@@ -25,8 +25,11 @@ extern "C" {
 /* Cells on a warp's stack. A depth-first walk that pops a node and
  * pushes its k children grows by k - 1, so a tree of banyan's builder
  * (21 levels below the root, at most 8 children) needs at most
- * 1 + 21 * 7 = 148; the rest is margin. 4 warps: 3 KiB of shared memory. */
-#define BN_REMOTE_STACK 192
+ * 1 + 21 * 7 = 148, and the received trees of P ranks merged under one
+ * root (bn_gpu_source_merge) P - 2 more: 512 takes 360 ranks. 4 warps:
+ * 8 KiB of shared memory (the breadth-wise walk takes most groups; this
+ * one only those whose walk would overflow there). */
+#define BN_REMOTE_STACK 512
 
 /* What the checks found out about a source tree. */
 typedef struct bn_remote_shape {

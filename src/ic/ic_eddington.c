@@ -186,7 +186,7 @@ double ic_df_eval(const ic_df *df, double E, double depth)
 static int speed_edges(double vmax, double depth, double *e)
 {
     const double v1 = sqrt(0.5 * depth);
-    if (v1 >= vmax / SPEED_BINS) return 1;
+    if (!(v1 < vmax / SPEED_BINS)) return 1; /* NaN too (depth 0): the uniform bins, as always */
     const double q = pow(vmax / v1, 1.0 / (SPEED_BINS - 1));
     e[0] = 0;
     e[1] = v1;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include "core/error.h"
 #include "io/params.h"
@@ -40,7 +41,8 @@ size_t bn_sizeof(const char *type)
                  {"bn_energies", sizeof(bn_energies)},     {"bn_snapshot_meta", sizeof(bn_snapshot_meta)},
                  {"bn_force_stats", sizeof(bn_force_stats)}, {"bn_units", sizeof(bn_units)},
                  {"bn_mesh", sizeof(bn_mesh)},             {"bn_mesh_ic_params", sizeof(bn_mesh_ic_params)},
-                 {"bn_field_params", sizeof(bn_field_params)}, {"bn_field_stats", sizeof(bn_field_stats)}};
+                 {"bn_field_params", sizeof(bn_field_params)}, {"bn_field_stats", sizeof(bn_field_stats)},
+                 {"bn_galaxy_model", sizeof(bn_galaxy_model)}};
     for (size_t i = 0; type && i < sizeof sizes / sizeof sizes[0]; i++)
         if (!strcmp(sizes[i].name, type)) return sizes[i].size;
     return 0;
@@ -53,6 +55,7 @@ bn_status bn_struct_default(void *out, const char *type)
     else if (!strcmp(type, "bn_integrator_params")) *(bn_integrator_params *)out = bn_integrator_params_default();
     else if (!strcmp(type, "bn_ic_params")) *(bn_ic_params *)out = bn_ic_params_default();
     else if (!strcmp(type, "bn_snapshot_meta")) *(bn_snapshot_meta *)out = bn_snapshot_meta_default();
+    else if (!strcmp(type, "bn_galaxy_model")) *(bn_galaxy_model *)out = bn_galaxy_model_m31();
     else return bn_fail(BN_ERR_ARGUMENT, "bn_struct_default: no defaults for '%s'", type);
     return BN_OK;
 }
@@ -124,3 +127,5 @@ bn_status bn_snapshot_meta_number(bn_snapshot_meta *m, const char *key, const do
     if (get) *get = *f;
     return BN_OK;
 }
+
+double bn_galaxy_model_G(const bn_galaxy_model *m) { return m ? m->units.G : NAN; }

@@ -85,8 +85,11 @@ bn_status gpus_distinct(const bn_comm *c, int *distinct)
     *distinct = 0;
     int dev = 0;
     cudaDeviceProp prop;
-    BN_CUDA_CHECK(cudaGetDevice(&dev));
-    BN_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    memset(&prop, 0, sizeof prop);
+    bn_status mine = BN_OK; /* agreed before the gather: every rank reaches it */
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&prop, dev) != cudaSuccess)
+        mine = bn_fail(BN_ERR_DEVICE, "the exchange's link: this rank's GPU cannot be named");
+    BN_TRY(bn_comm_agree(c, mine));
     void *all = NULL;
     size_t n = 0;
     BN_TRY(bn_comm_gather(c, -1, &prop.uuid, 1, sizeof prop.uuid, &all, &n, NULL)); /* agreed */
@@ -155,7 +158,11 @@ bn_status bn_gpu_let_link_create(const bn_comm *c, bn_gpu_let_link **out)
 {
     *out = NULL;
     bn_gpu_let_link *l = (bn_gpu_let_link *)bn_calloc(1, sizeof *l, "the exchange's link");
-    BN_TRY(bn_comm_agree(c, l ? BN_OK : BN_ERR_NOMEM));
+    const bn_status made = bn_comm_agree(c, l ? BN_OK : BN_ERR_NOMEM);
+    if (made != BN_OK) {
+        free(l); /* the ranks that made theirs */
+        return made;
+    }
 #ifdef BANYAN_HAVE_NCCL
     const char *want = getenv("BANYAN_NCCL");
     int usable = !(want && !strcmp(want, "0")) && bn_comm_size(c) > 1, distinct = 0;
@@ -227,15 +234,17 @@ static bn_status send_host(const bn_comm *c, bn_gpu_let_link *l, const bn_gpu_le
         if (out[d].words)
             r = bn_cuda_read_queued(l->host_send + send_at[d], out[d].w, out[d].words * sizeof(uint64_t),
                                     "locally essential tree (down)", s);
-    if (r == BN_OK) r = cudaStreamSynchronize(s) == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "exchange: copy down");
+    /* waited for whatever came before: no copy may still read the buffer when it is used or freed */
+    if (cudaStreamSynchronize(s) != cudaSuccess && r == BN_OK) r = bn_fail(BN_ERR_DEVICE, "exchange: copy down");
     if ((r = bn_comm_agree(c, r)) == BN_OK)
         r = bn_comm_alltoallv_placed(c, l->host_send, cnt, send_at, sizeof(uint64_t), l->host_recv, recv_n, recv_at);
     for (int q = 0; r == BN_OK && q < P; q++)
         if (got[q].words && cudaMemcpyAsync(got[q].w, l->host_recv + recv_at[q], got[q].words * sizeof(uint64_t),
                                             cudaMemcpyHostToDevice, s) != cudaSuccess)
             r = bn_fail(BN_ERR_DEVICE, "exchange: the tree from rank %d up", q);
-    /* the pinned buffer is read by the copies up: done before the next exchange reuses it */
-    if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "exchange: copy up");
+    /* the pinned buffer is read by the copies up: done before the next exchange reuses it (a
+     * failure too waits for the copies queued before it) */
+    if (cudaStreamSynchronize(s) != cudaSuccess && r == BN_OK) r = bn_fail(BN_ERR_DEVICE, "exchange: copy up");
     free(cnt);
     return bn_comm_agree(c, r);
 }
