@@ -395,12 +395,14 @@ BN_API bn_status bn_ic_generate(const bn_ic_params *params, bn_particles **out);
 /* sizeof of a public struct by its name ("bn_particles",
  * "bn_gravity_params", "bn_integrator_params", "bn_ic_params",
  * "bn_energies", "bn_snapshot_meta", "bn_force_stats", "bn_units",
- * "bn_mesh", "bn_mesh_ic_params", "bn_field_params", "bn_field_stats"), 0 for
+ * "bn_mesh", "bn_mesh_ic_params", "bn_field_params", "bn_field_stats",
+ * "bn_galaxy_model"), 0 for
  * another name: a binding checks its own layout, or allocates an opaque
  * buffer of this size. */
 BN_API size_t bn_sizeof(const char *type);
-/* The defaults of bn_gravity_params, bn_integrator_params, bn_ic_params or
- * bn_snapshot_meta (by name) written to out. */
+/* The defaults of bn_gravity_params, bn_integrator_params, bn_ic_params,
+ * bn_snapshot_meta or bn_galaxy_model (GOTHIC's M31) (by name) written to
+ * out. */
 BN_API bn_status bn_struct_default(void *out, const char *type);
 /* One field of a bn_gravity_params (section "Gravity"),
  * bn_integrator_params ("TimeIntegration") or bn_ic_params
@@ -481,6 +483,9 @@ BN_API bn_status bn_galaxy_model_validate(const bn_galaxy_model *m);
  * examples/galaxies/m31.yml): unknown or repeated keys, missing required ones and
  * bad values fail naming the file, line and section:key. */
 BN_API bn_status bn_galaxy_model_read(const char *path, bn_galaxy_model *out);
+/* The gravitational constant of the model's unit system (for bindings,
+ * which see the model as an opaque buffer). */
+BN_API double bn_galaxy_model_G(const bn_galaxy_model *m);
 /* Sample the model: n particles shared by the components without their
  * own count (may be 0 when all have one), seed as bn_ic_params. Centre of
  * mass at rest at the origin; the same bits at any thread count. */

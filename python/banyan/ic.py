@@ -1,6 +1,7 @@
 """Initial conditions (N-body units, G = 1, centre of mass at rest at the
 origin, ids 1..n; the same particles for a seed at any thread count)."""
 import ctypes
+import os
 
 from . import _lib
 from .particles import owned
@@ -39,3 +40,22 @@ def uniform_sphere(n, seed=1, virial_ratio=0.0):
 
 def uniform_cube(n, seed=1, half_size=3.0, mass_spread=False):
     return generate("uniform-cube", n, seed, half_size=half_size, mass_spread=mass_spread)
+
+
+def galaxy(n, model="m31", seed=1):
+    """A disk galaxy in equilibrium (banyan ic galaxy): an NFW or Hernquist
+    halo, a Hernquist bulge and an exponential disk, each from its
+    distribution function in the total potential (the disk's velocities
+    epicyclic). model: "m31" (GOTHIC's Andromeda) or the path of a model's
+    YAML file (examples/galaxies/m31.yml shows the keys). Units kpc, Msun
+    and km/s unless the file says otherwise: the result's G is the
+    model's. ptype: 1 halo, 2 disk, 3 bulge. n particles shared by the
+    components by mass, unless the model gives them counts."""
+    m = _lib.Struct("bn_galaxy_model")  # its defaults: M31
+    if model != "m31":
+        _lib.check(_lib.galaxy_model_read(os.fsencode(model), m.ptr))
+    ptr = ctypes.POINTER(_lib.Particles_c)()
+    _lib.check(_lib.ic_galaxy(m.ptr, int(n), int(seed), ctypes.byref(ptr)))
+    p = owned(ptr)
+    p.G = _lib.galaxy_model_G(m.ptr)
+    return p

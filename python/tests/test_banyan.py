@@ -97,6 +97,33 @@ def test_initial_conditions():
         assert len(p) == 500 and np.isfinite(p.pos).all()
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "galaxies")
+
+
+def test_galaxy_m31():
+    """GOTHIC's M31: the components' masses and part types, G in kpc
+    (km/s)^2 / Msun, the same particles from the model's YAML file, and a
+    rotation speed from banyan's own forces in the range of the model's
+    (about 230-260 km/s at 8-12 kpc: independent of the sampler, the
+    forces' mean radial pull on the disk particles there)."""
+    p = banyan.ic.galaxy(20000, seed=3)
+    assert abs(p.G - 4.30091727e-6) < 1e-12
+    assert set(np.unique(p.ptype)) == {1, 2, 3}
+    for t, m in ((1, 8.11e11), (2, 3.66e10), (3, 3.24e10)):  # equal particle masses: counts rounded
+        assert abs(p.mass[p.ptype == t].sum() / m - 1) < 1.0 / (p.ptype == t).sum(), t
+    q = banyan.ic.galaxy(20000, model=os.path.join(EXAMPLES, "m31.yml"), seed=3)
+    assert np.array_equal(p.pos, q.pos) and np.array_equal(p.vel, q.vel)
+    acc, _ = banyan.forces(p.pos, p.mass, eps=0.1, G=p.G, backend="cpu")
+    disk = p.ptype == 2
+    R = np.hypot(p.pos[disk, 0], p.pos[disk, 1])
+    ring = (R > 8) & (R < 12)
+    radial = -(acc[disk, 0] * p.pos[disk, 0] + acc[disk, 1] * p.pos[disk, 1])[ring] / R[ring]
+    v_c = np.sqrt(np.mean(radial * R[ring]))
+    assert 200 < v_c < 290, v_c
+    with pytest.raises(banyan.BanyanError, match="nowhere.yml"):
+        banyan.ic.galaxy(100, model="/nowhere.yml")
+
+
 def test_snapshot_round_trip(tmp_path):
     p = banyan.ic.hernquist(2000, seed=3)
     p.acc, p.pot = banyan.forces(p.pos, p.mass, eps=1e-2, backend="cpu")
