@@ -52,3 +52,12 @@ print(f"read back {len(q)} particles at t = {header['time']}, the same positions
 # %% the run's health in one look
 banyan.plot.energy(os.path.join(out, "energy.txt"), out=os.path.join(out, "energy.png"))
 print("wrote", os.path.join(out, "energy.png"))
+
+# %% a disk galaxy in equilibrium: GOTHIC's M31 (or a model's YAML file), kpc, Msun, km/s
+g = banyan.ic.galaxy(20000, model="m31")
+acc, _ = banyan.forces(g.pos, g.mass, eps=0.1, G=g.G)
+disk = g.ptype == 2
+R = np.hypot(g.pos[disk, 0], g.pos[disk, 1])
+ring = (R > 8) & (R < 12)
+v_c = np.sqrt(np.mean(-(acc[disk, 0] * g.pos[disk, 0] + acc[disk, 1] * g.pos[disk, 1])[ring]))
+print(f"M31: G = {g.G}, part types {np.unique(g.ptype)}, circular speed at 8-12 kpc {v_c:.0f} km/s")
