@@ -2,7 +2,8 @@
 # The Python package (python/, issue 20): its pytest suite against the
 # library built beside this banyan program (BANYAN_LIB), then `pip
 # install ./python` into a scratch folder and the installed package used
-# from elsewhere with the library it copied. Skipped (77) without
+# from elsewhere with the library it copied; and under mpirun with 2 and
+# 3 ranks (python/tests/ranks_check.py) where the library has MPI. Skipped (77) without
 # Debian's python3 with numpy and pytest, and for the sanitizer build
 # (its library needs the sanitizers' runtime preloaded into python).
 set -u
@@ -16,6 +17,19 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 fail=0
 BANYAN_LIB="$lib" "$py" -m pytest -q -p no:cacheprovider "$here/python/tests" || fail=1
+# several ranks from Python (mpirun python3 ...; banyan.ranks): fresh random particles each time
+if command -v mpirun >/dev/null && BANYAN_LIB="$lib" PYTHONPATH="$here/python" "$py" -c \
+    'import banyan, sys; sys.exit(0 if banyan.ranks.have_mpi() else 1)' 2>/dev/null; then
+  seed=$((RANDOM * 32768 + RANDOM))
+  for np in 2 3; do
+    (cd "$scratch" && env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 \
+      OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_LIB="$lib" \
+      PYTHONPATH="$here/python" timeout 300 mpirun -np $np "$py" "$here/python/tests/ranks_check.py" $seed) \
+      || { echo "FAIL: Python over $np ranks (seed $seed)"; fail=1; }
+  done
+else
+  echo "cli_python: no mpirun or no MPI in the library: the ranks' check skipped"
+fi
 # pip builds in the source tree: a copy of python/ beside a build/ with the library keeps the checkout clean
 mkdir -p "$scratch/src/build" && cp -r "$here/python" "$scratch/src/python" && cp "$lib" "$scratch/src/build/"
 "$py" -m pip install -q --no-build-isolation --no-deps --target "$scratch/site" "$scratch/src/python" \

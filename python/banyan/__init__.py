@@ -16,13 +16,14 @@ import ctypes
 
 import numpy as np
 
-from . import _lib, ic, plot
+from . import _lib, ic, plot, ranks
 from .mesh import Mesh, potential
 from ._lib import BanyanError
 from .particles import CParticles, Particles, from_c, owned
+from .ranks import world as ranks_world
 
-__all__ = ["BanyanError", "Mesh", "Particles", "Simulation", "forces", "gpu_available", "ic", "plot", "potential", "read",
-           "write"]
+__all__ = ["BanyanError", "Mesh", "Particles", "Simulation", "forces", "gpu_available", "ic", "plot", "potential", "ranks",
+           "read", "write"]
 
 
 def gpu_available():
@@ -39,19 +40,23 @@ def _gravity(eps=None, G=None, error_target=None, backend=None, **kw):
     return g
 
 
-def forces(pos, mass, eps=None, G=None, error_target=None, backend=None, **gravity):
+def forces(pos, mass, eps=None, G=None, error_target=None, backend=None, ranks=False, **gravity):
     """Accelerations (N, 3) and potentials (N,) of the particles at pos
     (N, 3) with masses mass (N,) or one mass for all: eps the softening,
     error_target the p99 of the relative acceleration error that banyan
     chooses its settings for (None: the given or default settings),
     backend "auto", "cpu" or "gpu"; other keywords as the Gravity section
-    of a parameter file (theta, mac, method, leaf_size, ...)."""
+    of a parameter file (theta, mac, method, leaf_size, ...).
+    ranks=True (under mpirun): every rank passes its own particles and
+    gets their forces from every rank's; collective (banyan.ranks)."""
     p = Particles(pos, mass)
     g = _gravity(eps, G, error_target, backend, **gravity)
     cp = CParticles(p)
     solver = ctypes.c_void_p()
     _lib.check(_lib.gravity_create(ctypes.byref(solver), g.ptr))
     try:
+        if ranks:
+            _lib.check(_lib.gravity_set_comm(solver, ranks_world()))
         _lib.check(_lib.gravity_compute(solver, cp.ptr))
     finally:
         _lib.gravity_free(solver)
@@ -109,9 +114,14 @@ class Simulation:
     (time_bins), on the GPU when one is usable (backend "auto"). The
     particles stay in the library (on the device) between steps:
     `particles` copies them out. Keywords: those of forces() and the
-    TimeIntegration section's (dt, eta, time_bins, criterion, ...)."""
+    TimeIntegration section's (dt, eta, time_bins, criterion, ...).
+    ranks=True (under mpirun): every rank passes its own particles (any
+    number) and calls every method in the same order; forces come from
+    every rank's particles, steps are decided alike on every rank,
+    energies() sums over the ranks, and `particles` is this rank's share
+    (the domains move particles between ranks)."""
 
-    def __init__(self, particles, eps=None, G=None, error_target=None, backend=None, **params):
+    def __init__(self, particles, eps=None, G=None, error_target=None, backend=None, ranks=False, **params):
         integ = {k: params.pop(k) for k in list(params) if k in _INTEGRATOR_KEYS}
         self._gravity = _gravity(eps, G, error_target, backend, **params)
         self._integ = _lib.Struct("bn_integrator_params", "TimeIntegration")
@@ -121,6 +131,8 @@ class Simulation:
         _lib.check(_lib.simulation_create(ctypes.byref(self._sim)))
         _lib.check(_lib.simulation_set_gravity(self._sim, self._gravity.ptr))
         _lib.check(_lib.simulation_set_integrator(self._sim, self._integ.ptr))
+        if ranks:
+            _lib.check(_lib.simulation_set_comm(self._sim, ranks_world()))
         self.particles = particles
 
     def __del__(self):

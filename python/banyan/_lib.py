@@ -107,6 +107,13 @@ simulation_step_to = _sig("bn_simulation_step_to", _st, _vp, _d, _pd)
 simulation_energies = _sig("bn_simulation_energies", _st, _vp, _vp)
 simulation_compute_forces = _sig("bn_simulation_compute_forces", _st, _vp)
 simulation_finish = _sig("bn_simulation_finish", _st, _vp)
+simulation_set_comm = _sig("bn_simulation_set_comm", _st, _vp, _vp)
+gravity_set_comm = _sig("bn_gravity_set_comm", _st, _vp, _vp)
+comm_world = _sig("bn_comm_world", _st, ctypes.POINTER(_vp))
+comm_free = _sig("bn_comm_free", None, _vp)
+comm_rank = _sig("bn_comm_rank", ctypes.c_int, _vp)
+comm_size = _sig("bn_comm_size", ctypes.c_int, _vp)
+comm_have_mpi = _sig("bn_comm_have_mpi", ctypes.c_int)
 
 if ctypes.sizeof(Particles_c) != sizeof(b"bn_particles"):
     raise ImportError(f"banyan: {path} has another bn_particles layout ({sizeof(b'bn_particles')} bytes, "
