@@ -7,11 +7,13 @@
  * rank sorts what it received by key. A rank with no particles takes
  * part as any other. */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/input_summary.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "parallel/comm.h"
 #include "parallel/domain_parts.h"
 #include "tree/keys.h"
@@ -147,30 +149,88 @@ static int owner(const bn_domain *d, uint64_t key)
     return a;
 }
 
-/* The local particles as records in key order, with counts per rank. */
+/* Record i of the particles. */
+static void fill_record(const bn_particles *p, const double *w, size_t i, uint64_t key, domain_record *x)
+{
+    memset(x, 0, sizeof *x);
+    for (int k = 0; k < 3; k++) {
+        x->pos[k] = p->pos[k][i];
+        x->vel[k] = p->vel[k][i];
+        x->acc[k] = p->acc[k] ? p->acc[k][i] : 0.0;
+    }
+    x->mass = p->mass[i];
+    x->pot = p->pot ? p->pot[i] : 0.0;
+    x->w = w ? w[i] : 1.0;
+    x->id = p->id[i];
+    x->type = (uint8_t)bn_particles_part_type(p, i);
+    x->key = key;
+}
+
+/* Records to their ranks' groups, each group in the particles' own order:
+ * every thread counts its contiguous chunk, the chunks' places follow in
+ * thread order within each group (a stable counting sort: the same
+ * records in the same places at any thread count). tc: counts[P] for
+ * each of the threads there may be. */
+static void scatter_records(const bn_particles *p, const double *w, const int *own, const uint64_t *key_of, int P,
+                            size_t *tc, domain_record *r)
+{
+    const size_t n = p->n;
+#pragma omp parallel
+    {
+        const int nt = omp_get_num_threads(), me = omp_get_thread_num();
+        const size_t i0 = n * (size_t)me / (size_t)nt, i1 = n * (size_t)(me + 1) / (size_t)nt;
+        size_t *mine = tc + (size_t)me * (size_t)P;
+        for (int q = 0; q < P; q++) mine[q] = 0;
+        for (size_t i = i0; i < i1; i++) mine[own[i]]++;
+#pragma omp barrier
+#pragma omp single
+        {
+            size_t sum = 0;
+            for (int q = 0; q < P; q++)
+                for (int t = 0; t < nt; t++) {
+                    const size_t c = tc[(size_t)t * (size_t)P + (size_t)q];
+                    tc[(size_t)t * (size_t)P + (size_t)q] = sum;
+                    sum += c;
+                }
+        }
+        for (size_t i = i0; i < i1; i++) fill_record(p, w, i, key_of[i], r + mine[own[i]]++);
+    }
+}
+
+/* The local particles as records grouped by destination rank, each
+ * group in the particles' own order, with counts per rank. The receiver
+ * sorts by key, stably (senders in rank order, each in its order): ties
+ * of equal keys come out by original index as when the groups were in
+ * key order (the radix sort is stable too), so the same particles in the
+ * same order. Reading the particles in their own order, not in key
+ * order, keeps the reads sequential: in key order every read missed the
+ * cache (2^25 particles per rank took 15-30 s on the GPU machines,
+ * BENCHMARKS.md session 19). */
 static domain_record *pack(const bn_particles *p, const double *w, const uint64_t *key, const uint32_t *order,
                            const bn_domain *d, size_t *counts)
 {
-    domain_record *r = bn_alloc(p->n * sizeof *r + 1, "particles to send");
-    if (!r) return NULL;
-    memset(counts, 0, (size_t)d->nranks * sizeof *counts);
-    for (size_t j = 0; j < p->n; j++) {
-        const size_t i = order[j];
-        domain_record *x = r + j;
-        memset(x, 0, sizeof *x);
-        for (int k = 0; k < 3; k++) {
-            x->pos[k] = p->pos[k][i];
-            x->vel[k] = p->vel[k][i];
-            x->acc[k] = p->acc[k] ? p->acc[k][i] : 0.0;
+    const size_t n = p->n;
+    const int P = d->nranks;
+    domain_record *r = bn_alloc(n * sizeof *r + 1, "particles to send");
+    int *own = bn_alloc(n * sizeof *own + 1, "particles to send");
+    uint64_t *key_of = bn_alloc(n * sizeof *key_of + 1, "particles to send");
+    size_t *tc = bn_alloc((size_t)omp_get_max_threads() * (size_t)P * sizeof *tc, "particles to send");
+    if (!r || !own || !key_of || !tc) {
+        free(r);
+        r = NULL;
+    } else {
+        memset(counts, 0, (size_t)P * sizeof *counts);
+        for (size_t j = 0; j < n; j++) { /* keys in order: the owners ascend */
+            const int o = owner(d, key[j]);
+            own[order[j]] = o;
+            key_of[order[j]] = key[j];
+            counts[o]++;
         }
-        x->mass = p->mass[i];
-        x->pot = p->pot ? p->pot[i] : 0.0;
-        x->w = w ? w[i] : 1.0;
-        x->id = p->id[i];
-        x->type = (uint8_t)bn_particles_part_type(p, i);
-        x->key = key[j];
-        counts[owner(d, key[j])]++;
+        scatter_records(p, w, own, key_of, P, tc, r);
     }
+    free(own);
+    free(key_of);
+    free(tc);
     return r;
 }
 
@@ -180,7 +240,8 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
 {
     uint64_t *k = bn_alloc((2 * n + 1) * sizeof *k, "received keys");
     uint32_t *o = bn_alloc((2 * n + 1) * sizeof *o, "received keys");
-    bn_status s = k && o ? BN_OK : BN_ERR_NOMEM;
+    double *w = bn_alloc((n + 1) * sizeof *w, "received weights");
+    bn_status s = k && o && w ? BN_OK : BN_ERR_NOMEM;
     for (size_t i = 0; s == BN_OK && i < n; i++) {
         k[i] = r[i].key;
         o[i] = (uint32_t)i;
@@ -189,8 +250,11 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
     if (s == BN_OK) s = bn_particles_resize(p, n);
     if (s == BN_OK && forces) s = bn_particles_ensure_forces(p);
     if (s == BN_OK && types) s = bn_particles_ensure_types(p);
-    double W = 0.0;
-    for (size_t j = 0; s == BN_OK && j < n; j++) {
+    /* records read in key order (random): threads overlap the misses */
+    const long todo = s == BN_OK ? (long)n : 0;
+#pragma omp parallel for schedule(static)
+    for (long jj = 0; jj < todo; jj++) {
+        const size_t j = (size_t)jj;
         const domain_record *x = r + o[j];
         for (int k3 = 0; k3 < 3; k3++) {
             p->pos[k3][j] = x->pos[k3];
@@ -201,11 +265,14 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
         if (forces) p->pot[j] = x->pot;
         p->id[j] = x->id;
         if (types) p->type[j] = x->type;
-        W += x->w;
+        w[j] = x->w;
     }
+    double W = 0.0; /* in key order, one thread: the same sum at any thread count */
+    for (size_t j = 0; s == BN_OK && j < n; j++) W += w[j];
     *weight = W;
     free(k);
     free(o);
+    free(w);
     return s;
 }
 
@@ -248,8 +315,10 @@ static bn_status exchange(const bn_comm *c, bn_particles *p, const double *w, co
                           const uint32_t *order, const bn_domain *d, bn_domain_stats *st)
 {
     const int P = d->nranks;
+    double t = bn_wall_seconds();
     size_t *cnt = bn_alloc(2 * (size_t)P * sizeof *cnt, "exchange counts");
     domain_record *out = cnt ? pack(p, w, key, order, d, cnt) : NULL;
+    bn_trace_stage("domains: packed", &t);
     bn_status s = bn_comm_agree(c, out ? BN_OK : BN_ERR_NOMEM);
     /* forces travel only when every rank has them */
     double forces = p->acc[0] && p->pot ? 1.0 : 0.0;
@@ -262,9 +331,11 @@ static bn_status exchange(const bn_comm *c, bn_particles *p, const double *w, co
     size_t n_in = 0;
     if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
     free(out);
+    bn_trace_stage("domains: all-to-all", &t);
     double W = 0.0;
     if (s == BN_OK) s = bn_comm_agree(c, unpack(p, in, n_in, forces > 0, types > 0, &W));
     free(in);
+    bn_trace_stage("domains: unpacked", &t);
     if (s == BN_OK) {
         const int me = bn_comm_rank(c);
         st->sent = st->received = 0;
@@ -320,13 +391,18 @@ bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w
     /* each step ends agreed (the same s on every rank), so that every
      * rank takes the same collectives */
     bn_status s = bn_comm_agree(c, d->split ? BN_OK : BN_ERR_NOMEM);
+    double t = t0; /* BANYAN_GRAVITY_TRACE=1: each part's time */
     if (s == BN_OK) s = usable_weights(c, p, &w);
     if (s == BN_OK) s = global_cube(c, p, d->lo, &d->side);
+    bn_trace_stage("domains: weights and cube", &t);
     uint64_t *key = NULL;
     uint32_t *order = NULL;
     if (s == BN_OK) s = bn_comm_agree(c, sorted_keys(p, d, &key, &order));
+    bn_trace_stage("domains: keys sorted", &t);
     if (s == BN_OK) s = cut_from_samples(c, key, order, w, p->n, d);
+    bn_trace_stage("domains: cut", &t);
     if (s == BN_OK) s = exchange(c, p, w, key, order, d, st);
+    bn_trace_stage("domains: particles exchanged", &t);
     free(key);
     free(order);
     if (s != BN_OK) bn_domain_release(d);
