@@ -15,6 +15,9 @@
 #           and walked depth first (BANYAN_REMOTE_WALK=depth), the ways
 #           before session 19
 #   boxes:  weak Plummer on the most GPUs with 4096 target boxes per rank
+#   nocosts: the same with the local walk's cost kernel off (BANYAN_RANK_COSTS=0)
+# The traces (BANYAN_GRAVITY_TRACE) include the device's own time of the
+# local walk and of the received trees' walk.
 # NCCL is loaded at run time: BANYAN_NCCL_LIBRARY, else the one of the
 # Python package nvidia-nccl (PyTorch's), else the loader's path.
 # and a table last. Efficiency: weak t(1) / t(P); strong t(1) / (P t(P)).
@@ -96,7 +99,8 @@ traces("galaxy")
 top = counts[-1]
 for kind, what in (("hostlink", "trees through host memory and MPI (BANYAN_NCCL=0)"),
                    ("depth", "received trees walked depth first (BANYAN_REMOTE_WALK=depth)"),
-                   ("boxes", "4096 target boxes per rank (BANYAN_LET_BOXES=4096)")):
+                   ("boxes", "4096 target boxes per rank (BANYAN_LET_BOXES=4096)"),
+                   ("nocosts", "the local walk without the costs' writes (BANYAN_RANK_COSTS=0)")):
     r, w = load(f"{kind}-{top}"), load(f"weak-plummer-{top}")
     if r and w:
         print(f"weak plummer GPUs {top}, {what}: forces {1e3 * r['t_total']:.1f} ms, walk {1e3 * r['t_walk']:.1f}, "
@@ -194,6 +198,10 @@ for part in $PARTS; do
     hostlink) # the trees through host memory and MPI, on the most GPUs
         top=${COUNTS##* }
         [ "$top" = 1 ] || BANYAN_NCCL=0 mp "$top" "hostlink-$top" "$BIN" bench --backend gpu --device auto --json \
+            --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
+    nocosts) # the local walk without the particles' costs (BANYAN_RANK_COSTS=0), on the most GPUs
+        top=${COUNTS##* }
+        [ "$top" = 1 ] || BANYAN_RANK_COSTS=0 mp "$top" "nocosts-$top" "$BIN" bench --backend gpu --device auto --json \
             --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
     boxes) # 4096 target boxes per rank instead of 256, on the most GPUs
         top=${COUNTS##* }

@@ -31,6 +31,7 @@
 #include <string.h>
 extern "C" {
 #include "core/backend.h" /* a C header: C linkage for its declarations */
+#include "core/trace.h"
 #include "parallel/comm.h"
 }
 #include "core/backend_cuda.h"
@@ -345,8 +346,21 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * and so is that tree again. */
 /* Several ranks: the particles' costs (zero), made at the first
  * evaluation after an upload; the walks add to them through act. */
+/* Several ranks, BANYAN_GRAVITY_TRACE=1: the device's own time of the
+ * local walk (from the groups' end, or the refresh's) and of the
+ * received trees' walk after it (waits for the walk: tracing only). */
+void trace_walks(bn_cuda_state *st)
+{
+    if (!bn_trace_on() || cudaEventSynchronize(st->ev[BN_EV_WALK]) != cudaSuccess) return;
+    bn_trace_ms("local walk (device)", elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL));
+    bn_trace_ms("received walk (device)", elapsed(st, BN_EV_LOCAL, BN_EV_WALK));
+}
+
 bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
 {
+    const char *want = getenv("BANYAN_RANK_COSTS"); /* 0: the walk without the costs' writes (a tuning aid:
+                                                       the domains are then cut by count) */
+    if (want && !strcmp(want, "0")) return BN_OK;
     if (!st->cost && st->n > 0) {
         BN_TRY(bn_cuda_dev_alloc(&st->cost, (size_t)st->n, "particle costs", st->s));
         BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, (size_t)st->n * sizeof(float), st->s));
@@ -383,6 +397,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
         if (s == BN_OK && g.mac == BN_MAC_ACCEL && bn_cuda_let_on_host()) s = bn_cuda_old_accel(st, &acc_old);
         if (s == BN_OK) s = measure_costs(st, &all);
         if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, &all, st->acc, st->walk, NULL, st->s);
+        cudaEventRecord(st->ev[BN_EV_LOCAL], st->s);
     }
     s = bn_comm_agree(st->comm, s);
     if (s == BN_OK) s = bn_cuda_add_remote(st, &g, st->n > 0 ? &all : NULL, acc_old);
@@ -390,6 +405,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
+    if (s == BN_OK && st->n > 0) trace_walks(st);
     st->have_forces = st->have_old_accel = s == BN_OK;
     return s;
 }
@@ -480,6 +496,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     if (s == BN_OK && st->n > 0) s = select_active(st, bin_min, &act);
     if (s == BN_OK && st->n > 0 && ranks) s = measure_costs(st, &act);
     if (s == BN_OK && st->n > 0) s = bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s);
+    if (st->n > 0 && ranks) cudaEventRecord(st->ev[BN_EV_LOCAL], st->s);
     /* several ranks: the exchange (every node's box: a superset of what
      * the active groups open) and the received trees for the active ones */
     if (ranks) s = bn_comm_agree(st->comm, s);
@@ -489,6 +506,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     if (st->n > 0) release_body_lo(st);
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
+    if (ranks && st->n > 0) trace_walks(st);
     st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }

@@ -8,6 +8,10 @@ extern "C" {
 #endif
 /* The wall time since *t under the stage's name, when tracing; *t = now. */
 void bn_trace_stage(const char *stage, double *t);
+/* Whether tracing is on, and a time measured elsewhere (the device's
+ * events) printed under a stage's name. */
+int bn_trace_on(void);
+void bn_trace_ms(const char *stage, double ms);
 #ifdef __cplusplus
 }
 #endif
