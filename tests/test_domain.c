@@ -7,6 +7,7 @@
  * rank's message. Checks are agreed over the ranks before they are
  * asserted, so that a failure on one rank cannot leave the others waiting
  * in a collective. */
+#include <omp.h>
 #include <string.h>
 #include "testutil.h"
 #include "parallel/comm.h"
@@ -271,6 +272,42 @@ static void test_bad_particle_stops_all(void **state)
     bn_particles_free(all);
 }
 
+/* The decomposition at 1 and at 3 threads: the same particles in the
+ * same order on every rank, bit for bit (the packing counts and places
+ * records per thread chunk); ties of equal keys (a hundred particles at
+ * one point) in their senders' order, which one process sees as
+ * ascending ids. */
+static void test_same_at_any_thread_count(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(30000, 19, 2);
+    for (size_t i = 1; i <= 100; i++)
+        for (int k = 0; k < 3; k++) all->pos[k][i * 97] = all->pos[k][0];
+    bn_particles *p[2];
+    const int threads[2] = {1, 3}, before = omp_get_max_threads();
+    for (int t = 0; t < 2; t++) {
+        omp_set_num_threads(threads[t]);
+        p[t] = share(all, 0);
+        bn_domain d;
+        TU_OK(bn_domain_decompose(comm, p[t], NULL, BN_CURVE_HILBERT, &d, NULL));
+        bn_domain_release(&d);
+    }
+    omp_set_num_threads(before);
+    int ok = p[0]->n == p[1]->n;
+    for (size_t j = 0; ok && j < p[0]->n; j++) {
+        ok &= p[0]->id[j] == p[1]->id[j] && p[0]->mass[j] == p[1]->mass[j];
+        for (int k = 0; k < 3; k++) ok &= p[0]->pos[k][j] == p[1]->pos[k][j] && p[0]->vel[k][j] == p[1]->vel[k][j];
+    }
+    if (bn_comm_size(comm) == 1)
+        for (size_t j = 1; j < p[0]->n; j++)
+            if (p[0]->pos[0][j] == p[0]->pos[0][j - 1] && p[0]->pos[1][j] == p[0]->pos[1][j - 1])
+                ok &= p[0]->id[j - 1] < p[0]->id[j];
+    assert_true(everywhere(ok));
+    bn_particles_free(p[0]);
+    bn_particles_free(p[1]);
+    bn_particles_free(all);
+}
+
 int main(void)
 {
     /* two communicators, the first (which started MPI) freed first: MPI
@@ -283,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
         cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
         cmocka_unit_test(test_part_types_travel), cmocka_unit_test(test_placed_exchange),
+        cmocka_unit_test(test_same_at_any_thread_count),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);
