@@ -755,18 +755,7 @@ static bn_walk_args bn_walk_args_of(const bn_gpu_tree *t, const bn_gravity_param
 {
     bn_walk_args a;
     memset(&a, 0, sizeof a);
-    a.t = *t;
-    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, t->len_scale, t->mass_scale);
-    a.eps2 = u.eps2;
-    a.acc_unit = u.acc_unit;
-    a.pot_unit = u.pot_unit;
-    const double kt = g->group_expansion * g->theta;
-    a.far_kt2 = (float)(kt * kt);
-    a.accel_mac = g->mac == BN_MAC_ACCEL;
-    a.quadrupole = g->quadrupole != 0;
-    a.soft = a.eps2 > 0.f;
-    a.out = out;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    bn_gpu_walk_common(&a, t, g, act, out);
     return a;
 }
 

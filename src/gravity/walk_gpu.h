@@ -154,6 +154,25 @@ bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src
 
 #ifdef __CUDACC__
 #include "gravity/interact.h"
+/* The fields every walk's arguments share (bn_walk_args, bn_remote_args):
+ * the targets t, units, criterion, output and active set, from g. */
+template <typename Args>
+inline void bn_gpu_walk_common(Args *a, const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
+                               float4 *out)
+{
+    a->t = *t;
+    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, t->len_scale, t->mass_scale);
+    a->eps2 = u.eps2;
+    a->acc_unit = u.acc_unit;
+    a->pot_unit = u.pot_unit;
+    const double kt = g->group_expansion * g->theta;
+    a->far_kt2 = (float)(kt * kt);
+    a->accel_mac = g->mac == BN_MAC_ACCEL;
+    a->quadrupole = g->quadrupole != 0;
+    a->soft = a->eps2 > 0.f;
+    a->out = out;
+    a->act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+}
 /* One target's share of a chunk's walk (interact.h's flops): pp and pc
  * sources evaluated for it, far cells of the chunk (nt targets) shared,
  * and the expansion's evaluation at it when the chunk had one. Added to

@@ -421,18 +421,14 @@ extern "C" bn_status bn_gpu_source_merge(const uint64_t *const *staged, const in
     return st;
 }
 
-extern "C" bn_status bn_gpu_source_stage(const bn_walk_source *src, uint64_t **staged, int *n_cells, int *n_bodies,
-                                         cudaStream_t stream)
+/* A checked tree of this shape staged on the device (*staged). */
+static bn_status bn_remote_stage_up(const bn_walk_source *src, const bn_remote_shape *shape, uint64_t **staged,
+                                    cudaStream_t stream)
 {
-    *staged = NULL;
-    *n_cells = *n_bodies = 0;
-    bn_remote_shape shape;
-    BN_TRY(bn_remote_check(src, &shape));
-    if (shape.n_cells == 0) return BN_OK;
-    const size_t words = bn_remote_stage_words(&shape);
+    const size_t words = bn_remote_stage_words(shape);
     uint64_t *host = (uint64_t *)bn_alloc_array(words, sizeof *host, "source tree staging");
     if (!host) return BN_ERR_NOMEM;
-    bn_remote_stage(src, &shape, host);
+    bn_remote_stage(src, shape, host);
     bn_status st = bn_cuda_dev_alloc(staged, words, "source tree (doubles)", stream);
     /* pageable memory: the copy has taken the host buffer when it returns */
     if (st == BN_OK && cudaMemcpyAsync(*staged, host, words * sizeof *host, cudaMemcpyHostToDevice, stream) != cudaSuccess)
@@ -441,8 +437,19 @@ extern "C" bn_status bn_gpu_source_stage(const bn_walk_source *src, uint64_t **s
     if (st != BN_OK) {
         bn_cuda_free(*staged, stream);
         *staged = NULL;
-        return st;
     }
+    return st;
+}
+
+extern "C" bn_status bn_gpu_source_stage(const bn_walk_source *src, uint64_t **staged, int *n_cells, int *n_bodies,
+                                         cudaStream_t stream)
+{
+    *staged = NULL;
+    *n_cells = *n_bodies = 0;
+    bn_remote_shape shape;
+    BN_TRY(bn_remote_check(src, &shape));
+    if (shape.n_cells == 0) return BN_OK;
+    BN_TRY(bn_remote_stage_up(src, &shape, staged, stream));
     *n_cells = shape.n_cells;
     *n_bodies = shape.n_bodies;
     return BN_OK;
@@ -455,16 +462,17 @@ extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gp
     BN_TRY(bn_remote_prepare(local, G, out));
     if (!src) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_source_upload: NULL source");
     bn_remote_shape shape;
-    BN_TRY(bn_remote_check(src, &shape));
+    BN_TRY(bn_remote_check(src, &shape)); /* once: its stack need is kept */
     if (shape.n_cells == 0) return BN_OK;
     uint64_t *staged = NULL;
-    int nc = 0, nb = 0;
-    BN_TRY(bn_gpu_source_stage(src, &staged, &nc, &nb, stream));
-    out->n_cells = nc;
-    out->n_bodies = nb;
+    BN_TRY(bn_remote_stage_up(src, &shape, &staged, stream));
+    out->n_cells = shape.n_cells;
+    out->n_bodies = shape.n_bodies;
     out->stack_need = shape.stack_need;
     bn_status st = bn_remote_make(out, stream);
-    if (st == BN_OK) st = bn_remote_convert_staged(staged, nc, nb, local->ref, ref_device, G, NULL, out, stream);
+    if (st == BN_OK)
+        st = bn_remote_convert_staged(staged, shape.n_cells, shape.n_bodies, local->ref, ref_device, G, NULL, out,
+                                      stream);
     bn_cuda_free(staged, stream); /* stream-ordered: after the conversion */
     if (st != BN_OK) bn_gpu_source_free(out, stream);
     return st;
@@ -528,19 +536,8 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
                        src->stack_need, BN_REMOTE_STACK);
     BN_CUDA_CHECK(cudaMemsetAsync(src->counts, 0, 4 * sizeof(unsigned long long), stream));
     bn_remote_args a;
-    a.t = *local;
+    bn_gpu_walk_common(&a, local, g, act, out);
     a.s = *src;
-    const bn_gpu_units u = bn_gpu_units_of(g->G, g->softening, local->len_scale, local->mass_scale);
-    a.eps2 = u.eps2;
-    a.acc_unit = u.acc_unit;
-    a.pot_unit = u.pot_unit;
-    const double kt = g->group_expansion * g->theta;
-    a.far_kt2 = (float)(kt * kt);
-    a.accel_mac = g->mac == BN_MAC_ACCEL;
-    a.quadrupole = g->quadrupole != 0;
-    a.soft = a.eps2 > 0.f;
-    a.out = out;
-    a.act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
     const int K = remote_targets_per_lane(g->group_size);
     if (!remote_breadth_walk()) {
