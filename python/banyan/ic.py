@@ -51,11 +51,14 @@ def galaxy(n, model="m31", seed=1):
     and km/s unless the file says otherwise: the result's G is the
     model's. ptype: 1 halo, 2 disk, 3 bulge. n particles shared by the
     components by mass, unless the model gives them counts."""
+    n, seed = int(n), int(seed)
+    if n < 0 or seed < 0 or seed >= 2**64:  # ctypes would wrap them into huge unsigned values
+        raise ValueError(f"galaxy: n ({n}) and seed ({seed}) must be non-negative integers (seed below 2^64)")
     m = _lib.Struct("bn_galaxy_model")  # its defaults: M31
     if model != "m31":
         _lib.check(_lib.galaxy_model_read(os.fsencode(model), m.ptr))
     ptr = ctypes.POINTER(_lib.Particles_c)()
-    _lib.check(_lib.ic_galaxy(m.ptr, int(n), int(seed), ctypes.byref(ptr)))
+    _lib.check(_lib.ic_galaxy(m.ptr, n, seed, ctypes.byref(ptr)))
     p = owned(ptr)
     p.G = _lib.galaxy_model_G(m.ptr)
     return p

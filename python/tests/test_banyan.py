@@ -122,6 +122,8 @@ def test_galaxy_m31():
     assert 200 < v_c < 290, v_c
     with pytest.raises(banyan.BanyanError, match="nowhere.yml"):
         banyan.ic.galaxy(100, model="/nowhere.yml")
+    with pytest.raises(ValueError, match="non-negative"):
+        banyan.ic.galaxy(-5)
 
 
 def test_snapshot_round_trip(tmp_path):
