@@ -133,6 +133,7 @@ heavy() {
 }
 
 sample=${FUZZ_SAMPLE:-1}
+case $sample in '' | *[!0-9]*) echo "cli_fuzz: FUZZ_SAMPLE '$sample' is no count: every case"; sample=1 ;; esac
 while read -r case kind desc; do
   f="cases/$case.hdf5"
   h=$(printf %s "$case" | cksum | cut -d' ' -f1)
