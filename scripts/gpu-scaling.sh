@@ -67,6 +67,10 @@ def row(kind, label, weak):
              f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
         print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
               f"call {1e3 * r['t_call']:7.1f}) step {1e3 * s:8.1f} ms {eff}{x}")
+        if "step_best" in r:
+            print(f"{'':24s}   steps: best {1e3 * r['step_best']:.1f} ms (its forces {1e3 * r.get('step_t_total', 0):.1f}, "
+                  f"walk {1e3 * r.get('step_t_walk', 0):.1f}, exchange {1e3 * r.get('step_t_exchange', 0):.1f}, LET "
+                  f"bodies sent {r.get('step_let_bodies_sent', 0)}), batch {1e3 * r.get('batch_mean', 0):.1f} ms")
 def traces(kind, which=None):
     """The exchange's traced stages on several GPUs: the median over the calls and ranks."""
     for p in which or counts[1:]:
@@ -198,7 +202,7 @@ for part in $PARTS; do
     hostlink) # the trees through host memory and MPI, on the most GPUs
         top=${COUNTS##* }
         [ "$top" = 1 ] || BANYAN_NCCL=0 mp "$top" "hostlink-$top" "$BIN" bench --backend gpu --device auto --json \
-            --model plummer --n $((WEAK * top)) $TUNED --repeat 3 ;;
+            --model plummer --n $((WEAK * top)) $TUNED --repeat 3 --steps 4 ;;
     nocosts) # the local walk without the particles' costs (BANYAN_RANK_COSTS=0), on the most GPUs
         top=${COUNTS##* }
         [ "$top" = 1 ] || BANYAN_RANK_COSTS=0 mp "$top" "nocosts-$top" "$BIN" bench --backend gpu --device auto --json \

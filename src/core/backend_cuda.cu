@@ -352,8 +352,15 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
 void trace_walks(bn_cuda_state *st)
 {
     if (!bn_trace_on() || cudaEventSynchronize(st->ev[BN_EV_WALK]) != cudaSuccess) return;
-    bn_trace_ms("local walk (device)", elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL));
-    bn_trace_ms("received walk (device)", elapsed(st, BN_EV_LOCAL, BN_EV_WALK));
+    /* elapsed() is in seconds; the wait is the exchange's part not hidden
+     * behind the local walk */
+    bn_trace_ms("local walk (device)", 1e3 * elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL));
+    bn_trace_ms("wait for the received trees (device)", 1e3 * elapsed(st, BN_EV_LOCAL, BN_EV_REMOTE));
+    bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_WALK));
+    bn_trace_count("local tree: levels", (double)st->tree.t.n_levels);
+    bn_trace_count("local tree: nodes", (double)st->tree.t.n_nodes);
+    bn_trace_count("local tree: groups", (double)st->tree.t.n_groups);
+    bn_trace_count("local tree: 1e6 / len_scale", 1e6 / st->tree.t.len_scale);
 }
 
 bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)

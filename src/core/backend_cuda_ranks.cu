@@ -221,6 +221,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     bn_status s = bn_cuda_let_on_host() ? exchange_on_host(st, g, acc_old, &src, &x) : exchange_on_device(st, g, &src, &x);
     keep_exchange(&st->remote, &x);
     bn_trace_stage("LET exchange", &t);
+    cudaEventRecord(st->ev[BN_EV_REMOTE], st->s); /* after the wait for the received trees (trace_walks) */
     if (s == BN_OK && st->n > 0 && src.n_cells > 0) /* every received tree in one walk */
         s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
     s = bn_comm_agree(st->comm, s);

@@ -15,7 +15,8 @@
 
 /* CUDA events between the stages of a force evaluation (stage times). */
 enum { BN_EV_START, BN_EV_BBOX, BN_EV_KEYS, BN_EV_SORT, BN_EV_BUILD, BN_EV_MOMENTS, BN_EV_GROUPS, BN_EV_WALK,
-       BN_EV_LOCAL, /* several ranks: the local walk queued (before the received trees') */
+       BN_EV_LOCAL,  /* several ranks: the local walk queued (before the received trees') */
+       BN_EV_REMOTE, /* several ranks: the received trees ready, their walk queued next */
        BN_EV_COUNT };
 
 /* Particles in key order (reordered by every evaluation); positions and

@@ -22,3 +22,8 @@ void bn_trace_ms(const char *stage, double ms)
 {
     if (bn_trace_on()) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, ms);
 }
+
+void bn_trace_count(const char *what, double v)
+{
+    if (bn_trace_on()) fprintf(stderr, "gravity count: %-24s %14.0f\n", what, v);
+}

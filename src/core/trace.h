@@ -12,6 +12,8 @@ void bn_trace_stage(const char *stage, double *t);
  * events) printed under a stage's name. */
 int bn_trace_on(void);
 void bn_trace_ms(const char *stage, double ms);
+/* A count (interactions, groups) under its name, when tracing. */
+void bn_trace_count(const char *what, double v);
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/cuda_check.h"
+#include "core/trace.h"
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
 #include "gravity/walk_remote.h"
@@ -489,6 +490,9 @@ static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats 
     stats->n_pp += (double)h[0];
     stats->n_pc += (double)h[1];
     stats->n_far += (double)h[2];
+    bn_trace_count("received walk: pp", (double)h[0]);
+    bn_trace_count("received walk: pc", (double)h[1]);
+    bn_trace_count("received walk: far cells", (double)h[2]);
     return BN_OK;
 }
 
@@ -557,6 +561,13 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
         a.act.count = count;
         remote_depth_launch(a, blocks, K, stream);
         r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "remote walk: the depth-first launch");
+    }
+    if (r == BN_OK && bn_trace_on()) { /* a tuning aid: how many groups the depth-first walk took */
+        int n_depth = 0;
+        if (bn_cuda_read(&n_depth, count, sizeof n_depth, "remote walk's overflow count", stream) == BN_OK)
+            bn_trace_count("received walk: groups depth first", (double)n_depth);
+        bn_trace_count("received walk: source cells", (double)src->n_cells);
+        bn_trace_count("received walk: source bodies", (double)src->n_bodies);
     }
     bn_cuda_free(list, stream); /* stream-ordered: after both walks */
     if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
