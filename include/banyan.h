@@ -157,7 +157,9 @@ typedef enum bn_backend {
 
 typedef enum bn_curve { BN_CURVE_HILBERT = 0, BN_CURVE_MORTON = 1 } bn_curve;
 
-/* What an error target measures its candidates by (bn_gravity_params). */
+/* What an error target measures its candidates by (bn_gravity_params
+ * error_cost), and what the self-tuned tree rebuild of block steps weighs
+ * (bn_integrator_params rebuild_cost). */
 typedef enum bn_tune_cost {
     BN_TUNE_TIME = 0, /* the measured time of each force evaluation (the
                          default): the fastest settings on this machine,
@@ -720,9 +722,11 @@ typedef struct bn_integrator_params {
                          is kept and its moments and boxes are refreshed
                          from the moved particles. 0: self-tuned (GOTHIC):
                          rebuild when the refreshed trees' extra walk
-                         work since the last rebuild adds up to the cost
-                         of a rebuild (a few % faster on cuspy halos,
-                         slower on a Plummer sphere: BENCHMARKS.md).
+                         cost since the last rebuild adds up to the cost
+                         of a rebuild, weighed as rebuild_cost says;
+                         where even one refresh costs that much, rebuild
+                         at every step with a probing refresh every 4 to
+                         32 steps (BENCHMARKS.md).
                          Default 1: every step. Other values choose on
                          the host, which then reads the clock back at
                          every step (batches of one step).               */
@@ -735,6 +739,20 @@ typedef struct bn_integrator_params {
     bn_step_criterion criterion; /* block steps (time_bins >= 2): what
                          chooses each particle's step. Default
                          BN_STEP_ACCEL.                                  */
+    bn_tune_cost rebuild_cost; /* tree_rebuild 0: what the self-tuned
+                         rebuild weighs. BN_TUNE_TIME (the default): the
+                         measured times of the walk and of the tree's
+                         build and refresh (the device's on the GPU, the
+                         slowest rank's): the fastest interval on this
+                         machine, but rebuilds fall at steps that differ
+                         from run to run, so runs are not bit-reproducible
+                         and a restart continues with the tuner's state
+                         but not the same bits. BN_TUNE_WORK: walk flops
+                         from the interaction counts, a rebuild
+                         BN_REBUILD_FLOPS_PER_PARTICLE (4000) per particle:
+                         the same rebuilds, and bits, at every run (the
+                         rule before issue 19; 2x slower than rebuilding
+                         every step on M31 on an H100).                  */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 
@@ -811,7 +829,8 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * simulation continues with the same bits as the saved one on the same
  * backend, ranks and threads (not across a refreshed tree, tree_rebuild
  * != 1, nor the accel criterion's first walk: their trees and old |a|
- * are not saved). Load keeps the simulation's backend and device (set
+ * are not saved; with tree_rebuild 0 and rebuild_cost time not at all:
+ * the tuner's state is saved, but its decisions follow measured times). Load keeps the simulation's backend and device (set
  * them with bn_simulation_set_gravity first) and needs the rank count
  * of the save; a damaged or truncated file fails naming it and changes
  * nothing. *user (free it) gets the saved bytes; info may be NULL. */

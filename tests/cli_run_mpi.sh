@@ -81,7 +81,7 @@ adaptive="-P TimeIntegration:eta:0.1 -P TimeIntegration:t_end:0.25 -P Snapshots:
 for np in 1 3; do run $np adaptive$np $adaptive || fail "adaptive steps, $np ranks: $(cat adaptive$np.err)"; done
 compare adaptive3 adaptive1 1e-4 3e-4 1e-4 || fail "adaptive steps, 3 ranks against one process"
 
-# block steps (4 bins, the self-tuned rebuild: decisions from every rank's counts)
+# block steps (4 bins, the self-tuned rebuild: decisions from the slowest rank's times, the same on every rank)
 block="-P TimeIntegration:time_bins:4 -P TimeIntegration:eta:0.05 -P TimeIntegration:tree_rebuild:0
   -P TimeIntegration:dt:0.02 -P TimeIntegration:t_end:0.5"
 for np in 1 3; do run $np block$np $block || fail "block steps, $np ranks: $(cat block$np.err)"; done

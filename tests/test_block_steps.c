@@ -86,7 +86,7 @@ static void test_matches_an_independent_block_kdk(void **state)
     const double G = 1.0, eps = 0.05, D = 1.0 / 8, eta = 0.2;
     const int K = 5;
     bn_particles *p = tu_random_particles(160, 8, 1);
-    bn_integrator_params ip = {D, eta, K, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {D, eta, K, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     bn_simulation *sim = tu_make_sim(p, cpu_gravity(BN_METHOD_DIRECT, eps), ip);
     ref_block r = {K, D, eta, eps, calloc(p->n, sizeof(int)), malloc(3 * p->n * sizeof(double)),
                    malloc(p->n * sizeof(double))};
@@ -144,7 +144,7 @@ static void test_landing_and_mid_cycle_errors(void **state)
     (void)state;
     bn_particles *p = tu_random_particles(200, 9, 1);
     bn_gravity_params g = cpu_gravity(BN_METHOD_TREE, 0.02);
-    bn_integrator_params ip = {0.125, 0.05, 4, 2, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {0.125, 0.05, 4, 2, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     bn_simulation *sim = tu_make_sim(p, g, ip);
     TU_OK(bn_simulation_integrate(sim, 0.3));
     assert_true(bn_simulation_time(sim) == 0.3);
@@ -160,7 +160,7 @@ static void test_landing_and_mid_cycle_errors(void **state)
 
     bn_simulation *s2 = NULL;
     TU_OK(bn_simulation_create(&s2));
-    bn_integrator_params bad = {0.1, 0, 3, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params bad = {0.1, 0, 3, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_FAILS(bn_simulation_set_integrator(s2, &bad), BN_ERR_ARGUMENT, "needs eta > 0");
     bad.eta = 0.1;
     bad.time_bins = 31;

@@ -37,7 +37,7 @@ static void test_m31_keeps_its_shape(void **state)
     TU_OK(bn_ic_galaxy(&m, 0, 11, &p));
     bn_gravity_params g = tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.1);
     g.G = m.units.G;
-    bn_integrator_params ip = {1.0 / 128, 0.3, 6, 1, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {1.0 / 128, 0.3, 6, 1, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     bn_simulation *sim = tu_make_sim(p, g, ip);
     bn_galaxy_shape s0, s1;
     measure(&m, sim, &s0);

@@ -222,7 +222,7 @@ static void test_batch_reads_only_at_its_end(void **state)
 {
     (void)state;
     bn_particles *p = plummer_32k();
-    const bn_integrator_params rules[2] = {{1.0 / 64, 0.05, 0, 1, 0, BN_STEP_ACCEL}, {1.0 / 16, 0.05, 4, 1, 0, BN_STEP_ACCEL}};
+    const bn_integrator_params rules[2] = {{1.0 / 64, 0.05, 0, 1, 0, BN_STEP_ACCEL, BN_TUNE_TIME}, {1.0 / 16, 0.05, 4, 1, 0, BN_STEP_ACCEL, BN_TUNE_TIME}};
     for (int r = 0; r < 2; r++) {
         bn_simulation *sim = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), rules[r]);
         TU_OK(bn_simulation_compute_forces(sim));
@@ -254,7 +254,7 @@ static void test_same_as_cpu(void **state)
     icp.n = 1 << 14;
     bn_particles *p = NULL;
     TU_OK(bn_ic_generate(&icp, &p));
-    const bn_integrator_params ip = {1.0 / 32, 0.05, 4, 0, 0, BN_STEP_ACCEL};
+    const bn_integrator_params ip = {1.0 / 32, 0.05, 4, 0, 0, BN_STEP_ACCEL, BN_TUNE_WORK};
     bn_simulation *gpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), ip);
     bn_simulation *cpu = tu_make_sim(p, tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.01), ip);
     bn_simulation *again = tu_make_sim(p, tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 0.01), ip);

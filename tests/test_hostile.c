@@ -182,17 +182,17 @@ static void test_step_floor(void **state)
     g.method = BN_METHOD_DIRECT;
     g.softening = 0.01;
     /* eta so small that the first step is far below dt_min */
-    bn_integrator_params ip = {0.01, 1e-12, 0, 1, 1e-6, BN_STEP_ACCEL};
+    bn_integrator_params ip = {0.01, 1e-12, 0, 1, 1e-6, BN_STEP_ACCEL, BN_TUNE_TIME};
     bn_simulation *sim = tu_make_sim(p, g, ip);
     TU_FAILS(bn_simulation_advance(sim, 1.0, 8, NULL), BN_ERR_ARGUMENT, "TimeIntegration:dt_min = 1e-06");
     bn_simulation_free(sim);
     /* dt itself, and the finest block step, below the floor */
     sim = tu_make_sim(p, g, bn_integrator_params_default());
-    ip = (bn_integrator_params){1e-9, 0, 0, 1, 1e-6, BN_STEP_ACCEL};
+    ip = (bn_integrator_params){1e-9, 0, 0, 1, 1e-6, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "below dt_min");
-    ip = (bn_integrator_params){0.01, 0.1, 20, 1, 1e-6, BN_STEP_ACCEL};
+    ip = (bn_integrator_params){0.01, 0.1, 20, 1, 1e-6, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "finest block step");
-    ip = (bn_integrator_params){0.01, 0.1, 0, 1, NAN, BN_STEP_ACCEL};
+    ip = (bn_integrator_params){0.01, 0.1, 0, 1, NAN, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "dt_min");
     bn_simulation_free(sim);
     bn_particles_free(p);

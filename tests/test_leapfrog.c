@@ -15,7 +15,7 @@ static bn_simulation *make_sim(const bn_particles *p, double eps, double dt, dou
     g.backend = BN_BACKEND_CPU;
     g.softening = eps;
     TU_OK(bn_simulation_set_gravity(sim, &g));
-    bn_integrator_params ip = {dt, eta, 0, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {dt, eta, 0, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_OK(bn_simulation_set_integrator(sim, &ip));
     TU_OK(bn_simulation_set_particles(sim, p));
     return sim;

@@ -26,7 +26,7 @@ static void test_one_step_is_kdk(void **state)
     bn_gravity_params g = direct_cpu(eps);
     g.G = G;
     TU_OK(bn_simulation_set_gravity(sim, &g));
-    bn_integrator_params ip = {dt, 0, 0, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {dt, 0, 0, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_OK(bn_simulation_set_integrator(sim, &ip));
     TU_OK(bn_simulation_set_particles(sim, p));
     double taken = 0;
@@ -104,7 +104,7 @@ static void test_adaptive_step(void **state)
     TU_OK(bn_simulation_create(&sim));
     bn_gravity_params g = direct_cpu(eps);
     TU_OK(bn_simulation_set_gravity(sim, &g));
-    bn_integrator_params ip = {1.0, eta, 0, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {1.0, eta, 0, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_OK(bn_simulation_set_integrator(sim, &ip));
     TU_OK(bn_simulation_set_particles(sim, p));
     double *a = malloc(3 * p->n * sizeof *a), *phi = malloc(p->n * sizeof *phi);
@@ -134,7 +134,7 @@ static void test_bad_input(void **state)
     (void)state;
     bn_simulation *sim = NULL;
     TU_OK(bn_simulation_create(&sim));
-    bn_integrator_params ip = {0.0, 0.0, 0, 0, 0, BN_STEP_ACCEL};
+    bn_integrator_params ip = {0.0, 0.0, 0, 0, 0, BN_STEP_ACCEL, BN_TUNE_TIME};
     TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "dt");
     ip.dt = NAN;
     TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "dt");

@@ -124,7 +124,7 @@ BN_PARSER(bn_method_parse, bn_method, method_names, "method")
 BN_PARSER(bn_mac_parse, bn_mac, mac_names, "opening criterion")
 BN_PARSER(bn_backend_parse, bn_backend, backend_names, "backend")
 BN_PARSER(bn_curve_parse, bn_curve, curve_names, "curve")
-BN_PARSER(bn_tune_cost_parse, bn_tune_cost, cost_names, "error cost")
+BN_PARSER(bn_tune_cost_parse, bn_tune_cost, cost_names, "cost") /* error_cost, rebuild_cost */
 BN_PARSER(bn_step_criterion_parse, bn_step_criterion, criterion_names, "step criterion")
 
 bn_integrator_params bn_integrator_params_default(void)
@@ -134,5 +134,6 @@ bn_integrator_params bn_integrator_params_default(void)
     ip.dt = 1.0 / 128.0;
     ip.tree_rebuild = 1;
     ip.criterion = BN_STEP_ACCEL;
+    ip.rebuild_cost = BN_TUNE_TIME;
     return ip;
 }

@@ -107,6 +107,8 @@ bn_status bn_simulation_set_integrator(bn_simulation *sim, const bn_integrator_p
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: unknown criterion %d", (int)ip->criterion);
     if (ip->tree_rebuild < 0)
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: tree_rebuild must be >= 0, got %d", ip->tree_rebuild);
+    if ((int)ip->rebuild_cost < 0 || ip->rebuild_cost > BN_TUNE_WORK)
+        return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: unknown rebuild_cost %d", (int)ip->rebuild_cost);
     if (!(ip->dt_min >= 0) || !isfinite(ip->dt_min))
         return bn_fail(BN_ERR_ARGUMENT, "TimeIntegration: dt_min must be finite and >= 0, got %g", ip->dt_min);
     if (ip->dt < ip->dt_min)
@@ -364,20 +366,24 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
 
 /* ---- block (hierarchical) time steps: integrate/timebins.h, clock.h ---- */
 
-/* GOTHIC's self-tuned rebuild interval (paper 001 sec. 2.6): a refreshed
- * tree's cells grow as their bodies spread, so every walk on it costs
- * more than on a fresh tree; rebuild once that excess adds up to the cost
- * of a rebuild (for a linear growth this is GOTHIC's optimum,
- * n = sqrt(2 t_make / slope)). Costs are counted in walk flops from the
- * interaction counts, not in seconds, so that a run stays deterministic;
- * a rebuild costs BN_REBUILD_FLOPS_PER_PARTICLE (interact.h). Measured (BENCHMARKS.md): as fast as the best fixed interval on
- * Hernquist and NFW halos, but 25% slower than rebuilding every step on
- * a Plummer sphere, where walk time on a refreshed tree grows faster
- * than its flop count; hence not the default. */
+/* GOTHIC's self-tuned rebuild interval (paper 001 sec. 2.6), tree_rebuild
+ * 0: rebuild once the refreshed trees' walks since the last rebuild have
+ * cost more than fresh trees' would by as much as a rebuild costs (for a
+ * linear growth GOTHIC's optimum, n = sqrt(2 t_make / slope)); where even
+ * the first refresh costs that much, rebuild at every step and probe with
+ * one refresh now and then. The rule, and why, is integrate/rebuild_tuner.h.
+ * rebuild_cost chooses what it weighs: measured seconds (time, the
+ * default; the walk time on a refreshed tree grows far faster than its
+ * flops: on an H100 the flop rule was 2x slower than rebuilding every
+ * step on M31, BENCHMARKS.md) or walk flops from the interaction counts
+ * (work: the same decisions, and bits, at every run). Not the default
+ * interval until measured never slower than rebuilding every step
+ * (BENCHMARKS.md). */
 
 /* Rebuilding at every step (tree_rebuild 1, the default) needs nothing
  * from the device; the other intervals decide on the host, from the
- * clock (a cycle's end) and the walk's counts read after each step. */
+ * clock (a cycle's end) and the walk's counts or times read after each
+ * step. */
 static int block_host_decides(const bn_simulation *sim)
 {
     return sim->integ.time_bins > 0 && sim->integ.tree_rebuild != 1;
@@ -387,28 +393,33 @@ static int block_wants_rebuild(const bn_simulation *sim)
 {
     if (sim->clock.ends) return 1; /* every particle active */
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
-    return sim->excess_flops >= BN_REBUILD_FLOPS_PER_PARTICLE * sim->n_global; /* every rank's */
+    return bn_rebuild_tuner_wants(&sim->tuner, sim->integ.rebuild_cost, sim->clock.bin_min, /* the plan's */
+                                  BN_REBUILD_FLOPS_PER_PARTICLE * sim->n_global); /* every rank's */
 }
 
-/* After a step's forces: its walk flops per active particle against a
- * fresh tree's for the same active bins (every rank's counts: n_active is
- * theirs too, and every rank must decide the same). */
+/* After a step's forces: its costs to the tuner, the same on every rank
+ * (n_active is every rank's; work: the counts summed over the ranks;
+ * time: the slowest rank's times, since the step waits for it). */
 static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
     if (sim->integ.tree_rebuild > 0 || n_active <= 0) return BN_OK;
     const bn_force_stats *st = bn_simulation_force_stats(sim);
-    double count[3] = {st->n_pp, st->n_pc, st->n_far};
-    BN_TRY(bn_comm_allreduce(sim->comm, count, 3, BN_REDUCE_SUM));
-    const double flops = bn_walk_flops(count[0], count[1], count[2], n_active);
-    const double per = flops / n_active;
-    if (rebuilt) sim->excess_flops = 0;
-    if (rebuilt || !(sim->fresh_flops[bin_min] > 0)) {
-        sim->fresh_flops[bin_min] = per;
-        return BN_OK;
+    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0};
+    if (sim->integ.rebuild_cost == BN_TUNE_WORK) {
+        double count[3] = {st->n_pp, st->n_pc, st->n_far};
+        BN_TRY(bn_comm_allreduce(sim->comm, count, 3, BN_REDUCE_SUM));
+        s.walk = bn_walk_flops(count[0], count[1], count[2], n_active);
+    } else {
+        /* A refresh reports its whole tree time (gather, moments, group
+         * boxes) in some of these fields and a build in all of them: only
+         * their sum is compared. */
+        double t[3] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
+                       st->t_moments + st->t_groups};
+        BN_TRY(bn_comm_allreduce(sim->comm, t, 3, BN_REDUCE_MAX));
+        s.walk = t[0], s.tree = t[1], s.kept = t[2];
     }
-    const double excess = flops - sim->fresh_flops[bin_min] * n_active;
-    if (excess > 0) sim->excess_flops += excess;
+    bn_rebuild_tuner_record(&sim->tuner, sim->integ.rebuild_cost, &s);
     return BN_OK;
 }
 

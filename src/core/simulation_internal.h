@@ -5,6 +5,7 @@
 #include "banyan.h"
 #include "core/backend.h"
 #include "gravity/tune.h"
+#include "integrate/rebuild_tuner.h"
 
 struct bn_simulation {
     bn_gravity_params grav;
@@ -24,11 +25,10 @@ struct bn_simulation {
     int stats_current;        /* stats hold the last evaluation's        */
     /* block steps with tree_rebuild != 1, decided on the host */
     long steps_since_build;   /* force evaluations on the current tree   */
-    /* the self-tuned rebuild (tree_rebuild = 0): walk flops per active
-     * particle on a fresh tree, per smallest active bin, and the flops
-     * the refreshed trees have cost beyond that since the last rebuild */
-    double fresh_flops[BN_TIME_BINS_MAX];
-    double excess_flops;
+    /* the self-tuned rebuild (tree_rebuild = 0): the fresh trees' walk
+     * costs per active particle, per first active bin, and the refreshed
+     * trees' excess since the last rebuild (integrate/rebuild_tuner.h) */
+    bn_rebuild_tuner tuner;
     /* an error target (gravity/tune.h): grav holds the chosen settings */
     bn_accuracy acc;
     int tuned;                /* a search was made for these particles  */

@@ -19,8 +19,7 @@ typedef struct saved_sim {
     int tuned, ranks;
     bn_backend backend;
     long last_check, steps_since_build;
-    double fresh_flops[BN_TIME_BINS_MAX];
-    double excess_flops;
+    bn_rebuild_tuner tuner;
 } saved_sim;
 
 static saved_sim saved_of(const bn_simulation *sim)
@@ -35,8 +34,7 @@ static saved_sim saved_of(const bn_simulation *sim)
     v.backend = bn_simulation_backend(sim);
     v.last_check = sim->last_check;
     v.steps_since_build = sim->steps_since_build;
-    memcpy(v.fresh_flops, sim->fresh_flops, sizeof v.fresh_flops);
-    v.excess_flops = sim->excess_flops;
+    v.tuner = sim->tuner;
     return v;
 }
 
@@ -137,8 +135,7 @@ static bn_status restore_fields(bn_simulation *sim, const saved_sim *v, const bn
     sim->tuned = v->tuned;
     sim->last_check = v->last_check;
     sim->steps_since_build = v->steps_since_build;
-    memcpy(sim->fresh_flops, v->fresh_flops, sizeof sim->fresh_flops);
-    sim->excess_flops = v->excess_flops;
+    sim->tuner = v->tuner;
     sim->clock = *clock;
     return BN_OK;
 }

@@ -1,0 +1,108 @@
+/* The self-tuned tree rebuild of block steps: rebuild_tuner.h says the
+ * rule and why. */
+#include "integrate/rebuild_tuner.h"
+
+static void push(bn_recent_costs *r, double v)
+{
+    for (int i = BN_REBUILD_SAMPLES - 1; i > 0; i--) r->v[i] = r->v[i - 1];
+    r->v[0] = v;
+    if (r->n < BN_REBUILD_SAMPLES) r->n++;
+}
+
+/* The median of the samples (of two, their mean); -1 without any. */
+static double median(const bn_recent_costs *r)
+{
+    double s[BN_REBUILD_SAMPLES];
+    for (int i = 0; i < r->n; i++) {
+        int j = i;
+        for (; j > 0 && s[j - 1] > r->v[i]; j--) s[j] = s[j - 1];
+        s[j] = r->v[i];
+    }
+    if (r->n == 0) return -1;
+    return r->n % 2 ? s[r->n / 2] : 0.5 * (s[r->n / 2 - 1] + s[r->n / 2]);
+}
+
+double bn_rebuild_tuner_make(const bn_rebuild_tuner *t) { return median(&t->make); }
+
+int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, bn_tune_cost cost, int bin_min, double work_make)
+{
+    if (cost == BN_TUNE_WORK) return t->excess >= work_make;
+    if (t->hold > 0) return 1; /* every step, until the next probe */
+    if (t->make.n == 0 || bin_min < 0 || bin_min >= BN_TIME_BINS_MAX || t->fresh[bin_min].n == 0) return 1;
+    /* With n steps on this tree so far (k = n - 1 refreshes) another step
+     * lowers the mean cost iff the rebuild's cost is at least the excess
+     * with it, E_k + e_(k+1). The next excess from the linear fit of the
+     * ones so far (e_i = i s, E_k = k (k + 1) s / 2, so e_(k+1) = 2 E_k / k;
+     * a fit of the sum, not of the last step, so that one noisy walk moves
+     * it little): rebuild once E_k (1 + 2 / k) reaches the cost. This is
+     * GOTHIC's optimum n ~ sqrt(2 t_make / s) rounded to the best integer,
+     * where "excess >= cost" alone rebuilds a step late. */
+    const double k = (double)t->refreshes;
+    const double next = k > 0 ? t->excess * (1 + 2 / k) : t->excess;
+    return next >= median(&t->make);
+}
+
+/* work: the rule as it was before issue 19 (the last fresh sample of a
+ * bin; a bin without one takes the refreshed tree's as its own). */
+static void record_work(bn_rebuild_tuner *t, const bn_rebuild_step *s)
+{
+    bn_recent_costs *f = &t->fresh[s->bin_min];
+    const double per = s->walk / s->n_active;
+    if (s->rebuilt) t->excess = 0;
+    if (s->rebuilt || !(f->n > 0 && f->v[0] > 0)) {
+        f->v[0] = per;
+        f->n = 1;
+        return;
+    }
+    const double excess = s->walk - f->v[0] * s->n_active;
+    if (excess > 0) t->excess += excess;
+}
+
+static void record_time(bn_rebuild_tuner *t, const bn_rebuild_step *s)
+{
+    bn_recent_costs *f = &t->fresh[s->bin_min];
+    if (s->rebuilt) {
+        push(f, s->walk / s->n_active);
+        /* what refreshing saves: this build's tree time beyond a
+         * refresh's (as measured, else the build's own moments and
+         * groups, which a refresh redoes) */
+        const double refresh = t->refresh.n > 0 ? median(&t->refresh) : s->kept;
+        const double make = s->tree - refresh;
+        push(&t->make, make > 0 ? make : 0);
+        t->excess = 0;
+        t->refreshes = 0;
+        if (t->hold > 0) t->hold--;
+        return;
+    }
+    t->refreshes++;
+    push(&t->refresh, s->tree);
+    /* No fresh sample at this bin (a refresh the caller chose against
+     * bn_rebuild_tuner_wants): the excess is unknown and counts nothing
+     * (a refreshed tree's walk taken as fresh would hide the excess of
+     * every later one). */
+    if (f->n == 0) return;
+    const double excess = s->walk - median(f) * s->n_active;
+    t->excess += excess;
+    if (t->excess < 0) t->excess = 0;
+    if (t->refreshes != 1 || t->make.n == 0) return;
+    /* the first refresh after a rebuild: a probe of whether refreshing
+     * pays at all */
+    if (excess >= median(&t->make)) {
+        long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
+        t->hold = every;
+        t->probes_failed++;
+        every *= 2;
+        t->probe_every = every < BN_REBUILD_PROBE_MAX ? every : BN_REBUILD_PROBE_MAX;
+    } else {
+        t->probe_every = BN_REBUILD_PROBE_FIRST;
+    }
+}
+
+void bn_rebuild_tuner_record(bn_rebuild_tuner *t, bn_tune_cost cost, const bn_rebuild_step *s)
+{
+    if (!(s->n_active > 0) || s->bin_min < 0 || s->bin_min >= BN_TIME_BINS_MAX) return;
+    if (cost == BN_TUNE_WORK)
+        record_work(t, s);
+    else
+        record_time(t, s);
+}

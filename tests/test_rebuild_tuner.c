@@ -1,0 +1,363 @@
+/* The self-tuned tree rebuild of block steps (integrate/rebuild_tuner.h):
+ * its decisions on made-up step costs (deterministic), and simulations
+ * with tree_rebuild 0 on the CPU under both cost rules. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "integrate/rebuild_tuner.h"
+
+/* A made-up machine: a walk on a tree refreshed k times costs
+ * n_active (per[bin] + slope k) (times noise), a rebuild's tree time
+ * beyond the walk is make + kept, a refresh's is kept. */
+typedef struct machine {
+    double per[BN_TIME_BINS_MAX];
+    double n_active[BN_TIME_BINS_MAX];
+    double slope, make, kept, noise;
+    unsigned long long rng;
+} machine;
+
+static double jitter(machine *m)
+{
+    m->rng = m->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double u = (double)(m->rng >> 11) / 9007199254740992.0; /* [0, 1) */
+    return 1 + m->noise * (2 * u - 1);
+}
+
+/* One step at bin_min: the tuner decides, the machine reports. Returns
+ * whether it rebuilt; *k the refreshes since the build. */
+static int step(bn_rebuild_tuner *t, machine *m, int bin_min, long *k)
+{
+    const int rebuild = bn_rebuild_tuner_wants(t, BN_TUNE_TIME, bin_min, 0);
+    *k = rebuild ? 0 : *k + 1;
+    const double n = m->n_active[bin_min];
+    bn_rebuild_step s = {bin_min, rebuild, n, n * (m->per[bin_min] + m->slope * (double)*k) * jitter(m), 0, 0};
+    s.kept = m->kept * jitter(m);
+    s.tree = rebuild ? m->make * jitter(m) + s.kept : m->kept * jitter(m);
+    bn_rebuild_tuner_record(t, BN_TUNE_TIME, &s);
+    return rebuild;
+}
+
+static machine one_bin(double make, double slope)
+{
+    machine m;
+    memset(&m, 0, sizeof m);
+    m.per[3] = 1e-6;
+    m.n_active[3] = 1e5; /* a fresh walk: 0.1 s */
+    m.make = make;
+    m.kept = 0.01;
+    m.slope = slope;
+    m.rng = 42;
+    return m;
+}
+
+/* The intervals between rebuilds over `steps` steps at bin 3, after a
+ * first rebuild; their histogram in count[] (capped at 99). */
+static void intervals(bn_rebuild_tuner *t, machine *m, int steps, long count[100])
+{
+    memset(count, 0, 100 * sizeof count[0]);
+    long k = 0, last = -1;
+    for (int i = 0; i < steps; i++)
+        if (step(t, m, 3, &k)) {
+            if (last >= 0) count[i - last < 99 ? i - last : 99]++;
+            last = i;
+        }
+}
+
+static long mode_of(const long count[100])
+{
+    long best = 0;
+    for (int i = 1; i < 100; i++)
+        if (count[i] > count[best]) best = i;
+    return best;
+}
+
+/* Linear growth: the interval is GOTHIC's optimum, n(n-1)/2 slope ~ make,
+ * n ~ sqrt(2 make / slope), and its mean cost within 2% of the best
+ * integer interval's. */
+static void test_linear_growth_finds_the_optimum(void **state)
+{
+    (void)state;
+    const double cases[][2] = {{0.05, 1e-3 / 1e5}, {0.02, 4e-3 / 1e5}, {0.2, 1e-3 / 1e5}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        bn_rebuild_tuner t;
+        memset(&t, 0, sizeof t);
+        machine m = one_bin(cases[c][0], cases[c][1]);
+        long count[100];
+        intervals(&t, &m, 2000, count);
+        const long n = mode_of(count);
+        const double s = m.slope * m.n_active[3], best = sqrt(2 * m.make / s);
+        /* the mean step cost at interval j: (make + sum_{k<j} k s) / j + walk */
+        double cost_best = INFINITY;
+        for (int j = 1; j < 99; j++) cost_best = fmin(cost_best, (m.make + 0.5 * j * (j - 1) * s) / j);
+        const double cost_n = (m.make + 0.5 * (double)n * (double)(n - 1) * s) / (double)n;
+        print_message("make %g, slope %g: interval %ld (%ld of %d), sqrt(2 make / slope) %.2f, excess cost %.4f "
+                      "of the best %.4f\n",
+                      m.make, s, n, count[n], 2000, best, cost_n, cost_best);
+        assert_true(fabs((double)n - best) <= 1.5);
+        assert_true(cost_n <= 1.02 * cost_best);
+        assert_int_equal(t.probes_failed, 0);
+    }
+}
+
+/* The first refresh costs more than a rebuild: interval 1, with one
+ * probing refresh after 4, 8, 16, then every 32 rebuilds. */
+static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.03 / 1e5); /* one refresh: +0.03 s, a rebuild 0.02 s */
+    long k = 0;
+    int refresh_at[64], refreshes = 0;
+    const int steps = 400;
+    for (int i = 0; i < steps; i++)
+        if (!step(&t, &m, 3, &k)) {
+            assert_true(refreshes < 64);
+            refresh_at[refreshes++] = i;
+            assert_int_equal(k, 1); /* never two refreshes in a row */
+        }
+    print_message("%d refreshes in %d steps, at", refreshes, steps);
+    for (int i = 0; i < refreshes; i++) print_message(" %d", refresh_at[i]);
+    print_message("\n");
+    /* the gaps between probes: 4, 8, 16 rebuilds, then 32 */
+    assert_true(refreshes >= 4);
+    assert_int_equal(refresh_at[1] - refresh_at[0], 5);
+    assert_int_equal(refresh_at[2] - refresh_at[1], 9);
+    assert_int_equal(refresh_at[3] - refresh_at[2], 17);
+    for (int i = 4; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 33);
+    assert_true(refreshes <= 4 + steps / 33);
+    assert_int_equal(t.probes_failed, refreshes);
+}
+
+/* A distribution that quiets down: within one probe interval the tuner
+ * refreshes again, at the interval the new slope asks for. */
+static void test_quieting_down_is_noticed(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.03 / 1e5);
+    long k = 0;
+    for (int i = 0; i < 300; i++) step(&t, &m, 3, &k);
+    m.slope = 4e-4 / 1e5; /* sqrt(2 make / slope) = 10 */
+    int first_refresh = -1;
+    for (int i = 0; i < 40 && first_refresh < 0; i++)
+        if (!step(&t, &m, 3, &k)) first_refresh = i;
+    assert_true(first_refresh >= 0 && first_refresh <= 33);
+    long count[100];
+    intervals(&t, &m, 500, count);
+    print_message("quiet after %d steps: interval %ld\n", first_refresh, mode_of(count));
+    assert_true(labs(mode_of(count) - 10) <= 1);
+}
+
+/* Bins: each compared with its own fresh walk. Two bins of different
+ * cost per active particle and no growth: after one rebuild per bin to
+ * learn them, no rebuild at all; a tuner that compared across bins would
+ * see the dearer bin's walks as excess. With 5% noise: rebuilds stay
+ * rare (signed excess: noise cancels). */
+static void test_bins_are_compared_with_their_own(void **state)
+{
+    (void)state;
+    for (int noisy = 0; noisy <= 1; noisy++) {
+        bn_rebuild_tuner t;
+        memset(&t, 0, sizeof t);
+        machine m = one_bin(0.05, 0);
+        m.per[5] = 4e-6;
+        m.n_active[5] = 1e3;
+        m.noise = noisy ? 0.05 : 0;
+        long k = 0, builds = 0, builds_late = 0;
+        const int steps = 1000;
+        for (int i = 0; i < steps; i++) {
+            const int r = step(&t, &m, i % 3 == 2 ? 3 : 5, &k);
+            builds += r;
+            builds_late += r && i >= 3;
+        }
+        print_message("two bins, noise %g: %ld rebuilds in %d steps (%ld after the first 3)\n", m.noise, builds, steps,
+                      builds_late);
+        /* noisy: the fresh walks' medians err by a few %, which the
+         * refreshes then show as excess; a rebuild every 20 steps or more
+         * costs under 2.5% of the steps' time, against 50% to rebuild at
+         * every step (0.05 s on a 0.1 s walk) */
+        if (!noisy)
+            assert_int_equal(builds_late, 0);
+        else
+            assert_true(builds_late < steps / 20);
+        assert_int_equal(t.probes_failed, 0);
+        assert_true(builds >= 2); /* each bin learnt */
+        assert_true(t.fresh[3].n > 0 && t.fresh[5].n > 0);
+    }
+}
+
+/* Before it knows a rebuild's cost or a bin's fresh walk, the timed
+ * tuner rebuilds (it cannot judge a refresh); then it refreshes. */
+static void test_learns_before_refreshing(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    assert_true(bn_rebuild_tuner_wants(&t, BN_TUNE_TIME, 3, 0));
+    assert_true(bn_rebuild_tuner_make(&t) < 0);
+    machine m = one_bin(0.05, 0);
+    long k = 0;
+    assert_true(step(&t, &m, 3, &k));
+    /* before a refresh is measured, the build's moments and groups stand
+     * in for a refresh's tree time */
+    assert_true(fabs(bn_rebuild_tuner_make(&t) - 0.05) < 1e-12);
+    assert_true(bn_rebuild_tuner_wants(&t, BN_TUNE_TIME, 4, 0)); /* bin 4 unknown */
+    assert_false(bn_rebuild_tuner_wants(&t, BN_TUNE_TIME, 3, 0));
+    assert_false(step(&t, &m, 3, &k));
+    /* a refresh's tree time measured dearer than the build's kept part:
+     * the rebuild saves less */
+    m.kept = 0.03;
+    bn_rebuild_step s = {3, 0, 1e5, 0.1, 0.03, 0};
+    bn_rebuild_tuner_record(&t, BN_TUNE_TIME, &s);
+    s = (bn_rebuild_step){3, 1, 1e5, 0.1, 0.06, 0.01};
+    bn_rebuild_tuner_record(&t, BN_TUNE_TIME, &s);
+    /* the makes so far: 0.05, 0.06 - median(0.01, 0.03) = 0.04 */
+    assert_true(fabs(bn_rebuild_tuner_make(&t) - 0.045) < 1e-12);
+}
+
+/* work: the rule banyan had before (the last fresh sample of a bin, a bin
+ * without one seeded by the refreshed walk, positive excess only, a
+ * rebuild's cost given): the same decisions as a copy of the old code. */
+static void test_work_rule_is_the_old_one(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    double fresh[BN_TIME_BINS_MAX] = {0}, excess = 0;
+    const double make = 4000.0 * 1e4;
+    unsigned long long rng = 7;
+    int rebuilt = 1, builds = 0;
+    for (int i = 0; i < 3000; i++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        const int bin = (int)(rng >> 60) % 4 + 2;
+        const double n = 1000.0 * (bin + 1), flops = n * (5e4 + 3e3 * (double)(rng >> 40 & 255));
+        /* the old block_tune_rebuild */
+        const double per = flops / n;
+        if (rebuilt) excess = 0;
+        if (rebuilt || !(fresh[bin] > 0))
+            fresh[bin] = per;
+        else if (flops - fresh[bin] * n > 0)
+            excess += flops - fresh[bin] * n;
+        const bn_rebuild_step s = {bin, rebuilt, n, flops, 0, 0};
+        bn_rebuild_tuner_record(&t, BN_TUNE_WORK, &s);
+        assert_true(t.excess == excess);
+        rebuilt = excess >= make; /* the old block_wants_rebuild */
+        assert_int_equal(bn_rebuild_tuner_wants(&t, BN_TUNE_WORK, bin, make), rebuilt);
+        builds += rebuilt;
+    }
+    print_message("work rule: %d rebuilds in 3000 steps\n", builds);
+    assert_true(builds > 10 && builds < 2000);
+}
+
+/* ---- simulations (CPU) ---- */
+
+static bn_simulation *plummer_sim(bn_particles **p, bn_tune_cost cost)
+{
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 4096;
+    icp.seed = 3;
+    TU_OK(bn_ic_generate(&icp, p));
+    bn_gravity_params g = tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.01);
+    g.theta = 0.5;
+    const bn_integrator_params ip = {1.0 / 16, 0.1, 5, 0, 0, BN_STEP_ACCEL, cost};
+    return tu_make_sim(*p, g, ip);
+}
+
+typedef struct run_result {
+    long steps, builds, refreshes;
+    double rel;
+} run_result;
+
+static run_result run_to(bn_simulation *sim, double t_end)
+{
+    run_result r = {0, 0, 0, 0};
+    bn_energies e0, e1;
+    TU_OK(bn_simulation_energies(sim, &e0));
+    long builds = bn_simulation_block_info(sim).tree_builds;
+    while (bn_simulation_time(sim) < t_end) {
+        TU_OK(bn_simulation_step_to(sim, t_end, NULL));
+        const long b = bn_simulation_block_info(sim).tree_builds;
+        r.builds += b > builds;
+        r.refreshes += b == builds;
+        builds = b;
+        r.steps++;
+    }
+    TU_OK(bn_simulation_energies(sim, &e1));
+    r.rel = fabs((e1.total - e0.total) / e0.total);
+    return r;
+}
+
+/* rebuild_cost work: two runs, the same rebuilds and the same bits. */
+static void test_work_runs_are_bit_reproducible(void **state)
+{
+    (void)state;
+    bn_particles *p = NULL, *p2 = NULL;
+    bn_simulation *a = plummer_sim(&p, BN_TUNE_WORK), *b = plummer_sim(&p2, BN_TUNE_WORK);
+    const run_result ra = run_to(a, 0.5), rb = run_to(b, 0.5);
+    print_message("work: %ld steps, %ld rebuilds, %ld refreshes, energy error %.2e\n", ra.steps, ra.builds,
+                  ra.refreshes, ra.rel);
+    assert_int_equal(ra.steps, rb.steps);
+    assert_int_equal(ra.builds, rb.builds);
+    assert_true(ra.refreshes > 0 && ra.builds > 0);
+    const bn_particles *qa = NULL, *qb = NULL;
+    TU_OK(bn_simulation_particles(a, &qa));
+    TU_OK(bn_simulation_particles(b, &qb));
+    for (int k = 0; k < 3; k++) {
+        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
+        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
+    }
+    bn_simulation_free(a);
+    bn_simulation_free(b);
+    bn_particles_free(p);
+    bn_particles_free(p2);
+}
+
+/* rebuild_cost time (the default): the run completes with the energy
+ * error of the work rule's (whatever the timing: every rebuild choice is
+ * a valid tree), and the tuner measured a rebuild. */
+static void test_timed_runs_conserve_energy(void **state)
+{
+    (void)state;
+    bn_particles *p = NULL;
+    bn_simulation *sim = plummer_sim(&p, BN_TUNE_TIME);
+    const run_result r = run_to(sim, 1.0);
+    print_message("time: %ld steps, %ld rebuilds, %ld refreshes, energy error %.2e\n", r.steps, r.builds,
+                  r.refreshes, r.rel);
+    assert_true(r.steps > 20);
+    assert_true(r.builds > 0);
+    assert_true(r.rel < 2e-4);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+}
+
+/* An unknown cost rule is refused. */
+static void test_bad_rebuild_cost(void **state)
+{
+    (void)state;
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    bn_integrator_params ip = bn_integrator_params_default();
+    assert_int_equal(ip.rebuild_cost, BN_TUNE_TIME);
+    ip.rebuild_cost = (bn_tune_cost)2;
+    TU_FAILS(bn_simulation_set_integrator(sim, &ip), BN_ERR_ARGUMENT, "rebuild_cost");
+    bn_simulation_free(sim);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linear_growth_finds_the_optimum),
+        cmocka_unit_test(test_first_refresh_too_dear_rebuilds_every_step),
+        cmocka_unit_test(test_quieting_down_is_noticed),
+        cmocka_unit_test(test_bins_are_compared_with_their_own),
+        cmocka_unit_test(test_learns_before_refreshing),
+        cmocka_unit_test(test_work_rule_is_the_old_one),
+        cmocka_unit_test(test_work_runs_are_bit_reproducible),
+        cmocka_unit_test(test_timed_runs_conserve_energy),
+        cmocka_unit_test(test_bad_rebuild_cost),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
