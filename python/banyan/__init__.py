@@ -106,7 +106,7 @@ def write(path, particles, **header):
     _lib.check(_lib.snapshot_write(str(path).encode(), cp.ptr, meta.ptr))
 
 
-_INTEGRATOR_KEYS = ("dt", "eta", "dt_min", "time_bins", "criterion", "tree_rebuild")
+_INTEGRATOR_KEYS = ("dt", "eta", "dt_min", "time_bins", "criterion", "tree_rebuild", "rebuild_cost")
 
 
 class Simulation:

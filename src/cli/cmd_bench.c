@@ -44,6 +44,8 @@ static void bench_help(void)
            "                active fraction\n"
            "  --tree-rebuild R  block steps: rebuild the tree every R steps, refreshed\n"
            "                in between (default 1; 0: self-tuned, as in GOTHIC)\n"
+           "  --rebuild-cost C  what --tree-rebuild 0 weighs: time (measured, the\n"
+           "                default) or work (walk flops: the same rebuilds every run)\n"
            "  --criterion C block steps' criterion: acceleration (eta sqrt(eps/|a|),\n"
            "                the default) or dynamical (eta sqrt(|phi|)/|a|)\n"
            "  --input FILE  the particles of a snapshot instead of --model (e.g. banyan\n"
@@ -62,13 +64,13 @@ static void bench_help(void)
 }
 
 enum { OPT_MODEL = 2000, OPT_N, OPT_SEED, OPT_REPEAT, OPT_CHECK, OPT_JSON, OPT_STEPS, OPT_DT, OPT_ETA, OPT_BINS,
-       OPT_REBUILD, OPT_CRITERION, OPT_INPUT };
+       OPT_REBUILD, OPT_REBUILD_COST, OPT_CRITERION, OPT_INPUT };
 
 /* 0: parsed, -1: --help printed, else the exit code. */
 static int parse(int argc, char **argv, bench_opts *o)
 {
     const char *cmd = "bench";
-    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 14];
+    struct option opts[CLI_GRAVITY_MAX_OPTIONS + 15];
     int n = cli_gravity_options(opts);
     opts[n++] = (struct option){"model", required_argument, 0, OPT_MODEL};
     opts[n++] = (struct option){"n", required_argument, 0, OPT_N};
@@ -81,6 +83,7 @@ static int parse(int argc, char **argv, bench_opts *o)
     opts[n++] = (struct option){"eta", required_argument, 0, OPT_ETA};
     opts[n++] = (struct option){"time-bins", required_argument, 0, OPT_BINS};
     opts[n++] = (struct option){"tree-rebuild", required_argument, 0, OPT_REBUILD};
+    opts[n++] = (struct option){"rebuild-cost", required_argument, 0, OPT_REBUILD_COST};
     opts[n++] = (struct option){"criterion", required_argument, 0, OPT_CRITERION};
     opts[n++] = (struct option){"input", required_argument, 0, OPT_INPUT};
     opts[n++] = (struct option){"help", no_argument, 0, 'h'};
@@ -119,6 +122,10 @@ static int parse(int argc, char **argv, bench_opts *o)
             break;
         case OPT_REBUILD:
             if (!cli_parse_int(cmd, "--tree-rebuild", optarg, 0, BN_TREE_REBUILD_MAX, &o->integ.tree_rebuild)) return 2;
+            break;
+        case OPT_REBUILD_COST:
+            if (bn_tune_cost_parse(optarg, &o->integ.rebuild_cost) != BN_OK)
+                return cli_usage_error(cmd, "--rebuild-cost: %s", bn_last_error());
             break;
         case OPT_CRITERION:
             if (bn_step_criterion_parse(optarg, &o->integ.criterion) != BN_OK)
@@ -329,9 +336,12 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
                "steps and tree_rebuild != 1 one per step): mean %.4f s\n",
                o->steps, r->batch_mean);
         if (o->integ.time_bins > 0)
-            printf("block steps (%d bins, dt %g, eta %g): mean active fraction %.4f, %ld tree builds, simulated "
-                   "time %.6g (%.4g wall s per unit time)\n",
-                   o->integ.time_bins, o->integ.dt, o->integ.eta, r->active_mean, r->tree_builds, r->sim_time,
+            printf("block steps (%d bins, dt %g, eta %g, tree_rebuild %d%s%s): mean active fraction %.4f, %ld tree "
+                   "builds, simulated time %.6g (%.4g wall s per unit time)\n",
+                   o->integ.time_bins, o->integ.dt, o->integ.eta, o->integ.tree_rebuild,
+                   o->integ.tree_rebuild == 0 ? " " : "",
+                   o->integ.tree_rebuild == 0 ? bn_tune_cost_name(o->integ.rebuild_cost) : "", r->active_mean,
+                   r->tree_builds, r->sim_time,
                    r->sim_time > 0 ? r->step_mean * (double)o->steps / r->sim_time : 0.0);
     }
 }
@@ -383,10 +393,10 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
     if (o->steps > 0 && o->integ.time_bins > 0)
         printf(",\n \"criterion\": \"%s\"", bn_step_criterion_name(o->integ.criterion));
     if (o->steps > 0 && o->integ.time_bins > 0)
-        printf(",\n \"time_bins\": %d, \"dt\": %g, \"eta\": %g, \"tree_rebuild\": %d, \"active_mean\": %.6g, "
-               "\"sim_time\": %.6g, \"tree_builds\": %ld",
-               o->integ.time_bins, o->integ.dt, o->integ.eta, o->integ.tree_rebuild, r->active_mean, r->sim_time,
-               r->tree_builds);
+        printf(",\n \"time_bins\": %d, \"dt\": %g, \"eta\": %g, \"tree_rebuild\": %d, \"rebuild_cost\": \"%s\", "
+               "\"active_mean\": %.6g, \"sim_time\": %.6g, \"tree_builds\": %ld",
+               o->integ.time_bins, o->integ.dt, o->integ.eta, o->integ.tree_rebuild,
+               bn_tune_cost_name(o->integ.rebuild_cost), r->active_mean, r->sim_time, r->tree_builds);
     printf("}\n");
 }
 

@@ -61,8 +61,13 @@ static void write_header(FILE *f, const bn_run_params *p, size_t n, bn_backend b
             RUN_COMPILER, BANYAN_C_FLAGS, BANYAN_BUILD_FLAGS, omp_get_max_threads());
     fprintf(f, "# run: N %zu, method %s", n, bn_method_name(g->method));
     if (g->method == BN_METHOD_TREE) fprintf(f, ", mac %s, theta %g", bn_mac_name(g->mac), g->theta);
-    fprintf(f, ", softening %g, G %g, backend %s, dt %g, eta %g\n", g->softening, g->G, bn_backend_name(backend),
+    fprintf(f, ", softening %g, G %g, backend %s, dt %g, eta %g", g->softening, g->G, bn_backend_name(backend),
             p->integ.dt, p->integ.eta);
+    if (p->integ.time_bins > 0 && g->method == BN_METHOD_TREE) {
+        fprintf(f, ", time_bins %d, tree_rebuild %d", p->integ.time_bins, p->integ.tree_rebuild);
+        if (p->integ.tree_rebuild == 0) fprintf(f, " (%s cost)", bn_tune_cost_name(p->integ.rebuild_cost));
+    }
+    fputc('\n', f);
     const int target = g->method == BN_METHOD_TREE && g->error_target > 0;
     if (target)
         fprintf(f, "# error target %g (p99 of |a - a_ref|/|a_ref|, %s cost): chosen %s, theta %g, leaf %d, group %d, "

@@ -90,6 +90,12 @@ static const char *if_block_tree(const bn_run_params *p)
     if (t) return t;
     return p->integ.time_bins > 0 ? NULL : "only used with block time steps (time_bins > 0)";
 }
+static const char *if_self_tuned(const bn_run_params *p)
+{
+    const char *t = if_block_tree(p);
+    if (t) return t;
+    return p->integ.tree_rebuild == 0 ? NULL : "only used with tree_rebuild 0 (self-tuned)";
+}
 static const char *if_block(const bn_run_params *p)
 {
     return p->integ.time_bins >= 2 ? NULL : "only used with block time steps (time_bins >= 2)";
@@ -208,9 +214,16 @@ const bn_param_desc bn_param_table[] = {
     {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure). 0: self-tuned as in GOTHIC: "
-     "rebuild when the extra walk work of the refreshed trees since the last rebuild reaches the cost of a "
-     "rebuild (on an H100 at 2^24: 5% faster than every step on Hernquist and NFW halos, 25% slower on a "
-     "Plummer sphere)."},
+     "rebuild when the extra walk cost of the refreshed trees since the last rebuild reaches the cost of a "
+     "rebuild, weighed as rebuild_cost says; where even one refresh costs that much, rebuild every step "
+     "and probe with one refresh every 4 to 32 steps."},
+    {"TimeIntegration", "rebuild_cost", BN_PT_CHOICE, OFF(integ.rebuild_cost), "time", ANY, 0, &cost_choices,
+     if_self_tuned,
+     "What the self-tuned rebuild (tree_rebuild 0) weighs: time (the measured times of the walk, the build "
+     "and the refresh: the fastest interval on this machine, but rebuilds fall at other steps from run to run, "
+     "so runs are not bit-reproducible) or work (walk flops from the interaction counts: the same rebuilds, and "
+     "bits, every run; on an H100 2x slower than rebuilding every step on M31, whose refreshed walks grow far "
+     "slower in flops than in time)."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},
