@@ -166,6 +166,23 @@ def test_block_steps():
     assert abs(sim.energies()["total"] - e0) / abs(e0) < 1e-3
 
 
+def test_self_tuned_rebuild_costs():
+    # tree_rebuild 0 weighing work decides from counts: two runs, the same bits;
+    # weighing time (the default) it runs as well; another word is refused
+    p = banyan.ic.hernquist(2000, seed=5)
+    runs = []
+    for cost in ("work", "work", "time"):
+        sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.1, time_bins=4, tree_rebuild=0, rebuild_cost=cost,
+                                backend="cpu")
+        sim.run(1 / 16)
+        assert sim.time == pytest.approx(1 / 16)
+        runs.append(sim.particles.pos.copy())
+    assert np.array_equal(runs[0], runs[1])
+    assert np.abs(runs[2] - runs[0]).max() < 1e-3
+    with pytest.raises(banyan.BanyanError, match="rebuild_cost"):
+        banyan.Simulation(p, time_bins=4, eta=0.1, rebuild_cost="flops")
+
+
 def test_errors_carry_the_message():
     p = banyan.ic.plummer(100)
     bad = p.pos.copy()
