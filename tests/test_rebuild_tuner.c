@@ -101,7 +101,7 @@ static void test_linear_growth_finds_the_optimum(void **state)
 }
 
 /* The first refresh costs more than a rebuild: interval 1, with one
- * probing refresh after 4, 8, 16, then every 32 rebuilds. */
+ * probing refresh after 4, 8, ..., 128, then every 256 rebuilds. */
 static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
 {
     (void)state;
@@ -110,7 +110,7 @@ static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
     machine m = one_bin(0.02, 0.03 / 1e5); /* one refresh: +0.03 s, a rebuild 0.02 s */
     long k = 0;
     int refresh_at[64], refreshes = 0;
-    const int steps = 400;
+    const int steps = 1000;
     for (int i = 0; i < steps; i++)
         if (!step(&t, &m, 3, &k)) {
             assert_true(refreshes < 64);
@@ -120,14 +120,41 @@ static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
     print_message("%d refreshes in %d steps, at", refreshes, steps);
     for (int i = 0; i < refreshes; i++) print_message(" %d", refresh_at[i]);
     print_message("\n");
-    /* the gaps between probes: 4, 8, 16 rebuilds, then 32 */
+    /* the gaps between probes: 4, 8, 16, 32, 64, 128 rebuilds (each
+     * probe cost 1.5 rebuilds: the hold doubles), then 256 */
+    assert_true(refreshes >= 7);
+    for (int i = 1; i < refreshes; i++) {
+        const long hold = i <= 6 ? 4L << (i - 1) : 256;
+        assert_int_equal(refresh_at[i] - refresh_at[i - 1], hold + 1);
+    }
+    assert_true(refreshes <= 7 + steps / 257);
+    assert_int_equal(t.probes_failed, refreshes);
+}
+
+/* A probe that cost about ten rebuilds waits about ten times longer:
+ * gaps of 4, about 40, then 256 rebuilds (the cap), so that dear probes
+ * stay rare. */
+static void test_dear_probes_wait_longer(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.2 / 1e5); /* one refresh: +0.2 s, a rebuild 0.02 s */
+    long k = 0;
+    int refresh_at[16], refreshes = 0;
+    for (int i = 0; i < 900; i++)
+        if (!step(&t, &m, 3, &k)) {
+            assert_true(refreshes < 16);
+            refresh_at[refreshes++] = i;
+        }
     assert_true(refreshes >= 4);
     assert_int_equal(refresh_at[1] - refresh_at[0], 5);
-    assert_int_equal(refresh_at[2] - refresh_at[1], 9);
-    assert_int_equal(refresh_at[3] - refresh_at[2], 17);
-    for (int i = 4; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 33);
-    assert_true(refreshes <= 4 + steps / 33);
-    assert_int_equal(t.probes_failed, refreshes);
+    /* 4 times the probe's worth in rebuilds: about ten (the rebuild's
+     * cost is its tree time beyond a refresh's, a little under 0.02 s) */
+    const int gap = refresh_at[2] - refresh_at[1];
+    print_message("gap after a dear probe: %d\n", gap);
+    assert_true(gap >= 41 && gap <= 49);
+    for (int i = 3; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 257);
 }
 
 /* A distribution that quiets down: within one probe interval the tuner
@@ -142,9 +169,9 @@ static void test_quieting_down_is_noticed(void **state)
     for (int i = 0; i < 300; i++) step(&t, &m, 3, &k);
     m.slope = 4e-4 / 1e5; /* sqrt(2 make / slope) = 10 */
     int first_refresh = -1;
-    for (int i = 0; i < 40 && first_refresh < 0; i++)
+    for (int i = 0; i < 300 && first_refresh < 0; i++)
         if (!step(&t, &m, 3, &k)) first_refresh = i;
-    assert_true(first_refresh >= 0 && first_refresh <= 33);
+    assert_true(first_refresh >= 0 && first_refresh <= 257);
     long count[100];
     intervals(&t, &m, 500, count);
     print_message("quiet after %d steps: interval %ld\n", first_refresh, mode_of(count));
@@ -351,6 +378,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_growth_finds_the_optimum),
         cmocka_unit_test(test_first_refresh_too_dear_rebuilds_every_step),
+        cmocka_unit_test(test_dear_probes_wait_longer),
         cmocka_unit_test(test_quieting_down_is_noticed),
         cmocka_unit_test(test_bins_are_compared_with_their_own),
         cmocka_unit_test(test_learns_before_refreshing),

@@ -1,6 +1,7 @@
 /* The self-tuned tree rebuild of block steps: rebuild_tuner.h says the
  * rule and why. */
 #include "integrate/rebuild_tuner.h"
+#include <math.h>
 
 static void push(bn_recent_costs *r, double v)
 {
@@ -87,12 +88,19 @@ static void record_time(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     if (t->refreshes != 1 || t->make.n == 0) return;
     /* the first refresh after a rebuild: a probe of whether refreshing
      * pays at all */
-    if (excess >= median(&t->make)) {
+    const double make = median(&t->make);
+    if (excess >= make) {
         long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
         t->hold = every;
         t->probes_failed++;
-        every *= 2;
-        t->probe_every = every < BN_REBUILD_PROBE_MAX ? every : BN_REBUILD_PROBE_MAX;
+        /* the next hold grows by how much dearer than a rebuild the probe
+         * was (at least twice): a probe costing 8 rebuilds waits 8 times
+         * longer, so that probes stay a small share of the steps however
+         * dear a refresh is (M31 at 2^24 on an H100: 4 probes in 64 steps
+         * cost 7%, BENCHMARKS.md session 20) */
+        const double grow = make > 0 ? fmax(2.0, ceil(excess / make)) : 2.0;
+        const double next = (double)every * grow;
+        t->probe_every = next < BN_REBUILD_PROBE_MAX ? (long)next : BN_REBUILD_PROBE_MAX;
     } else {
         t->probe_every = BN_REBUILD_PROBE_FIRST;
     }

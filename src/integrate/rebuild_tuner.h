@@ -45,12 +45,16 @@
  *     longer one (the excess only grows): the tuner then rebuilds at every
  *     step and probes with a single refresh after `hold` rebuilds, to
  *     notice when the distribution quiets down. The hold starts at
- *     BN_REBUILD_PROBE_FIRST and doubles at each probe that fails again,
- *     up to BN_REBUILD_PROBE_MAX (a probe that passes resets it): one
- *     noisy first refresh costs at most 4 steps without refreshes, and in
- *     a lasting every-step regime a probe costs one refresh's excess per
- *     32 steps: on M31 at 2^22 on an H100 (9.0 - 6.3) ms / 32 = 0.08 ms
- *     per 6.3 ms step, 1.3%, inside the steps' noise. Not bit-reproducible:
+ *     BN_REBUILD_PROBE_FIRST and grows at each probe that fails again by
+ *     how many rebuilds the probe's excess was worth (at least 2), up to
+ *     BN_REBUILD_PROBE_MAX (a probe that passes resets it): one noisy
+ *     first refresh costs at most 4 steps without refreshes, and in a
+ *     lasting every-step regime a probe costs one refresh's excess per
+ *     256 steps. Doubling up to 32 was measured too dear where a refresh
+ *     costs many rebuilds (M31 and GOTHIC's NFW at 2^24 on an H100: 7%
+ *     slower than every step, BENCHMARKS.md session 20); a distribution
+ *     that quiets down is then noticed within 256 steps (a few of the
+ *     longest cycles). Not bit-reproducible:
  *     two runs may rebuild at different steps, and so give different bits
  *     (each within the tree's error). */
 #ifndef BN_REBUILD_TUNER_H
@@ -60,7 +64,7 @@
 
 #define BN_REBUILD_SAMPLES 3     /* costs are medians of this many        */
 #define BN_REBUILD_PROBE_FIRST 4 /* rebuilds before the first probe        */
-#define BN_REBUILD_PROBE_MAX 32  /* ... doubling up to this many           */
+#define BN_REBUILD_PROBE_MAX 256 /* ... growing up to this many           */
 
 /* The last few samples of a cost, the newest at [0]. */
 typedef struct bn_recent_costs {
