@@ -872,6 +872,16 @@ BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
  * st (may be NULL) gets the cut's numbers. Nothing in one process. */
 typedef struct bn_domain_stats bn_domain_stats;
 BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);
+/* Several ranks, shared steps: between its drift and its forces every
+ * step moves the particles that crossed the last cut (of
+ * bn_simulation_rebalance; none before the first) to the ranks that own
+ * their keys, the cut kept: only they move, with their velocities and
+ * forces (bn_domain_update; on the GPU only they leave the device). The
+ * measured costs then start again, so the imbalance and the next cut
+ * weigh the steps since. BANYAN_MIGRATE=0 turns it off (a measuring aid).
+ * *st: what the migrations moved on this rank, summed (sent, received,
+ * t_total). */
+BN_API bn_status bn_simulation_crossers(const bn_simulation *sim, bn_domain_stats *st);
 /* Stats of the last force evaluation. On the GPU a step queues its work
  * and returns before the device is done; asking for the stats waits for
  * that evaluation (zeros if it failed). */
@@ -1181,6 +1191,16 @@ struct bn_domain_stats {
 BN_API bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w, bn_curve curve, bn_domain *d,
                                      bn_domain_stats *st);
 BN_API void bn_domain_release(bn_domain *d);
+/* Collective: move each particle to the rank that owns its key under
+ * d's cut, the cut kept (d from bn_domain_decompose, for these ranks).
+ * After a drift only the particles that crossed the cut move; the rest
+ * stay (p ends in key order, as bn_domain_decompose leaves it). Without
+ * it the crossers' tree nodes span the other ranks' regions and the
+ * locally essential trees grow step by step (BENCHMARKS.md, session 20). */
+BN_API bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,
+                                  bn_domain_stats *st);
+/* A copy of a cut (to->split allocated; bn_domain_release frees it). */
+BN_API bn_status bn_domain_copy(const bn_domain *from, bn_domain *to);
 
 #ifdef __cplusplus
 }

@@ -308,6 +308,45 @@ static void test_same_at_any_thread_count(void **state)
     bn_particles_free(all);
 }
 
+/* The cut kept (bn_domain_update): after a drift only the particles that
+ * crossed it move, each to the rank that owns its key, with its fields;
+ * a second update moves nothing; a cut for other ranks is refused. */
+static void test_update_moves_crossers(void **state)
+{
+    (void)state;
+    bn_particles *all = tu_random_particles(30000, 14, 2);
+    bn_particles *p = share(all, 0);
+    bn_domain d;
+    TU_OK(bn_domain_decompose(comm, p, NULL, BN_CURVE_HILBERT, &d, NULL));
+    const double dt = 0.02; /* the same drift, with the same bits, here and in the reference */
+    for (int k = 0; k < 3; k++) {
+        for (size_t j = 0; j < p->n; j++) p->pos[k][j] += dt * p->vel[k][j];
+        for (size_t i = 0; i < all->n; i++) all->pos[k][i] += dt * all->vel[k][i];
+    }
+    bn_domain_stats st;
+    TU_OK(bn_domain_update(comm, p, NULL, &d, &st));
+    double sent = (double)st.sent, received = (double)st.received;
+    TU_OK(bn_comm_allreduce(comm, &sent, 1, BN_REDUCE_SUM));
+    TU_OK(bn_comm_allreduce(comm, &received, 1, BN_REDUCE_SUM));
+    if (bn_comm_rank(comm) == 0)
+        print_message("%d ranks: %.0f of %zu particles crossed the cut\n", bn_comm_size(comm), sent, all->n);
+    if (bn_comm_size(comm) > 1) assert_true(sent > 0 && sent < 0.1 * (double)all->n); /* a shell at the cut */
+    assert_true(sent == received);
+    assert_true(everywhere(intact(all, p)));
+    assert_true(everywhere(in_range(p, &d)));
+    TU_OK(bn_domain_update(comm, p, NULL, &d, &st)); /* nothing left to move */
+    assert_true(everywhere(st.sent == 0 && st.received == 0));
+    bn_domain copy, other = d;
+    TU_OK(bn_domain_copy(&d, &copy));
+    assert_true(copy.nranks == d.nranks && !memcmp(copy.split, d.split, ((size_t)d.nranks + 1) * sizeof *d.split));
+    other.nranks = d.nranks + 1;
+    assert_int_equal(bn_domain_update(comm, p, NULL, &other, NULL), BN_ERR_ARGUMENT);
+    bn_domain_release(&copy);
+    bn_domain_release(&d);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
 int main(void)
 {
     /* two communicators, the first (which started MPI) freed first: MPI
@@ -320,7 +359,7 @@ int main(void)
         cmocka_unit_test(test_weighted_shares), cmocka_unit_test(test_tiny_set),
         cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
         cmocka_unit_test(test_part_types_travel), cmocka_unit_test(test_placed_exchange),
-        cmocka_unit_test(test_same_at_any_thread_count),
+        cmocka_unit_test(test_same_at_any_thread_count), cmocka_unit_test(test_update_moves_crossers),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

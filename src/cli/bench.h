@@ -32,6 +32,9 @@ typedef struct bench_ranks {
     double t_exchange_min;      /* locally essential trees: select, pack, exchange */
     double t_walk_min;
     size_t n_local_max;         /* the largest rank's particles */
+    double crossers;            /* --steps: particles moved across the cut per
+                                   step (every rank's, bn_simulation_crossers) */
+    double t_crossers;          /* ... and the slowest rank's time for it per step (s) */
 } bench_ranks;
 
 typedef struct bench_result {

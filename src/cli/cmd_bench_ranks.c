@@ -115,6 +115,9 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_integrator(sim, &o->integ));
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_particles(sim, mine));
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
+    /* the cut the steps keep (their crossers move to their ranks): the
+     * particles came decomposed, so it moves next to none; not timed */
+    if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
     s = bn_comm_agree(c, s); /* every rank reaches it: the steps below start together or not at all */
     r->step_best = -1;
     const double t_start = bn_simulation_time(sim);
@@ -137,6 +140,15 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
         }
     }
     r->sim_time = bn_simulation_time(sim) - t_start;
+    bn_domain_stats moved;
+    if (s == BN_OK) s = bn_simulation_crossers(sim, &moved);
+    double cx[2] = {(double)moved.sent, moved.t_total};
+    if (s == BN_OK) s = bn_comm_allreduce(c, cx, 1, BN_REDUCE_SUM);
+    if (s == BN_OK) s = bn_comm_allreduce(c, cx + 1, 1, BN_REDUCE_MAX);
+    if (s == BN_OK && o->steps > 0) {
+        r->ranks.crossers = cx[0] / (double)o->steps;
+        r->ranks.t_crossers = cx[1] / (double)o->steps;
+    }
     r->tree_builds = bn_simulation_block_info(sim).tree_builds;
     long made = 0, more = 0; /* the batch: as one process's, timed to the slowest rank */
     if (s == BN_OK) s = line_up(c);

@@ -557,6 +557,11 @@ static void print_summary(const run_ctx *c)
         printf("  %ld checks of the error (%.3f s), %ld searches (%.3f s)\n", a->checks, a->t_checks, a->tunings,
                a->t_tuning - a->t_checks);
     }
+    bn_domain_stats moved;
+    if (several(c) && bn_simulation_crossers(c->sim, &moved) == BN_OK && moved.sent + moved.received > 0)
+        printf("  %d ranks: particles that crossed the cut moved to their ranks before each shared step's forces: "
+               "%zu sent, %zu received by rank 0 in %.3f s\n",
+               bn_comm_size(c->comm), moved.sent, moved.received, moved.t_total);
     if (several(c) && c->imbalance > 0)
         printf("  %d ranks: domains cut %ld times after the first; last measured imbalance %.3f (largest rank's "
                "measured cost since the last cut over the mean); the cuts took %.3f s on rank 0, which sent %.0f "

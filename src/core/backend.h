@@ -108,8 +108,18 @@ typedef struct bn_backend_ops {
      * forces. host (the caller's mirror) gets the new set's count, ids,
      * masses and part types in the backend's new uploaded order; its
      * positions, velocities and forces are stale (download() brings
-     * them). Collective and agreed. st: the cut's numbers. */
-    bn_status (*rebalance)(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st);
+     * them). Collective and agreed. st: the cut's numbers; cut (or NULL):
+     * the cut made, for migrate(). */
+    bn_status (*rebalance)(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st, bn_domain *cut);
+    /* Several ranks: the particles that crossed the cut (cut, kept from
+     * the last rebalance) go to the ranks that own their keys, with their
+     * velocities and forces; the rest stay. A shared step calls it between
+     * its drift and its forces (simulation.c), so that every rank's tree
+     * holds only its own region. host as for rebalance() (the CPU's
+     * ignores it: the simulation downloads). The measured costs start
+     * again from 0; the tree is rebuilt. Not with block steps' bins.
+     * Collective and agreed. */
+    bn_status (*migrate)(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
     /* Block steps' bins of the n uploaded particles, in the uploaded
      * order (restart files: simulation_state.c). bins_read() gives all 0
      * before the first block kick; bins_write() after upload() replaces

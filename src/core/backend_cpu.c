@@ -401,6 +401,25 @@ static bn_status cpu_set_comm(void *st, const bn_comm *c)
     return BN_OK;
 }
 
+/* The crossers to their ranks (backend.h's migrate()): the particles
+ * live here, bn_domain_update moves them with their forces; what was
+ * made for the old set (tree, old |a|, costs) is made again. */
+static bn_status cpu_migrate(void *st, bn_particles *host, const bn_domain *cut, bn_domain_stats *ds)
+{
+    cpu_state *s = st;
+    BN_TRY(bn_comm_agree(s->comm, s->bin ? bn_fail(BN_ERR_INTERNAL, "migrate: block steps' bins do not travel")
+                                         : BN_OK));
+    BN_TRY(bn_domain_update(s->comm, s->p, NULL, cut, ds));
+    s->have_tree = 0;
+    free(s->cost); /* measured for the particles that were */
+    s->cost = NULL;
+    bn_tree_workspace_measure(s->ws, NULL);
+    free(s->acc_old); /* the old |a| of the new order, from the forces that came along */
+    s->acc_old = NULL;
+    if (s->have_forces && s->g.mac == BN_MAC_ACCEL) BN_TRY(bn_comm_agree(s->comm, remember_accel(s)));
+    return host ? cpu_download(s, host) : BN_OK; /* the mirror's count, ids and masses as the GPU's gives them */
+}
+
 static bn_status cpu_costs(void *st, double *out, double *total, int *measured)
 {
     cpu_state *s = st;
@@ -458,5 +477,6 @@ const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
-    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_bins_read, cpu_bins_write, cpu_costs_set,
+    cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_migrate, cpu_bins_read, cpu_bins_write,
+    cpu_costs_set,
 };

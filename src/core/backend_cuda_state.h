@@ -33,6 +33,7 @@ struct bn_cuda_state {
                          an evaluation                                  */
     double *host_mass; /* masses and ids stay on the host, uploaded order */
     uint64_t *host_id;
+    size_t host_capacity; /* their room (a migration's growth, migrate_cuda.cu) */
     uint8_t *type;    /* part types, uploaded order (read through orig:
                          never permuted); NULL: all PartType1           */
     double type_count[BN_PART_TYPES]; /* particles of each part type    */
@@ -148,6 +149,10 @@ bn_status bn_cuda_particles_set_types(bn_cuda_state *st, const bn_particles *in)
 /* Several ranks (rebalance_cuda.cu, backend.h's rebalance()): the
  * domains cut again from the particles where they are, and the
  * particles moved to their ranks. */
-bn_status bn_cuda_rebalance(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st);
+bn_status bn_cuda_rebalance(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st, bn_domain *cut);
+/* Several ranks (migrate_cuda.cu, backend.h's migrate()): the particles
+ * whose keys left this rank's part of the cut go to their owners; only
+ * they cross PCIe and MPI. */
+bn_status bn_cuda_migrate(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
 bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out, size_t *first_bad);
 #endif

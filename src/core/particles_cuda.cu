@@ -42,6 +42,7 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     free(st->host_mass);
     free(st->host_id);
     st->host_mass = NULL;
+    st->host_capacity = 0;
     st->host_id = NULL;
     st->n = 0;
     st->have_forces = st->have_old_accel = 0;
@@ -60,6 +61,7 @@ bn_status alloc_particles(bn_cuda_state *st, int n)
     BN_TRY(bn_cuda_dev_alloc(&st->body, n, "tree bodies", st->s));
     st->host_mass = (double *)bn_alloc((size_t)n * sizeof(double), "host copy of masses");
     st->host_id = (uint64_t *)bn_alloc((size_t)n * sizeof(uint64_t), "host copy of ids");
+    st->host_capacity = (size_t)n;
     return st->host_mass && st->host_id ? BN_OK : BN_ERR_NOMEM;
 }
 

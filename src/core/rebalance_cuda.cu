@@ -387,7 +387,7 @@ bn_status agreed_fields(const bn_comm *c, const bn_cuda_state *st, const bn_part
 }
 } // namespace
 
-bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_domain_stats *dst)
+bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_domain_stats *dst, bn_domain *cut)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
     const bn_comm *c = st->comm;
@@ -430,7 +430,8 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     free(h_new);
     keyed_free(&k, st->s);
     plan_free(&pl);
-    bn_domain_release(&d);
+    if (s == BN_OK && cut) *cut = d; /* the caller's now (migrate()) */
+    else bn_domain_release(&d);
     dst->t_total = bn_wall_seconds() - t0;
     return s;
 }

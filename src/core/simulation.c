@@ -47,6 +47,7 @@ void bn_simulation_free(bn_simulation *sim)
     if (!sim) return;
     drop_backend(sim);
     bn_particles_free(sim->host);
+    bn_domain_release(&sim->cut);
     free(sim);
 }
 
@@ -354,11 +355,34 @@ static bn_status queue_forces(bn_simulation *sim, const bn_step_rule *r)
 /* One kick-drift-kick step, its length chosen by the backend's clock. The
  * forces at the start are those of the previous step's end (computed once
  * per step). Nothing is copied to the host. */
+/* Several ranks, after a drift: the particles that crossed the last
+ * cut go to the ranks that own their keys (backend.h's migrate()), so
+ * that each rank's tree holds its own region only. Without it the
+ * crossers' nodes and groups span the other ranks' regions and the
+ * locally essential trees grow with every step (2 GPUs, 2^25 each: from
+ * 1.3 M to 31 M bodies in 6 steps, BENCHMARKS.md session 20).
+ * BANYAN_MIGRATE=0 leaves them (a measuring aid). */
+static bn_status migrate_crossers(bn_simulation *sim)
+{
+    if (ranks(sim) <= 1 || !sim->cut.split || !sim->ops->migrate) return BN_OK;
+    const char *env = getenv("BANYAN_MIGRATE");
+    if (env && !strcmp(env, "0")) return BN_OK;
+    bn_domain_stats st;
+    memset(&st, 0, sizeof st);
+    sim->host_current = 0; /* positions, velocities and forces: the backend's */
+    BN_TRY(sim->ops->migrate(sim->state, sim->host, &sim->cut, &st));
+    sim->migrated.sent += st.sent;
+    sim->migrated.received += st.received;
+    sim->migrated.t_total += st.t_total;
+    return BN_OK;
+}
+
 static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
 {
     BN_TRY(stage(sim, r, BN_STAGE_SHARED_PLAN));
     BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
+    BN_TRY(migrate_crossers(sim));
     BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_HALF_KICK));
     return stage(sim, r, BN_STAGE_SHARED_END);
@@ -675,7 +699,15 @@ static bn_status rebalance_in_place(bn_simulation *sim, bn_domain_stats *st)
     bn_domain_stats local;
     sim->host_current = 0; /* positions, velocities and forces: the backend's */
     sim->stats_current = 0;
-    return sim->ops->rebalance(sim->state, sim->host, sim->grav.curve, st ? st : &local); /* forces moved along */
+    bn_domain_release(&sim->cut);
+    return sim->ops->rebalance(sim->state, sim->host, sim->grav.curve, st ? st : &local, &sim->cut); /* forces moved along */
+}
+
+bn_status bn_simulation_crossers(const bn_simulation *sim, bn_domain_stats *st)
+{
+    if (!sim || !st) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_crossers: NULL argument");
+    *st = sim->migrated;
+    return BN_OK;
 }
 
 bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)
@@ -689,9 +721,8 @@ bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st)
     double *w = NULL;
     BN_TRY(cost_weights(sim, &w));
     const int had_forces = sim->have_forces && sim->host->acc[0] && sim->host->pot;
-    bn_domain d = {0};
-    const bn_status s = bn_domain_decompose(sim->comm, sim->host, w, sim->grav.curve, &d, st);
-    bn_domain_release(&d);
+    bn_domain_release(&sim->cut);
+    const bn_status s = bn_domain_decompose(sim->comm, sim->host, w, sim->grav.curve, &sim->cut, st);
     free(w);
     /* the host holds the new domain (with its forces, which travelled
      * with the particles); the backend gets it at the next upload */

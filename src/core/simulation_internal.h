@@ -40,6 +40,12 @@ struct bn_simulation {
     double n_global;          /* particles on all ranks (at the upload)  */
     int forces_moved;         /* a re-balance moved the forces with the
                                  particles: the upload keeps them         */
+    bn_domain cut;            /* the last re-balance's cut (split NULL:
+                                 none yet): shared steps move the
+                                 particles that cross it (backend.h's
+                                 migrate()) before their forces          */
+    bn_domain_stats migrated; /* what the migrations moved, summed:
+                                 sent, received, t_total                 */
 };
 
 /* Bring the host mirror up to date (before a change made on the host). */

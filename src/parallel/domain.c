@@ -410,6 +410,42 @@ bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w
     return s;
 }
 
+bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,
+                           bn_domain_stats *st)
+{
+    if (!c || !p || !d) return bn_fail(BN_ERR_ARGUMENT, "bn_domain_update: NULL argument");
+    if (!d->split || d->nranks != bn_comm_size(c))
+        return bn_fail(BN_ERR_ARGUMENT, "bn_domain_update: the cut is for %d ranks, there are %d", d->split ? d->nranks : 0,
+                       bn_comm_size(c));
+    const double t0 = bn_wall_seconds();
+    bn_domain_stats local_st;
+    if (!st) st = &local_st;
+    memset(st, 0, sizeof *st);
+    bn_status s = usable_weights(c, p, &w);
+    uint64_t *key = NULL;
+    uint32_t *order = NULL;
+    if (s == BN_OK) s = bn_comm_agree(c, sorted_keys(p, d, &key, &order)); /* in d's cube: the cut's keys */
+    if (s == BN_OK) s = exchange(c, p, w, key, order, d, st);
+    free(key);
+    free(order);
+    st->t_total = bn_wall_seconds() - t0;
+    return s;
+}
+
+bn_status bn_domain_copy(const bn_domain *from, bn_domain *to)
+{
+    memset(to, 0, sizeof *to);
+    if (!from->split) return BN_OK;
+    to->split = bn_alloc(((size_t)from->nranks + 1) * sizeof *to->split, "domain bounds");
+    if (!to->split) return BN_ERR_NOMEM;
+    memcpy(to->split, from->split, ((size_t)from->nranks + 1) * sizeof *to->split);
+    to->nranks = from->nranks;
+    memcpy(to->lo, from->lo, sizeof to->lo);
+    to->side = from->side;
+    to->curve = from->curve;
+    return BN_OK;
+}
+
 void bn_domain_release(bn_domain *d)
 {
     if (!d) return;
