@@ -7,7 +7,8 @@
 # benchmark, the NFW sphere (scale radius 1, cut at 5, softening 1/64) at
 # GOTHIC's fiducial accuracy (accel criterion, Delta_acc = 2^-7).
 # Every row one `banyan bench` (64 block steps, their mean). Prints a table last.
-#   scripts/rebuild-bench.sh BANYAN [N]     (default N = 2^24; BACKEND=cpu for the CPU)
+#   scripts/rebuild-bench.sh BANYAN [N]     (default N = 2^24; BACKEND=cpu for the CPU;
+#   PARTS: a subset of "spheres m31 nfw5"; COSTS: a subset of "time work")
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 N=${2:-16777216}
@@ -24,20 +25,26 @@ b() {
     timeout "${BENCH_TIMEOUT:-300}" "$BIN" bench --backend "${BACKEND:-gpu}" --json "$@" >>bench.jsonl 2>>bench.log ||
         { echo "FAIL: $*: $(tail -2 bench.log)"; fail=1; }
 }
-rebuilds() { # the three ways for one input
+PARTS=${PARTS:-"spheres m31 nfw5"} COSTS=${COSTS:-"time work"}
+rebuilds() { # every step, then the self-tuned ways for one input
     b "$@" --tree-rebuild 1
-    b "$@" --tree-rebuild 0 --rebuild-cost time
-    b "$@" --tree-rebuild 0 --rebuild-cost work
+    for cost in $COSTS; do b "$@" --tree-rebuild 0 --rebuild-cost "$cost"; done
 }
-"$BIN" ic galaxy --model m31 --n "$N" -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic galaxy: $(tail -2 ic.log)"; fail=1; }
-"$BIN" ic nfw --n "$N" --truncation 5 -o nfw5.hdf5 >>ic.log 2>&1 || { echo "FAIL: ic nfw: $(tail -2 ic.log)"; fail=1; }
-for m in plummer hernquist nfw; do rebuilds --model $m --n "$N" $TUNED $SPHERES; done
-rebuilds --model uniform-sphere --n "$N" $TUNED $SPHERES --eps 0.01 # a cold collapse
-rebuilds --input m31.hdf5 $TUNED $GALAXY
-rebuilds --input m31.hdf5 $GOTHIC $GALAXY
-# GOTHIC's NFW benchmark (0.44 s per step at 2^24 on a GTX TITAN X): forces with their error, then block steps
-b --input nfw5.hdf5 --eps 0.015625 $GOTHIC --check --repeat 2
-rebuilds --input nfw5.hdf5 --eps 0.015625 $GOTHIC --steps 64 --time-bins 8 --dt 0.125 --eta 0.2 --repeat 1
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+if has spheres; then
+    for m in plummer hernquist nfw; do rebuilds --model $m --n "$N" $TUNED $SPHERES; done
+    rebuilds --model uniform-sphere --n "$N" $TUNED $SPHERES --eps 0.01 # a cold collapse
+fi
+if has m31; then
+    "$BIN" ic galaxy --model m31 --n "$N" -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic galaxy: $(tail -2 ic.log)"; fail=1; }
+    rebuilds --input m31.hdf5 $TUNED $GALAXY
+    rebuilds --input m31.hdf5 $GOTHIC $GALAXY
+fi
+if has nfw5; then # GOTHIC's NFW benchmark (0.44 s per step at 2^24 on a GTX TITAN X): forces with their error, then block steps
+    "$BIN" ic nfw --n "$N" --truncation 5 -o nfw5.hdf5 >>ic.log 2>&1 || { echo "FAIL: ic nfw: $(tail -2 ic.log)"; fail=1; }
+    b --input nfw5.hdf5 --eps 0.015625 $GOTHIC --check --repeat 2
+    rebuilds --input nfw5.hdf5 --eps 0.015625 $GOTHIC --steps 64 --time-bins 8 --dt 0.125 --eta 0.2 --repeat 1
+fi
 rm -f m31.hdf5 nfw5.hdf5
 python3 - <<'PY' | tee table.txt
 import json
