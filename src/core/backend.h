@@ -128,8 +128,8 @@ typedef struct bn_backend_ops {
     bn_status (*bins_write)(void *state, const uint8_t *in, size_t n);
     /* Several ranks (restart files): the measured costs of costs() put
      * back (n, uploaded order) after an upload, so that the next cut is
-     * the unstopped run's. NULL (the GPU's, not yet): a continued run
-     * measures from 0 and may cut its domains elsewhere (not bitwise). */
+     * the unstopped run's. NULL: a continued run measures from 0 and may
+     * cut its domains elsewhere (not bitwise). */
     bn_status (*costs_set)(void *state, const double *in, size_t n);
 } bn_backend_ops;
 

@@ -813,8 +813,7 @@ const bn_backend_ops cuda_ops = {
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
-    bn_cuda_migrate, cuda_bins_read, cuda_bins_write,
-    NULL,       /* costs_set: not yet */
+    bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set,
 };
 } // namespace
 

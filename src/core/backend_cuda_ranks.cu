@@ -393,6 +393,23 @@ bn_status bn_cuda_costs(void *p, double *out, double *total, int *measured)
     return BN_OK;
 }
 
+/* The costs of costs() put back (a restart: the next cut is the unstopped
+ * run's). They were the device's floats: back to floats, the same bits. */
+bn_status bn_cuda_costs_set(void *p, const double *in, size_t n)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    if (n != (size_t)st->n) return bn_fail(BN_ERR_INTERNAL, "costs: %zu given for %d particles", n, st->n);
+    if (n == 0) return BN_OK;
+    if (!st->cost) BN_TRY(bn_cuda_dev_alloc(&st->cost, n, "particle costs", st->s));
+    float *f = (float *)bn_alloc(n * sizeof(float), "particle costs");
+    if (!f) return BN_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) f[i] = (float)in[i];
+    bn_status s = cuda_ok(cudaMemcpyAsync(st->cost, f, n * sizeof(float), cudaMemcpyHostToDevice, st->s), "particle costs");
+    if (s == BN_OK) s = cuda_ok(cudaStreamSynchronize(st->s), "particle costs"); /* f is freed next */
+    free(f);
+    return s;
+}
+
 bn_status bn_cuda_sample_ranks(bn_cuda_state *st, size_t n, uint64_t seed, double *acc_ref, double *pot_ref,
                                double *acc, double *pot)
 {

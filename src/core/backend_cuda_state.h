@@ -110,6 +110,8 @@ bn_status bn_cuda_tree_ready(bn_cuda_state *st);
 int bn_cuda_let_on_host(void);
 /* Several ranks: the particles' measured costs (backend.h's costs()). */
 bn_status bn_cuda_costs(void *state, double *out, double *total, int *measured);
+/* ... and put back (backend.h's costs_set(): restart files). */
+bn_status bn_cuda_costs_set(void *state, const double *in, size_t n);
 
 /* Several ranks, direct summation: the forces of this rank's particles
  * from every rank's (their positions and masses gathered on every rank,
