@@ -13,6 +13,7 @@
  * they are asserted (a failed assertion on one rank must not leave the
  * others in a collective). */
 #include <string.h>
+#include <unistd.h>
 #include "testutil.h"
 #include "core/backend.h"
 #include "gravity/gravity_cpu.h"
@@ -439,6 +440,145 @@ static void test_rebalance_by_cost_gpu(void **state)
     rebalance_by_cost(BN_BACKEND_GPU);
 }
 
+/* ---- the particles that cross the cut in shared steps ---- */
+
+/* This rank's particles by id into rec[id - 1] (7 values: x, y, z, vx,
+ * vy, vz, mass; part type in types[id - 1]) on every rank, the others'
+ * gathered; *complete: every id once. */
+static void gather_state(bn_simulation *sim, size_t n_all, double *rec, uint8_t *types, int *complete)
+{
+    const bn_particles *p = NULL;
+    TU_OK(bn_simulation_particles(sim, &p));
+    double *mine = malloc((9 * p->n + 1) * sizeof *mine);
+    for (size_t i = 0; i < p->n; i++) {
+        double *m = mine + 9 * i;
+        m[0] = (double)p->id[i];
+        for (int k = 0; k < 3; k++) m[1 + k] = p->pos[k][i], m[4 + k] = p->vel[k][i];
+        m[7] = p->mass[i];
+        m[8] = bn_particles_part_type(p, i);
+    }
+    void *got = NULL;
+    size_t total = 0;
+    TU_OK(bn_comm_gather(comm, -1, mine, p->n, 9 * sizeof *mine, &got, &total, NULL));
+    char *seen = calloc(n_all + 1, 1);
+    *complete = total == n_all;
+    for (size_t j = 0; j < total; j++) {
+        const double *g = (const double *)got + 9 * j;
+        const size_t id = (size_t)g[0];
+        if (id < 1 || id > n_all || seen[id]) {
+            *complete = 0;
+            continue;
+        }
+        seen[id] = 1;
+        memcpy(rec + 7 * (id - 1), g + 1, 7 * sizeof *rec);
+        types[id - 1] = (uint8_t)g[8];
+    }
+    free(seen);
+    free(got);
+    free(mine);
+}
+
+static bn_simulation *stepping(bn_backend backend, const bn_particles *p)
+{
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = backend;
+    g.softening = 0.01;
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    bn_integrator_params ip = bn_integrator_params_default();
+    ip.dt = 1.0 / 32; /* long steps: many crossers */
+    TU_OK(bn_simulation_set_integrator(sim, &ip));
+    TU_OK(bn_simulation_set_comm(sim, comm));
+    if (p) TU_OK(bn_simulation_set_particles(sim, p));
+    return sim;
+}
+
+/* Shared steps across the ranks move the particles that cross the cut
+ * (bn_simulation_crossers): some do; every particle stays once with its
+ * mass and part type (typed on rank 0 only at the start: the others make
+ * types as typed ones arrive); the energy is kept; and a run saved and
+ * loaded halfway continues with the same bits (the cut is saved). */
+static void crossers_move(bn_backend backend)
+{
+    const size_t n = 8000;
+    bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, n, 43));
+    TU_OK(bn_particles_ensure_types(all));
+    for (size_t i = 0; i < n; i++) all->type[i] = (uint8_t)(1 + i % 3);
+    bn_particles *p = share(all);
+    if (bn_comm_rank(comm) != 0) { /* the others start without types: PartType1 each */
+        free(p->type);
+        p->type = NULL;
+    }
+    double *types0 = malloc((2 * p->n + 1) * sizeof *types0); /* every particle's type as it starts */
+    for (size_t i = 0; i < p->n; i++) types0[2 * i] = (double)p->id[i], types0[2 * i + 1] = bn_particles_part_type(p, i);
+    void *got0 = NULL;
+    size_t total0 = 0;
+    TU_OK(bn_comm_gather(comm, -1, types0, p->n, 2 * sizeof *types0, &got0, &total0, NULL));
+    for (size_t j = 0; j < total0; j++) all->type[(size_t)((double *)got0)[2 * j] - 1] = (uint8_t)((double *)got0)[2 * j + 1];
+    free(got0);
+    free(types0);
+    bn_simulation *sim = stepping(backend, p);
+    TU_OK(bn_simulation_rebalance(sim, NULL));
+    bn_energies e0, e1;
+    TU_OK(bn_simulation_compute_forces(sim));
+    TU_OK(bn_simulation_energies(sim, &e0));
+    for (int k = 0; k < 3; k++) TU_OK(bn_simulation_step(sim, NULL));
+    char path[256];
+    snprintf(path, sizeof path, "%s/banyan-crossers-%d-%ld.h5", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             bn_comm_rank(comm), (long)getpid());
+    TU_OK(bn_simulation_save_state(sim, path, NULL, 0));
+    for (int k = 0; k < 3; k++) TU_OK(bn_simulation_step(sim, NULL));
+    TU_OK(bn_simulation_energies(sim, &e1));
+    bn_domain_stats moved;
+    TU_OK(bn_simulation_crossers(sim, &moved));
+    double sent = (double)moved.sent;
+    TU_OK(bn_comm_allreduce(comm, &sent, 1, BN_REDUCE_SUM));
+    double *a = malloc(7 * n * sizeof *a), *b = malloc(7 * n * sizeof *b);
+    uint8_t *ta = malloc(n), *tb = malloc(n);
+    int complete = 0, again = 0;
+    gather_state(sim, n, a, ta, &complete);
+    int kept = complete;
+    for (size_t i = 0; kept && i < n; i++) kept = a[7 * i + 6] == all->mass[i] && ta[i] == all->type[i];
+    /* the same from the restart file */
+    bn_simulation *cont = stepping(backend, NULL);
+    TU_OK(bn_simulation_load_state(cont, path, NULL, NULL, NULL));
+    for (int k = 0; k < 3; k++) TU_OK(bn_simulation_step(cont, NULL));
+    gather_state(cont, n, b, tb, &again);
+    const int same = again && !memcmp(a, b, 7 * n * sizeof *a) && !memcmp(ta, tb, n);
+    const double drift = fabs(e1.total - e0.total) / fabs(e0.total);
+    if (bn_comm_rank(comm) == 0)
+        print_message("%s, %d ranks: %.0f crossers moved in 6 steps; every particle once with its mass and type %d; "
+                      "energy error %.2e; continued from the restart file with the same bits %d\n",
+                      backend == BN_BACKEND_GPU ? "gpu" : "cpu", bn_comm_size(comm), sent, kept, drift, same);
+    assert_true(sent > 0);
+    assert_true(everywhere(kept && same));
+    assert_true(drift < 1e-3);
+    remove(path);
+    free(a);
+    free(b);
+    free(ta);
+    free(tb);
+    bn_simulation_free(cont);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
+static void test_crossers_move(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1) skip();
+    crossers_move(BN_BACKEND_CPU);
+}
+
+static void test_crossers_move_gpu(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
+    crossers_move(BN_BACKEND_GPU);
+}
+
 /* ---- the error target over the ranks ---- */
 
 /* bn_gravity with an error target over the ranks on the global set all:
@@ -606,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),
+        cmocka_unit_test(test_crossers_move), cmocka_unit_test(test_crossers_move_gpu),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

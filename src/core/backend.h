@@ -116,8 +116,9 @@ typedef struct bn_backend_ops {
      * velocities and forces; the rest stay. A shared step calls it between
      * its drift and its forces (simulation.c), so that every rank's tree
      * holds only its own region. host as for rebalance() (the CPU's
-     * ignores it: the simulation downloads). The measured costs start
-     * again from 0; the tree is rebuilt. Not with block steps' bins.
+     * downloads the whole set into it). The measured costs start again
+     * from 0 at every call; the tree is rebuilt. Block steps' bins left
+     * from earlier steps are dropped (shared steps have none).
      * Collective and agreed. */
     bn_status (*migrate)(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
     /* Block steps' bins of the n uploaded particles, in the uploaded

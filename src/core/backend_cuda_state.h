@@ -156,5 +156,8 @@ bn_status bn_cuda_rebalance(void *state, bn_particles *host, bn_curve curve, bn_
  * whose keys left this rank's part of the cut go to their owners; only
  * they cross PCIe and MPI. */
 bn_status bn_cuda_migrate(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
+/* The float units (tree_gpu.h) of the set the device now holds, as an
+ * upload makes them (rebalance_cuda.cu; a migration into an empty rank). */
+bn_status bn_cuda_new_scales(bn_cuda_state *st);
 bn_status bn_cuda_particles_download_forces(void *state, bn_particles *out, size_t *first_bad);
 #endif

@@ -357,7 +357,7 @@ bn_status host_copies(bn_cuda_state *st, bn_particles *host, const int2 *moves, 
  * remapped by the moves), then the r received; the part types in the new
  * uploaded order; the costs from 0. */
 bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *moves, int nm, const crosser *in,
-                        const crosser_host *hin, size_t r)
+                        const crosser_host *hin, size_t r, int with_types)
 {
     cudaStream_t s = st->s;
     const int n = st->n, n_new = keep + (int)r;
@@ -414,10 +414,10 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
         e = ok(cudaGetLastError(), "crossers: received");
     }
     /* part types in the new uploaded order; costs from 0 */
-    if (e == BN_OK && st->type) e = bn_cuda_dev_alloc(&types, m, "part types", s);
+    if (e == BN_OK && with_types) e = bn_cuda_dev_alloc(&types, m, "part types", s);
     if (e == BN_OK && st->type && keep > 0)
         e = ok(cudaMemcpyAsync(types, st->type, (size_t)keep, cudaMemcpyDeviceToDevice, s), "part types");
-    if (e == BN_OK && st->type && r > 0)
+    if (e == BN_OK && with_types && r > 0)
         e = ok(cudaMemcpyAsync(types + keep, htypes, r, cudaMemcpyHostToDevice, s), "part types");
     if (e == BN_OK && st->cost) e = bn_cuda_dev_alloc(&cost, m, "particle costs", s);
     if (e == BN_OK && st->cost) e = ok(cudaMemsetAsync(cost, 0, m * sizeof *cost, s), "particle costs");
@@ -447,7 +447,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     st->orig = to.orig;
     st->acc = to.acc;
     st->body = to.body;
-    if (st->type) {
+    if (with_types) {
         bn_cuda_free(st->type, s);
         st->type = types;
     }
@@ -461,6 +461,32 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
 }
 } // namespace
 
+namespace {
+/* Part types wherever some rank has them (the re-balance's rule): a rank
+ * without (all PartType1, or none at the upload) makes them, 1 each,
+ * on the device and in the mirror, before typed particles arrive. */
+bn_status agree_types(bn_cuda_state *st, bn_particles *host, int *with_types)
+{
+    double any = st->type || (host && host->type) ? 1.0 : 0.0;
+    BN_TRY(bn_comm_allreduce(st->comm, &any, 1, BN_REDUCE_MAX));
+    *with_types = any > 0;
+    bn_status s = BN_OK;
+    if (*with_types && !st->type && st->n > 0) {
+        s = bn_cuda_dev_alloc(&st->type, (size_t)st->n, "part types", st->s);
+        if (s == BN_OK) s = ok(cudaMemsetAsync(st->type, 1, (size_t)st->n, st->s), "part types");
+    }
+    if (s == BN_OK && *with_types && host) s = bn_particles_ensure_types(host);
+    return bn_comm_agree(st->comm, s);
+}
+
+/* The costs start again (the CPU's too, at every call). */
+bn_status zero_costs(bn_cuda_state *st)
+{
+    if (!st->cost || st->n == 0) return BN_OK;
+    return ok(cudaMemsetAsync(st->cost, 0, (size_t)st->n * sizeof(float), st->s), "particle costs");
+}
+} // namespace
+
 bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_domain_stats *dst)
 {
     bn_cuda_state *st = (bn_cuda_state *)p;
@@ -471,11 +497,11 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     bn_status s = BN_OK;
     if (!cut || !cut->split || cut->nranks != P)
         s = bn_fail(BN_ERR_ARGUMENT, "migrate: the cut is for %d ranks, there are %d", cut ? cut->nranks : 0, P);
-    else if (st->bin)
-        s = bn_fail(BN_ERR_INTERNAL, "migrate: block steps' bins do not travel");
     else
         s = bn_cuda_need_velocities(st, "migrate");
     BN_TRY(bn_comm_agree(c, s));
+    bn_cuda_free(st->bin, st->s); /* left by earlier block steps: shared steps have none */
+    st->bin = NULL;
     scratch x;
     memset(&x, 0, sizeof x);
     int k = 0;
@@ -492,8 +518,16 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     void *in = NULL, *hin = NULL;
     size_t r = 0, r2 = 0;
     size_t *counts = (size_t *)bn_alloc(2 * (size_t)P * sizeof *counts, "crossers: counts");
+    if (s == BN_OK) s = bn_comm_agree(c, zero_costs(st));
+    int with_types = 0;
+    if (s == BN_OK && total > 0) s = agree_types(st, host, &with_types);
     if (s == BN_OK && total > 0) {
         s = bn_comm_agree(c, counts ? leavers_down(st, &x, k, P, &out, &hout, &orig, counts) : BN_ERR_NOMEM);
+        bn_cuda_free(x.key, st->s); /* not needed any more: room for the new set */
+        bn_cuda_free(x.index, st->s);
+        bn_cuda_free(x.own, st->s);
+        x.key = NULL;
+        x.index = x.own = NULL;
         bn_trace_stage("crossers: down", &t);
         if (s == BN_OK) s = bn_comm_alltoallv(c, out, counts, sizeof *out, &in, counts + P, &r);
         if (s == BN_OK) s = bn_comm_alltoallv(c, hout, counts, sizeof *hout, &hin, counts + P, &r2);
@@ -506,11 +540,14 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
         for (int j = 0; s == BN_OK && j < k; j++) st->type_count[hout[j].type] -= 1;
         for (size_t j = 0; s == BN_OK && j < r; j++) st->type_count[((const crosser_host *)hin)[j].type] += 1;
         const int n_old = st->n;
+        const int moved = k > 0 || r > 0; /* a rank neither sending nor receiving keeps its set */
         bn_trace_stage("crossers: moves", &t);
-        if (s == BN_OK)
-            s = device_arrays(st, &x, n_old - k, moves, nm, (const crosser *)in, (const crosser_host *)hin, r);
+        if (s == BN_OK && moved)
+            s = device_arrays(st, &x, n_old - k, moves, nm, (const crosser *)in, (const crosser_host *)hin, r,
+                              with_types);
         bn_trace_stage("crossers: device arrays", &t);
-        if (s == BN_OK) s = host_copies(st, host, moves, nm, n_old - k, (const crosser_host *)hin, r);
+        if (s == BN_OK && moved) s = host_copies(st, host, moves, nm, n_old - k, (const crosser_host *)hin, r);
+        if (s == BN_OK && n_old == 0 && st->n > 0) s = bn_cuda_new_scales(st); /* an empty rank had unit scales */
         bn_trace_stage("crossers: host copies", &t);
         /* a failure after the particles moved leaves this rank's set not
          * whole: the run stops (agreed) */

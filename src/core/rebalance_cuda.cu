@@ -352,8 +352,10 @@ bn_status pack_all(bn_cuda_state *st, const bn_particles *host, const keyed *k, 
     return host_records(st, host, k, *h_all);
 }
 
+} // namespace
+
 /* The new set's float units, as an upload makes them. */
-bn_status new_scales(bn_cuda_state *st)
+bn_status bn_cuda_new_scales(bn_cuda_state *st)
 {
     double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, mass = 0;
     if (st->n > 0) BN_TRY(device_box(st, lo, hi));
@@ -363,6 +365,8 @@ bn_status new_scales(bn_cuda_state *st)
     bn_cuda_set_scales(st, side, mass);
     return BN_OK;
 }
+
+namespace {
 
 /* The weights every rank cuts by: the measured costs where every rank
  * has them, else none (by count). */
@@ -417,7 +421,7 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     double W = 0;
     for (size_t i = 0; s == BN_OK && i < n_new; i++) W += h_new[i].weight;
     if (s == BN_OK) s = bn_comm_agree(c, install(st, d_new, h_new, n_new, host, types));
-    if (s == BN_OK) s = bn_comm_agree(c, new_scales(st));
+    if (s == BN_OK) s = bn_comm_agree(c, bn_cuda_new_scales(st));
     if (s == BN_OK) {
         st->have_forces = forces; /* they moved with the particles */
         dst->sent = n - pl.counts[pl.me];

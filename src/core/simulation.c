@@ -77,6 +77,7 @@ bn_status bn_simulation_set_comm(bn_simulation *sim, const bn_comm *c)
     BN_TRY(bn_sim_sync_host(sim));
     drop_backend(sim); /* the next one is told the ranks */
     sim->comm = c;
+    bn_domain_release(&sim->cut); /* a cut for other ranks */
     return BN_OK;
 }
 
@@ -137,6 +138,7 @@ bn_status bn_simulation_set_particles(bn_simulation *sim, const bn_particles *p)
     sim->have_forces = 0;
     sim->tuned = 0; /* new particles: a new search (error target) */
     sim->clock.tick = 0; /* new particles: synchronised velocities */
+    bn_domain_release(&sim->cut); /* cut for the particles that were: none until the next rebalance */
     return BN_OK;
 }
 

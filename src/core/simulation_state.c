@@ -2,6 +2,7 @@
  * everything it keeps between steps, so that a simulation loaded from one
  * continues with the same bits as the one saved (same backend, ranks and
  * threads). The layout is io/state_h5.h's; one file per rank. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -39,13 +40,61 @@ static saved_sim saved_of(const bn_simulation *sim)
 }
 
 static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size, double *cost,
-                      size_t cost_bytes)
+                      size_t cost_bytes, void *cut, size_t cut_bytes)
 {
-    f->n_blobs = 4;
+    f->n_blobs = 5;
     f->blob[0] = (bn_state_blob){"Clock", clock, sizeof *clock, 0};
     f->blob[1] = (bn_state_blob){"Simulation", v, sizeof *v, 0};
     f->blob[2] = (bn_state_blob){"User", user, user_size, 0};
     f->blob[3] = (bn_state_blob){"Costs", cost, cost_bytes, 0}; /* the domains' weights since their last cut */
+    f->blob[4] = (bn_state_blob){"Cut", cut, cut_bytes, 0};     /* the cut the steps keep (crossers) */
+}
+
+/* The kept cut as bytes: its numbers, then its nranks + 1 keys; none
+ * before the first cut. */
+typedef struct saved_cut {
+    int64_t nranks, curve;
+    double lo[3], side;
+} saved_cut;
+
+static bn_status cut_bytes_of(const bn_domain *d, void **out, size_t *bytes)
+{
+    *out = NULL;
+    *bytes = 0;
+    if (!d->split) return BN_OK;
+    const size_t keys = ((size_t)d->nranks + 1) * sizeof *d->split;
+    unsigned char *b = bn_alloc(sizeof(saved_cut) + keys, "the domains' cut");
+    if (!b) return BN_ERR_NOMEM;
+    saved_cut h;
+    memset(&h, 0, sizeof h);
+    h.nranks = d->nranks;
+    h.curve = d->curve;
+    memcpy(h.lo, d->lo, sizeof h.lo);
+    h.side = d->side;
+    memcpy(b, &h, sizeof h);
+    memcpy(b + sizeof h, d->split, keys);
+    *out = b;
+    *bytes = sizeof h + keys;
+    return BN_OK;
+}
+
+/* The cut back from a restart file's bytes (none: no cut yet). */
+static bn_status cut_from_bytes(const bn_state_blob *b, int ranks, bn_domain *d)
+{
+    memset(d, 0, sizeof *d);
+    if (b->size == 0) return BN_OK;
+    saved_cut h;
+    if (b->size < sizeof h) return bn_fail(BN_ERR_FORMAT, "restart file: %zu bytes of the domains' cut", b->size);
+    memcpy(&h, b->data, sizeof h);
+    if (h.nranks != ranks || b->size != sizeof h + ((size_t)ranks + 1) * sizeof(uint64_t))
+        return bn_fail(BN_ERR_FORMAT, "restart file: a cut for %lld ranks in %zu bytes, this run has %d ranks",
+                       (long long)h.nranks, b->size, ranks);
+    bn_domain c = {ranks, NULL, {h.lo[0], h.lo[1], h.lo[2]}, h.side, (bn_curve)h.curve};
+    c.split = bn_alloc(((size_t)ranks + 1) * sizeof *c.split, "the domains' cut");
+    if (!c.split) return BN_ERR_NOMEM;
+    memcpy(c.split, (const unsigned char *)b->data + sizeof h, ((size_t)ranks + 1) * sizeof *c.split);
+    *d = c;
+    return BN_OK;
 }
 
 /* Several ranks: the measured costs since the last cut (read, which
@@ -110,15 +159,19 @@ bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const v
     uint8_t *bin = NULL;
     double *cost = NULL;
     size_t cost_bytes = 0;
+    void *cut = NULL;
+    size_t cut_bytes = 0;
     bn_status s = collect(sim, &bin);
     if (s == BN_OK) s = collect_costs(sim, &cost, &cost_bytes);
+    if (s == BN_OK) s = cut_bytes_of(&sim->cut, &cut, &cut_bytes);
     bn_clock clock = sim->clock;
     saved_sim v = saved_of(sim);
     bn_state_file f = {sim->host, bin, 0, {{0}}};
-    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0, cost, cost_bytes);
+    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0, cost, cost_bytes, cut, cut_bytes);
     if (s == BN_OK) s = bn_state_write(path, &f);
     free(bin);
     free(cost);
+    free(cut);
     return s;
 }
 
@@ -172,7 +225,7 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     bn_clock clock;
     saved_sim v;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
-    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0);
+    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0, NULL, 0);
     bn_status s = bn_state_read(path, &f);
     if (s == BN_OK && v.ranks != bn_comm_size(sim->comm))
         s = bn_fail(BN_ERR_ARGUMENT, "restart file %s was written by %d rank(s), this run has %d: continue it with "
@@ -180,6 +233,13 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     s = bn_comm_agree(sim->comm, s);
     if (s == BN_OK) s = restore_fields(sim, &v, &clock);
     if (s == BN_OK) s = install(sim, &f);
+    bn_domain cut;
+    memset(&cut, 0, sizeof cut);
+    if (s == BN_OK) s = bn_comm_agree(sim->comm, cut_from_bytes(&f.blob[4], bn_comm_size(sim->comm), &cut));
+    if (s == BN_OK) { /* the unstopped run's cut: its crossers move as they did */
+        bn_domain_release(&sim->cut);
+        sim->cut = cut;
+    }
     if (s == BN_OK && info) {
         info->time = clock.time;
         info->steps = clock.steps;
