@@ -1194,7 +1194,8 @@ BN_API void bn_domain_release(bn_domain *d);
 /* Collective: move each particle to the rank that owns its key under
  * d's cut, the cut kept (d from bn_domain_decompose, for these ranks).
  * After a drift only the particles that crossed the cut move; the rest
- * stay (p ends in key order, as bn_domain_decompose leaves it). Without
+ * stay in their order and the received follow (in the senders' rank
+ * order); work and messages in the crossers, keys in n. Without
  * it the crossers' tree nodes span the other ranks' regions and the
  * locally essential trees grow step by step (BENCHMARKS.md, session 20). */
 BN_API bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,

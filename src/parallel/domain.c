@@ -410,6 +410,91 @@ bn_status bn_domain_decompose(const bn_comm *c, bn_particles *p, const double *w
     return s;
 }
 
+/* Particle i's fields into slot m (a compaction). */
+static void move_particle(bn_particles *p, size_t m, size_t i)
+{
+    for (int k = 0; k < 3; k++) {
+        p->pos[k][m] = p->pos[k][i];
+        p->vel[k][m] = p->vel[k][i];
+        if (p->acc[k]) p->acc[k][m] = p->acc[k][i];
+    }
+    p->mass[m] = p->mass[i];
+    p->id[m] = p->id[i];
+    if (p->pot) p->pot[m] = p->pot[i];
+    if (p->type) p->type[m] = p->type[i];
+}
+
+/* The particles whose keys (own, in d's cube) left this rank's part of
+ * the cut, as records grouped by destination (each group in the
+ * particles' order, counts[P]); the others compacted in place, in their
+ * order. *kept: the weight that stays. */
+static domain_record *take_leavers(bn_particles *p, const double *w, const bn_domain *d, int me, size_t *counts,
+                                   size_t *k, double *kept)
+{
+    const size_t n = p->n;
+    const int P = d->nranks;
+    uint64_t *key = bn_alloc((n + 1) * sizeof *key, "domain keys");
+    int *own = bn_alloc((n + 1) * sizeof *own, "domain keys");
+    size_t *at = bn_alloc(((size_t)P + 1) * sizeof *at, "domain keys");
+    domain_record *r = NULL;
+    *k = 0;
+    *kept = 0.0;
+    memset(counts, 0, (size_t)P * sizeof *counts);
+    if (key && own && at) {
+        bn_tree_keys((const double *const *)p->pos, n, d->lo, d->side, d->curve, key);
+        for (size_t i = 0; i < n; i++) {
+            own[i] = owner(d, key[i]);
+            if (own[i] != me) counts[own[i]]++, (*k)++;
+        }
+        r = bn_alloc((*k + 1) * sizeof *r, "particles to send");
+    }
+    if (r) {
+        at[0] = 0;
+        for (int q = 0; q < P; q++) at[q + 1] = at[q] + (q == me ? 0 : counts[q]);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (own[i] != me) {
+                fill_record(p, w, i, key[i], r + at[own[i]]++);
+                continue;
+            }
+            *kept += w ? w[i] : 1.0;
+            if (m != i) move_particle(p, m, i); /* stable: m < i */
+            m++;
+        }
+        p->n = m;
+    }
+    free(key);
+    free(own);
+    free(at);
+    return r;
+}
+
+/* The received records after the particles (forces and types as agreed:
+ * every rank keeps them, or none). *W: their weight. */
+static bn_status append_records(bn_particles *p, const domain_record *r, size_t n, int forces, int types, double *W)
+{
+    const size_t first = p->n;
+    BN_TRY(bn_particles_resize(p, first + n));
+    if (forces) BN_TRY(bn_particles_ensure_forces(p));
+    if (types) BN_TRY(bn_particles_ensure_types(p));
+    *W = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        const domain_record *x = r + j;
+        const size_t i = first + j;
+        for (int k = 0; k < 3; k++) {
+            p->pos[k][i] = x->pos[k];
+            p->vel[k][i] = x->vel[k];
+            if (forces) p->acc[k][i] = x->acc[k];
+        }
+        p->mass[i] = x->mass;
+        if (forces) p->pot[i] = x->pot;
+        p->id[i] = x->id;
+        if (types) p->type[i] = x->type;
+        *W += x->w;
+    }
+    return BN_OK;
+}
+
 bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,
                            bn_domain_stats *st)
 {
@@ -421,13 +506,33 @@ bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, c
     bn_domain_stats local_st;
     if (!st) st = &local_st;
     memset(st, 0, sizeof *st);
+    const int P = d->nranks;
     bn_status s = usable_weights(c, p, &w);
-    uint64_t *key = NULL;
-    uint32_t *order = NULL;
-    if (s == BN_OK) s = bn_comm_agree(c, sorted_keys(p, d, &key, &order)); /* in d's cube: the cut's keys */
-    if (s == BN_OK) s = exchange(c, p, w, key, order, d, st);
-    free(key);
-    free(order);
+    /* forces travel only when every rank has them, types to every rank
+     * when some rank has them (as exchange()) */
+    double flags[2] = {p->acc[0] && p->pot ? 1.0 : 0.0, p->type ? 1.0 : 0.0};
+    if (s == BN_OK) s = bn_comm_allreduce(c, flags, 1, BN_REDUCE_MIN);
+    if (s == BN_OK) s = bn_comm_allreduce(c, flags + 1, 1, BN_REDUCE_MAX);
+    size_t *cnt = bn_alloc(2 * (size_t)P * sizeof *cnt, "exchange counts"), k = 0;
+    double kept = 0.0, got = 0.0;
+    domain_record *out = NULL;
+    if (s == BN_OK) {
+        out = cnt ? take_leavers(p, w, d, bn_comm_rank(c), cnt, &k, &kept) : NULL;
+        s = bn_comm_agree(c, out ? BN_OK : BN_ERR_NOMEM);
+    }
+    void *in = NULL;
+    size_t n_in = 0;
+    if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
+    if (s == BN_OK) s = bn_comm_agree(c, append_records(p, in, n_in, flags[0] > 0, flags[1] > 0, &got));
+    if (s == BN_OK) {
+        st->sent = k;
+        st->received = n_in;
+        s = weight_shares(c, kept + got, st);
+        st->weight_local = kept + got;
+    }
+    free(out);
+    free(in);
+    free(cnt);
     st->t_total = bn_wall_seconds() - t0;
     return s;
 }
