@@ -872,8 +872,9 @@ BN_API bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance);
  * st (may be NULL) gets the cut's numbers. Nothing in one process. */
 typedef struct bn_domain_stats bn_domain_stats;
 BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st);
-/* Several ranks, shared steps: between its drift and its forces every
- * step moves the particles that crossed the last cut (of
+/* Several ranks: between its drift and its forces every step (block
+ * steps: every step that rebuilds the tree, the bins along) moves the
+ * particles that crossed the last cut (of
  * bn_simulation_rebalance; none before the first) to the ranks that own
  * their keys, the cut kept: only they move, with their velocities and
  * forces (bn_domain_update; on the GPU only they leave the device). The

@@ -478,7 +478,7 @@ static void gather_state(bn_simulation *sim, size_t n_all, double *rec, uint8_t 
     free(mine);
 }
 
-static bn_simulation *stepping(bn_backend backend, const bn_particles *p)
+static bn_simulation *stepping(bn_backend backend, const bn_particles *p, int bins)
 {
     bn_simulation *sim = NULL;
     TU_OK(bn_simulation_create(&sim));
@@ -488,6 +488,11 @@ static bn_simulation *stepping(bn_backend backend, const bn_particles *p)
     TU_OK(bn_simulation_set_gravity(sim, &g));
     bn_integrator_params ip = bn_integrator_params_default();
     ip.dt = 1.0 / 32; /* long steps: many crossers */
+    if (bins) { /* block steps: cycles of 1/8 in 4 bins, a step each tick */
+        ip.dt = 1.0 / 8;
+        ip.time_bins = bins;
+        ip.eta = 0.1;
+    }
     TU_OK(bn_simulation_set_integrator(sim, &ip));
     TU_OK(bn_simulation_set_comm(sim, comm));
     if (p) TU_OK(bn_simulation_set_particles(sim, p));
@@ -499,7 +504,7 @@ static bn_simulation *stepping(bn_backend backend, const bn_particles *p)
  * mass and part type (typed on rank 0 only at the start: the others make
  * types as typed ones arrive); the energy is kept; and a run saved and
  * loaded halfway continues with the same bits (the cut is saved). */
-static void crossers_move(bn_backend backend)
+static void crossers_move(bn_backend backend, int bins)
 {
     const size_t n = 8000;
     bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, n, 43));
@@ -518,7 +523,7 @@ static void crossers_move(bn_backend backend)
     for (size_t j = 0; j < total0; j++) all->type[(size_t)((double *)got0)[2 * j] - 1] = (uint8_t)((double *)got0)[2 * j + 1];
     free(got0);
     free(types0);
-    bn_simulation *sim = stepping(backend, p);
+    bn_simulation *sim = stepping(backend, p, bins);
     TU_OK(bn_simulation_rebalance(sim, NULL));
     bn_energies e0, e1;
     TU_OK(bn_simulation_compute_forces(sim));
@@ -541,16 +546,17 @@ static void crossers_move(bn_backend backend)
     int kept = complete;
     for (size_t i = 0; kept && i < n; i++) kept = a[7 * i + 6] == all->mass[i] && ta[i] == all->type[i];
     /* the same from the restart file */
-    bn_simulation *cont = stepping(backend, NULL);
+    bn_simulation *cont = stepping(backend, NULL, bins);
     TU_OK(bn_simulation_load_state(cont, path, NULL, NULL, NULL));
     for (int k = 0; k < 3; k++) TU_OK(bn_simulation_step(cont, NULL));
     gather_state(cont, n, b, tb, &again);
     const int same = again && !memcmp(a, b, 7 * n * sizeof *a) && !memcmp(ta, tb, n);
     const double drift = fabs(e1.total - e0.total) / fabs(e0.total);
     if (bn_comm_rank(comm) == 0)
-        print_message("%s, %d ranks: %.0f crossers moved in 6 steps; every particle once with its mass and type %d; "
+        print_message("%s%s, %d ranks: %.0f crossers moved in 6 steps; every particle once with its mass and type %d; "
                       "energy error %.2e; continued from the restart file with the same bits %d\n",
-                      backend == BN_BACKEND_GPU ? "gpu" : "cpu", bn_comm_size(comm), sent, kept, drift, same);
+                      backend == BN_BACKEND_GPU ? "gpu" : "cpu", bins ? ", block steps" : "", bn_comm_size(comm), sent,
+                      kept, drift, same);
     assert_true(sent > 0);
     assert_true(everywhere(kept && same));
     assert_true(drift < 1e-3);
@@ -569,14 +575,16 @@ static void test_crossers_move(void **state)
 {
     (void)state;
     if (bn_comm_size(comm) == 1) skip();
-    crossers_move(BN_BACKEND_CPU);
+    crossers_move(BN_BACKEND_CPU, 0);
+    crossers_move(BN_BACKEND_CPU, 4); /* inside a cycle: the bins travel, the restart holds them */
 }
 
 static void test_crossers_move_gpu(void **state)
 {
     (void)state;
     if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
-    crossers_move(BN_BACKEND_GPU);
+    crossers_move(BN_BACKEND_GPU, 0);
+    crossers_move(BN_BACKEND_GPU, 4);
 }
 
 /* ---- the error target over the ranks ---- */

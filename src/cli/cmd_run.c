@@ -559,7 +559,7 @@ static void print_summary(const run_ctx *c)
     }
     bn_domain_stats moved;
     if (several(c) && bn_simulation_crossers(c->sim, &moved) == BN_OK && moved.sent + moved.received > 0)
-        printf("  %d ranks: particles that crossed the cut moved to their ranks before each shared step's forces: "
+        printf("  %d ranks: particles that crossed the cut moved to their ranks before each step's forces: "
                "%zu sent, %zu received by rank 0 in %.3f s\n",
                bn_comm_size(c->comm), moved.sent, moved.received, moved.t_total);
     if (several(c) && c->imbalance > 0)

@@ -113,12 +113,12 @@ typedef struct bn_backend_ops {
     bn_status (*rebalance)(void *state, bn_particles *host, bn_curve curve, bn_domain_stats *st, bn_domain *cut);
     /* Several ranks: the particles that crossed the cut (cut, kept from
      * the last rebalance) go to the ranks that own their keys, with their
-     * velocities and forces; the rest stay. A shared step calls it between
-     * its drift and its forces (simulation.c), so that every rank's tree
-     * holds only its own region. host as for rebalance() (the CPU's
-     * downloads the whole set into it). The measured costs start again
-     * from 0 at every call; the tree is rebuilt. Block steps' bins left
-     * from earlier steps are dropped (shared steps have none).
+     * velocities and forces; the rest stay. A step calls it between its
+     * drift and its forces (simulation.c), so that every rank's tree
+     * holds only its own region (block steps too, where they rebuild
+     * the tree: the bins travel along). host as for rebalance() (the
+     * CPU's downloads the whole set into it). The measured costs start
+     * again from 0 at every call; the tree is rebuilt.
      * Collective and agreed. */
     bn_status (*migrate)(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
     /* Block steps' bins of the n uploaded particles, in the uploaded

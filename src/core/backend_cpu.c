@@ -9,6 +9,7 @@
 #include "gravity/gravity_cpu.h"
 #include "integrate/integrate_cpu.h"
 #include "parallel/comm.h"
+#include "parallel/domain_parts.h"
 #include "parallel/forces_dist.h"
 
 typedef struct cpu_state {
@@ -407,9 +408,12 @@ static bn_status cpu_set_comm(void *st, const bn_comm *c)
 static bn_status cpu_migrate(void *st, bn_particles *host, const bn_domain *cut, bn_domain_stats *ds)
 {
     cpu_state *s = st;
-    free(s->bin); /* left by earlier block steps: shared steps have none */
-    s->bin = NULL;
-    BN_TRY(bn_domain_update(s->comm, s->p, NULL, cut, ds));
+    /* block steps' bins travel along, on every rank or none (a rank
+     * without holds all its particles in bin 0) */
+    double bins = s->bin ? 1.0 : 0.0;
+    BN_TRY(bn_comm_allreduce(s->comm, &bins, 1, BN_REDUCE_MAX));
+    if (bins > 0) BN_TRY(bn_comm_agree(s->comm, ensure_bins(s)));
+    BN_TRY(bn_domain_update_tagged(s->comm, s->p, NULL, s->bin ? &s->bin : NULL, cut, ds));
     s->have_tree = 0;
     free(s->cost); /* measured for the particles that were */
     s->cost = NULL;

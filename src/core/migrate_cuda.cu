@@ -47,7 +47,7 @@ struct crosser {
 struct crosser_host {
     uint64_t id;
     double mass;
-    uint64_t type;
+    uint64_t type, bin; /* part type; block steps' bin (0 without) */
 };
 
 /* Each particle's owner under the cut (split: P + 1 keys on the device),
@@ -71,8 +71,8 @@ __global__ void owners_kernel(const uint64_t *key, int n, const uint64_t *split,
 
 /* The leavers' records, owners, uploaded indices and part types. */
 __global__ void gather_leavers(const int *idx, int k, double *const *pos, double *const *vel, const float4 *acc,
-                               const int *own, const int *orig, const uint8_t *type, crosser *rec, int *rec_own,
-                               int *rec_orig, uint8_t *rec_type)
+                               const int *own, const int *orig, const uint8_t *type, const uint8_t *bin, crosser *rec,
+                               int *rec_own, int *rec_orig, uint8_t *rec_type, uint8_t *rec_bin)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= k) return;
@@ -84,6 +84,7 @@ __global__ void gather_leavers(const int *idx, int k, double *const *pos, double
     rec_own[j] = own[i];
     rec_orig[j] = orig[i];
     rec_type[j] = type ? type[orig[i]] : (uint8_t)1;
+    rec_bin[j] = bin ? bin[i] : (uint8_t)0;
 }
 
 /* The arrays of the new set (key order of the device). */
@@ -92,6 +93,7 @@ struct dev_set {
     float *mass;
     int *orig;
     float4 *acc, *body;
+    uint8_t *bin; /* block steps' bins (key order), or NULL */
 };
 
 /* The stayers to [0, m), in their order, their uploaded indices remapped. */
@@ -104,10 +106,11 @@ __global__ void place_stayers(const int *idx, int m, dev_set from, const int *re
     to.mass[j] = from.mass[i];
     to.acc[j] = from.acc[i];
     to.orig[j] = remap[from.orig[i]];
+    if (to.bin) to.bin[j] = from.bin[i];
 }
 
 /* The received records to [m, m + r), uploaded indices m + j. */
-__global__ void place_received(const crosser *rec, const float *mass, int r, int m, dev_set to)
+__global__ void place_received(const crosser *rec, const float *mass, const uint8_t *bin, int r, int m, dev_set to)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= r) return;
@@ -116,6 +119,7 @@ __global__ void place_received(const crosser *rec, const float *mass, int r, int
     to.mass[m + j] = mass[j];
     to.acc[m + j] = c.acc;
     to.orig[m + j] = m + j;
+    if (to.bin) to.bin[m + j] = bin[j];
 }
 
 __global__ void iota_kernel(int *a, int n)
@@ -144,7 +148,7 @@ struct scratch {
     size_t cub_bytes;
     crosser *rec;
     int *rec_own, *rec_orig;
-    uint8_t *rec_type;
+    uint8_t *rec_type, *rec_bin;
 };
 
 void scratch_free(scratch *x, cudaStream_t s)
@@ -163,6 +167,7 @@ void scratch_free(scratch *x, cudaStream_t s)
     bn_cuda_free(x->rec_own, s);
     bn_cuda_free(x->rec_orig, s);
     bn_cuda_free(x->rec_type, s);
+    bn_cuda_free(x->rec_bin, s);
     memset(x, 0, sizeof *x);
 }
 
@@ -224,17 +229,18 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
     const size_t m = (size_t)k + 1;
     crosser *rec = (crosser *)bn_alloc(m * sizeof *rec, "crossers");
     int *own = (int *)bn_alloc(m * sizeof *own, "crossers"), *org = (int *)bn_alloc(m * sizeof *org, "crossers");
-    uint8_t *type = (uint8_t *)bn_alloc(m, "crossers");
+    uint8_t *type = (uint8_t *)bn_alloc(m, "crossers"), *bin = (uint8_t *)bn_alloc(m, "crossers");
     *out = (crosser *)bn_alloc(m * sizeof **out, "crossers");
     *hout = (crosser_host *)bn_alloc(m * sizeof **hout, "crossers");
     *orig = (int *)bn_alloc(m * sizeof **orig, "crossers");
     size_t *at = (size_t *)bn_alloc(((size_t)P + 1) * sizeof *at, "crossers");
-    bn_status r = rec && own && org && type && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
+    bn_status r = rec && own && org && type && bin && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
     if (r == BN_OK && k > 0) {
         r = bn_cuda_dev_alloc(&x->rec, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_own, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_orig, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_type, (size_t)k, "crossers", s);
+        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_bin, (size_t)k, "crossers", s);
         double *const *pos = NULL, *const *vel = NULL;
         double **pv = NULL;
         if (r == BN_OK) r = bn_cuda_dev_alloc(&pv, 6, "crossers", s);
@@ -246,14 +252,15 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
         }
         if (r == BN_OK) {
             gather_leavers<<<blocks_for((size_t)k), kThreads, 0, s>>>(x->leave_idx, k, pos, vel, st->acc, x->own,
-                                                                      st->orig, st->type, x->rec, x->rec_own,
-                                                                      x->rec_orig, x->rec_type);
+                                                                      st->orig, st->type, st->bin, x->rec,
+                                                                      x->rec_own, x->rec_orig, x->rec_type, x->rec_bin);
             r = ok(cudaGetLastError(), "crossers: gather");
         }
         if (r == BN_OK) r = bn_cuda_read(rec, x->rec, (size_t)k * sizeof *rec, "crossers", s);
         if (r == BN_OK) r = bn_cuda_read(own, x->rec_own, (size_t)k * sizeof *own, "crossers", s);
         if (r == BN_OK) r = bn_cuda_read(org, x->rec_orig, (size_t)k * sizeof *org, "crossers", s);
         if (r == BN_OK) r = bn_cuda_read(type, x->rec_type, (size_t)k, "crossers", s);
+        if (r == BN_OK) r = bn_cuda_read(bin, x->rec_bin, (size_t)k, "crossers", s);
         bn_cuda_free(pv, s);
     }
     if (r == BN_OK) { /* a stable counting sort by owner */
@@ -264,13 +271,14 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
             const size_t o = at[own[j]]++;
             (*out)[o] = rec[j];
             (*orig)[o] = org[j];
-            (*hout)[o] = crosser_host{st->host_id[org[j]], st->host_mass[org[j]], (uint64_t)type[j]};
+            (*hout)[o] = crosser_host{st->host_id[org[j]], st->host_mass[org[j]], (uint64_t)type[j], (uint64_t)bin[j]};
         }
     }
     free(rec);
     free(own);
     free(org);
     free(type);
+    free(bin);
     free(at);
     return r;
 }
@@ -363,7 +371,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     const int n = st->n, n_new = keep + (int)r;
     const size_t m = (size_t)n_new + 1;
     dev_set from = {{st->pos[0], st->pos[1], st->pos[2]}, {st->vel[0], st->vel[1], st->vel[2]}, st->mass, st->orig,
-                    st->acc, st->body};
+                    st->acc, st->body, st->bin};
     dev_set to;
     memset(&to, 0, sizeof to);
     int *remap = NULL;
@@ -371,8 +379,9 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     crosser *drec = NULL;
     float *dmass = NULL, *hmass = (float *)bn_alloc(m * sizeof *hmass, "crossers: masses");
     uint8_t *types = NULL, *htypes = (uint8_t *)bn_alloc(m, "crossers: types");
+    uint8_t *dbin = NULL, *hbin = (uint8_t *)bn_alloc(m, "crossers: bins");
     float *cost = NULL;
-    bn_status e = hmass && htypes ? BN_OK : BN_ERR_NOMEM;
+    bn_status e = hmass && htypes && hbin ? BN_OK : BN_ERR_NOMEM;
     for (int d = 0; d < 3 && e == BN_OK; d++) {
         e = bn_cuda_dev_alloc(&to.pos[d], m, "positions", s);
         if (e == BN_OK) e = bn_cuda_dev_alloc(&to.vel[d], m, "velocities", s);
@@ -381,6 +390,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     if (e == BN_OK) e = bn_cuda_dev_alloc(&to.orig, m, "particle order", s);
     if (e == BN_OK) e = bn_cuda_dev_alloc(&to.acc, m, "accelerations", s);
     if (e == BN_OK) e = bn_cuda_dev_alloc(&to.body, m, "tree bodies", s);
+    if (e == BN_OK && st->bin) e = bn_cuda_dev_alloc(&to.bin, m, "time bins", s);
     /* the stayers, in order, and the uploaded order's remap */
     if (e == BN_OK && n > 0) e = bn_cuda_dev_alloc(&x->stay_idx, (size_t)n, "crossers: stayers", s);
     if (e == BN_OK && n > 0) e = select_flagged(x, x->stay, n, x->stay_idx, s);
@@ -404,13 +414,16 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     for (size_t j = 0; e == BN_OK && j < r; j++) {
         hmass[j] = (float)hin[j].mass;
         htypes[j] = (uint8_t)hin[j].type;
+        hbin[j] = (uint8_t)hin[j].bin;
     }
     if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&drec, r, "crossers: received", s);
     if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&dmass, r, "crossers: received", s);
     if (e == BN_OK && r > 0) e = ok(cudaMemcpyAsync(drec, in, r * sizeof *in, cudaMemcpyHostToDevice, s), "crossers up");
     if (e == BN_OK && r > 0) e = ok(cudaMemcpyAsync(dmass, hmass, r * sizeof *hmass, cudaMemcpyHostToDevice, s), "crossers up");
+    if (e == BN_OK && r > 0 && to.bin) e = bn_cuda_dev_alloc(&dbin, r, "crossers: received", s);
+    if (e == BN_OK && r > 0 && to.bin) e = ok(cudaMemcpyAsync(dbin, hbin, r, cudaMemcpyHostToDevice, s), "crossers up");
     if (e == BN_OK && r > 0) {
-        place_received<<<blocks_for(r), kThreads, 0, s>>>(drec, dmass, (int)r, keep, to);
+        place_received<<<blocks_for(r), kThreads, 0, s>>>(drec, dmass, dbin, (int)r, keep, to);
         e = ok(cudaGetLastError(), "crossers: received");
     }
     /* part types in the new uploaded order; costs from 0 */
@@ -426,8 +439,10 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     bn_cuda_free(dmoves, s);
     bn_cuda_free(drec, s);
     bn_cuda_free(dmass, s);
+    bn_cuda_free(dbin, s);
     free(hmass);
     free(htypes);
+    free(hbin);
     dev_set *gone = e == BN_OK ? &from : &to; /* the old set, or on failure the new one */
     for (int d = 0; d < 3; d++) {
         bn_cuda_free(gone->pos[d], s);
@@ -437,6 +452,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     bn_cuda_free(gone->orig, s);
     bn_cuda_free(gone->acc, s);
     bn_cuda_free(gone->body, s);
+    bn_cuda_free(gone->bin, s);
     if (e != BN_OK) {
         bn_cuda_free(types, s);
         bn_cuda_free(cost, s);
@@ -447,6 +463,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     st->orig = to.orig;
     st->acc = to.acc;
     st->body = to.body;
+    st->bin = to.bin;
     if (with_types) {
         bn_cuda_free(st->type, s);
         st->type = types;
@@ -500,8 +517,15 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     else
         s = bn_cuda_need_velocities(st, "migrate");
     BN_TRY(bn_comm_agree(c, s));
-    bn_cuda_free(st->bin, st->s); /* left by earlier block steps: shared steps have none */
-    st->bin = NULL;
+    /* block steps' bins travel along, on every rank or none (a rank
+     * without holds all its particles in bin 0) */
+    double bins = st->bin ? 1.0 : 0.0;
+    BN_TRY(bn_comm_allreduce(c, &bins, 1, BN_REDUCE_MAX));
+    if (bins > 0 && !st->bin) {
+        s = bn_cuda_dev_alloc(&st->bin, (size_t)st->n + 1, "time bins", st->s);
+        if (s == BN_OK) s = ok(cudaMemsetAsync(st->bin, 0, (size_t)st->n + 1, st->s), "time bins");
+        BN_TRY(bn_comm_agree(c, s));
+    }
     scratch x;
     memset(&x, 0, sizeof x);
     int k = 0;

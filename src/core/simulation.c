@@ -357,7 +357,8 @@ static bn_status queue_forces(bn_simulation *sim, const bn_step_rule *r)
 /* One kick-drift-kick step, its length chosen by the backend's clock. The
  * forces at the start are those of the previous step's end (computed once
  * per step). Nothing is copied to the host. */
-/* Several ranks, after a drift: the particles that crossed the last
+/* Several ranks, after a drift (shared steps, and block steps that
+ * rebuild the tree, their bins along): the particles that crossed the last
  * cut go to the ranks that own their keys (backend.h's migrate()), so
  * that each rank's tree holds its own region only. Without it the
  * crossers' nodes and groups span the other ranks' regions and the
@@ -468,6 +469,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
         r->rebuild = block_wants_rebuild(sim);
     }
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
+    if (r->rebuild) BN_TRY(migrate_crossers(sim)); /* a refreshed tree keeps its particles */
     BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_END));

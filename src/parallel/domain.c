@@ -34,6 +34,7 @@ typedef struct {
     double pos[3], vel[3], mass, acc[3], pot, w;
     uint64_t id, key;
     uint8_t type; /* part type (1 when the sender's set has none) */
+    uint8_t tag;  /* bn_domain_update_tagged: a byte that travels along */
 } domain_record;
 
 static int samples_per_rank(int P)
@@ -428,8 +429,8 @@ static void move_particle(bn_particles *p, size_t m, size_t i)
  * the cut, as records grouped by destination (each group in the
  * particles' order, counts[P]); the others compacted in place, in their
  * order. *kept: the weight that stays. */
-static domain_record *take_leavers(bn_particles *p, const double *w, const bn_domain *d, int me, size_t *counts,
-                                   size_t *k, double *kept)
+static domain_record *take_leavers(bn_particles *p, const double *w, uint8_t *tag, const bn_domain *d, int me,
+                                   size_t *counts, size_t *k, double *kept)
 {
     const size_t n = p->n;
     const int P = d->nranks;
@@ -454,11 +455,14 @@ static domain_record *take_leavers(bn_particles *p, const double *w, const bn_do
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             if (own[i] != me) {
-                fill_record(p, w, i, key[i], r + at[own[i]]++);
+                domain_record *x = r + at[own[i]]++;
+                fill_record(p, w, i, key[i], x);
+                x->tag = tag ? tag[i] : 0;
                 continue;
             }
             *kept += w ? w[i] : 1.0;
             if (m != i) move_particle(p, m, i); /* stable: m < i */
+            if (tag) tag[m] = tag[i];
             m++;
         }
         p->n = m;
@@ -471,9 +475,16 @@ static domain_record *take_leavers(bn_particles *p, const double *w, const bn_do
 
 /* The received records after the particles (forces and types as agreed:
  * every rank keeps them, or none). *W: their weight. */
-static bn_status append_records(bn_particles *p, const domain_record *r, size_t n, int forces, int types, double *W)
+static bn_status append_records(bn_particles *p, uint8_t **tag, const domain_record *r, size_t n, int forces, int types,
+                                double *W)
 {
     const size_t first = p->n;
+    if (tag) {
+        uint8_t *t = realloc(*tag, first + n + 1);
+        if (!t) return bn_fail(BN_ERR_NOMEM, "domains: room for %zu tags", first + n);
+        *tag = t;
+        for (size_t j = 0; j < n; j++) t[first + j] = r[j].tag;
+    }
     BN_TRY(bn_particles_resize(p, first + n));
     if (forces) BN_TRY(bn_particles_ensure_forces(p));
     if (types) BN_TRY(bn_particles_ensure_types(p));
@@ -498,6 +509,12 @@ static bn_status append_records(bn_particles *p, const domain_record *r, size_t 
 bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,
                            bn_domain_stats *st)
 {
+    return bn_domain_update_tagged(c, p, w, NULL, d, st);
+}
+
+bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, const double *w, uint8_t **tag,
+                                  const bn_domain *d, bn_domain_stats *st)
+{
     if (!c || !p || !d) return bn_fail(BN_ERR_ARGUMENT, "bn_domain_update: NULL argument");
     if (!d->split || d->nranks != bn_comm_size(c))
         return bn_fail(BN_ERR_ARGUMENT, "bn_domain_update: the cut is for %d ranks, there are %d", d->split ? d->nranks : 0,
@@ -517,13 +534,13 @@ bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, c
     double kept = 0.0, got = 0.0;
     domain_record *out = NULL;
     if (s == BN_OK) {
-        out = cnt ? take_leavers(p, w, d, bn_comm_rank(c), cnt, &k, &kept) : NULL;
+        out = cnt ? take_leavers(p, w, tag ? *tag : NULL, d, bn_comm_rank(c), cnt, &k, &kept) : NULL;
         s = bn_comm_agree(c, out ? BN_OK : BN_ERR_NOMEM);
     }
     void *in = NULL;
     size_t n_in = 0;
     if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
-    if (s == BN_OK) s = bn_comm_agree(c, append_records(p, in, n_in, flags[0] > 0, flags[1] > 0, &got));
+    if (s == BN_OK) s = bn_comm_agree(c, append_records(p, tag, in, n_in, flags[0] > 0, flags[1] > 0, &got));
     if (s == BN_OK) {
         st->sent = k;
         st->received = n_in;
