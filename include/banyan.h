@@ -877,9 +877,9 @@ BN_API bn_status bn_simulation_rebalance(bn_simulation *sim, bn_domain_stats *st
  * particles that crossed the last cut (of
  * bn_simulation_rebalance; none before the first) to the ranks that own
  * their keys, the cut kept: only they move, with their velocities and
- * forces (bn_domain_update; on the GPU only they leave the device). The
- * measured costs then start again, so the imbalance and the next cut
- * weigh the steps since. BANYAN_MIGRATE=0 turns it off (a measuring aid).
+ * forces (bn_domain_update; on the GPU only they leave the device), and
+ * their measured costs with them (the next cut weighs every step since
+ * the last). BANYAN_MIGRATE=0 turns it off (a measuring aid).
  * *st: what the migrations moved on this rank, summed (sent, received,
  * t_total). */
 BN_API bn_status bn_simulation_crossers(const bn_simulation *sim, bn_domain_stats *st);

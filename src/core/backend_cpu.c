@@ -403,8 +403,9 @@ static bn_status cpu_set_comm(void *st, const bn_comm *c)
 }
 
 /* The crossers to their ranks (backend.h's migrate()): the particles
- * live here, bn_domain_update moves them with their forces; what was
- * made for the old set (tree, old |a|, costs) is made again. */
+ * live here, bn_domain_update moves them with their forces, measured
+ * costs and bins; what was made for the old order (tree, old |a|) is
+ * made again. */
 static bn_status cpu_migrate(void *st, bn_particles *host, const bn_domain *cut, bn_domain_stats *ds)
 {
     cpu_state *s = st;
@@ -413,11 +414,14 @@ static bn_status cpu_migrate(void *st, bn_particles *host, const bn_domain *cut,
     double bins = s->bin ? 1.0 : 0.0;
     BN_TRY(bn_comm_allreduce(s->comm, &bins, 1, BN_REDUCE_MAX));
     if (bins > 0) BN_TRY(bn_comm_agree(s->comm, ensure_bins(s)));
-    BN_TRY(bn_domain_update_tagged(s->comm, s->p, NULL, s->bin ? &s->bin : NULL, cut, ds));
+    /* costs on every rank or none, as the bins */
+    double costs = s->cost ? 1.0 : 0.0;
+    BN_TRY(bn_comm_allreduce(s->comm, &costs, 1, BN_REDUCE_MAX));
+    if (costs > 0 && !s->cost) s->cost = bn_calloc(s->p->n ? s->p->n : 1, sizeof *s->cost, "particle costs");
+    BN_TRY(bn_comm_agree(s->comm, costs > 0 && !s->cost ? BN_ERR_NOMEM : BN_OK));
+    BN_TRY(bn_domain_update_tagged(s->comm, s->p, s->cost ? &s->cost : NULL, s->bin ? &s->bin : NULL, cut, ds));
     s->have_tree = 0;
-    free(s->cost); /* measured for the particles that were */
-    s->cost = NULL;
-    bn_tree_workspace_measure(s->ws, NULL);
+    bn_tree_workspace_measure(s->ws, s->cost); /* the costs moved with their particles (maybe to a new array) */
     free(s->acc_old); /* the old |a| of the new order, from the forces that came along */
     s->acc_old = NULL;
     if (s->have_forces && s->g.mac == BN_MAC_ACCEL) BN_TRY(bn_comm_agree(s->comm, remember_accel(s)));

@@ -48,10 +48,11 @@ struct crosser_host {
     uint64_t id;
     double mass;
     uint64_t type, bin; /* part type; block steps' bin (0 without) */
+    double cost;        /* its measured cost so far (0 without) */
 };
 
 /* Each particle's owner under the cut (split: P + 1 keys on the device),
- * and whether it leaves (1) or stays (1). */
+ * and whether it leaves (leave 1) or stays (stay 1). */
 __global__ void owners_kernel(const uint64_t *key, int n, const uint64_t *split, int P, int me, int *own,
                               unsigned char *leave, unsigned char *stay)
 {
@@ -71,8 +72,9 @@ __global__ void owners_kernel(const uint64_t *key, int n, const uint64_t *split,
 
 /* The leavers' records, owners, uploaded indices and part types. */
 __global__ void gather_leavers(const int *idx, int k, double *const *pos, double *const *vel, const float4 *acc,
-                               const int *own, const int *orig, const uint8_t *type, const uint8_t *bin, crosser *rec,
-                               int *rec_own, int *rec_orig, uint8_t *rec_type, uint8_t *rec_bin)
+                               const int *own, const int *orig, const uint8_t *type, const uint8_t *bin,
+                               const float *cost, crosser *rec, int *rec_own, int *rec_orig, uint8_t *rec_type,
+                               uint8_t *rec_bin, float *rec_cost)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= k) return;
@@ -85,6 +87,7 @@ __global__ void gather_leavers(const int *idx, int k, double *const *pos, double
     rec_orig[j] = orig[i];
     rec_type[j] = type ? type[orig[i]] : (uint8_t)1;
     rec_bin[j] = bin ? bin[i] : (uint8_t)0;
+    rec_cost[j] = cost ? cost[orig[i]] : 0.f;
 }
 
 /* The arrays of the new set (key order of the device). */
@@ -129,14 +132,15 @@ __global__ void iota_kernel(int *a, int n)
 }
 
 /* Pairs (to, from) of the uploaded order: remap[from] = to, and the
- * part types moved along (types may be NULL). */
-__global__ void apply_moves(const int2 *moves, int nm, int *remap, uint8_t *type)
+ * part types and costs moved along (either may be NULL). */
+__global__ void apply_moves(const int2 *moves, int nm, int *remap, uint8_t *type, float *cost)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= nm) return;
     const int2 m = moves[j];
     remap[m.y] = m.x;
     if (type) type[m.x] = type[m.y];
+    if (cost) cost[m.x] = cost[m.y];
 }
 
 /* Device scratch of one migration, freed together. */
@@ -149,6 +153,7 @@ struct scratch {
     crosser *rec;
     int *rec_own, *rec_orig;
     uint8_t *rec_type, *rec_bin;
+    float *rec_cost;
 };
 
 void scratch_free(scratch *x, cudaStream_t s)
@@ -168,6 +173,7 @@ void scratch_free(scratch *x, cudaStream_t s)
     bn_cuda_free(x->rec_orig, s);
     bn_cuda_free(x->rec_type, s);
     bn_cuda_free(x->rec_bin, s);
+    bn_cuda_free(x->rec_cost, s);
     memset(x, 0, sizeof *x);
 }
 
@@ -230,17 +236,19 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
     crosser *rec = (crosser *)bn_alloc(m * sizeof *rec, "crossers");
     int *own = (int *)bn_alloc(m * sizeof *own, "crossers"), *org = (int *)bn_alloc(m * sizeof *org, "crossers");
     uint8_t *type = (uint8_t *)bn_alloc(m, "crossers"), *bin = (uint8_t *)bn_alloc(m, "crossers");
+    float *cost = (float *)bn_alloc(m * sizeof *cost, "crossers");
     *out = (crosser *)bn_alloc(m * sizeof **out, "crossers");
     *hout = (crosser_host *)bn_alloc(m * sizeof **hout, "crossers");
     *orig = (int *)bn_alloc(m * sizeof **orig, "crossers");
     size_t *at = (size_t *)bn_alloc(((size_t)P + 1) * sizeof *at, "crossers");
-    bn_status r = rec && own && org && type && bin && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
+    bn_status r = rec && own && org && type && bin && cost && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
     if (r == BN_OK && k > 0) {
         r = bn_cuda_dev_alloc(&x->rec, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_own, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_orig, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_type, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_bin, (size_t)k, "crossers", s);
+        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_cost, (size_t)k, "crossers", s);
         double *const *pos = NULL, *const *vel = NULL;
         double **pv = NULL;
         if (r == BN_OK) r = bn_cuda_dev_alloc(&pv, 6, "crossers", s);
@@ -252,8 +260,9 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
         }
         if (r == BN_OK) {
             gather_leavers<<<blocks_for((size_t)k), kThreads, 0, s>>>(x->leave_idx, k, pos, vel, st->acc, x->own,
-                                                                      st->orig, st->type, st->bin, x->rec,
-                                                                      x->rec_own, x->rec_orig, x->rec_type, x->rec_bin);
+                                                                      st->orig, st->type, st->bin, st->cost, x->rec,
+                                                                      x->rec_own, x->rec_orig, x->rec_type, x->rec_bin,
+                                                                      x->rec_cost);
             r = ok(cudaGetLastError(), "crossers: gather");
         }
         if (r == BN_OK) r = bn_cuda_read(rec, x->rec, (size_t)k * sizeof *rec, "crossers", s);
@@ -261,6 +270,7 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
         if (r == BN_OK) r = bn_cuda_read(org, x->rec_orig, (size_t)k * sizeof *org, "crossers", s);
         if (r == BN_OK) r = bn_cuda_read(type, x->rec_type, (size_t)k, "crossers", s);
         if (r == BN_OK) r = bn_cuda_read(bin, x->rec_bin, (size_t)k, "crossers", s);
+        if (r == BN_OK) r = bn_cuda_read(cost, x->rec_cost, (size_t)k * sizeof *cost, "crossers", s);
         bn_cuda_free(pv, s);
     }
     if (r == BN_OK) { /* a stable counting sort by owner */
@@ -271,7 +281,8 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
             const size_t o = at[own[j]]++;
             (*out)[o] = rec[j];
             (*orig)[o] = org[j];
-            (*hout)[o] = crosser_host{st->host_id[org[j]], st->host_mass[org[j]], (uint64_t)type[j], (uint64_t)bin[j]};
+            (*hout)[o] = crosser_host{st->host_id[org[j]], st->host_mass[org[j]], (uint64_t)type[j], (uint64_t)bin[j],
+                                      (double)cost[j]};
         }
     }
     free(rec);
@@ -279,6 +290,7 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
     free(org);
     free(type);
     free(bin);
+    free(cost);
     free(at);
     return r;
 }
@@ -380,8 +392,9 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     float *dmass = NULL, *hmass = (float *)bn_alloc(m * sizeof *hmass, "crossers: masses");
     uint8_t *types = NULL, *htypes = (uint8_t *)bn_alloc(m, "crossers: types");
     uint8_t *dbin = NULL, *hbin = (uint8_t *)bn_alloc(m, "crossers: bins");
+    float *hcost = (float *)bn_alloc(m * sizeof *hcost, "crossers: costs");
     float *cost = NULL;
-    bn_status e = hmass && htypes && hbin ? BN_OK : BN_ERR_NOMEM;
+    bn_status e = hmass && htypes && hbin && hcost ? BN_OK : BN_ERR_NOMEM;
     for (int d = 0; d < 3 && e == BN_OK; d++) {
         e = bn_cuda_dev_alloc(&to.pos[d], m, "positions", s);
         if (e == BN_OK) e = bn_cuda_dev_alloc(&to.vel[d], m, "velocities", s);
@@ -403,7 +416,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     if (e == BN_OK && nm > 0)
         e = ok(cudaMemcpyAsync(dmoves, moves, (size_t)nm * sizeof *moves, cudaMemcpyHostToDevice, s), "crossers: moves");
     if (e == BN_OK && nm > 0) {
-        apply_moves<<<blocks_for((size_t)nm), kThreads, 0, s>>>(dmoves, nm, remap, st->type);
+        apply_moves<<<blocks_for((size_t)nm), kThreads, 0, s>>>(dmoves, nm, remap, st->type, st->cost);
         e = ok(cudaGetLastError(), "crossers: moves");
     }
     if (e == BN_OK && keep > 0) {
@@ -415,6 +428,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
         hmass[j] = (float)hin[j].mass;
         htypes[j] = (uint8_t)hin[j].type;
         hbin[j] = (uint8_t)hin[j].bin;
+        hcost[j] = (float)hin[j].cost; /* they were floats */
     }
     if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&drec, r, "crossers: received", s);
     if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&dmass, r, "crossers: received", s);
@@ -433,7 +447,10 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     if (e == BN_OK && with_types && r > 0)
         e = ok(cudaMemcpyAsync(types + keep, htypes, r, cudaMemcpyHostToDevice, s), "part types");
     if (e == BN_OK && st->cost) e = bn_cuda_dev_alloc(&cost, m, "particle costs", s);
-    if (e == BN_OK && st->cost) e = ok(cudaMemsetAsync(cost, 0, m * sizeof *cost, s), "particle costs");
+    if (e == BN_OK && st->cost && keep > 0)
+        e = ok(cudaMemcpyAsync(cost, st->cost, (size_t)keep * sizeof *cost, cudaMemcpyDeviceToDevice, s), "particle costs");
+    if (e == BN_OK && st->cost && r > 0)
+        e = ok(cudaMemcpyAsync(cost + keep, hcost, r * sizeof *hcost, cudaMemcpyHostToDevice, s), "particle costs");
     if (e == BN_OK) e = ok(cudaStreamSynchronize(s), "crossers"); /* the host buffers are freed next */
     bn_cuda_free(remap, s);
     bn_cuda_free(dmoves, s);
@@ -443,6 +460,7 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     free(hmass);
     free(htypes);
     free(hbin);
+    free(hcost);
     dev_set *gone = e == BN_OK ? &from : &to; /* the old set, or on failure the new one */
     for (int d = 0; d < 3; d++) {
         bn_cuda_free(gone->pos[d], s);
@@ -496,12 +514,6 @@ bn_status agree_types(bn_cuda_state *st, bn_particles *host, int *with_types)
     return bn_comm_agree(st->comm, s);
 }
 
-/* The costs start again (the CPU's too, at every call). */
-bn_status zero_costs(bn_cuda_state *st)
-{
-    if (!st->cost || st->n == 0) return BN_OK;
-    return ok(cudaMemsetAsync(st->cost, 0, (size_t)st->n * sizeof(float), st->s), "particle costs");
-}
 } // namespace
 
 bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_domain_stats *dst)
@@ -519,13 +531,17 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     BN_TRY(bn_comm_agree(c, s));
     /* block steps' bins travel along, on every rank or none (a rank
      * without holds all its particles in bin 0) */
-    double bins = st->bin ? 1.0 : 0.0;
-    BN_TRY(bn_comm_allreduce(c, &bins, 1, BN_REDUCE_MAX));
-    if (bins > 0 && !st->bin) {
+    double have[2] = {st->bin ? 1.0 : 0.0, st->cost ? 1.0 : 0.0}; /* the costs too (they travel) */
+    BN_TRY(bn_comm_allreduce(c, have, 2, BN_REDUCE_MAX));
+    if (have[0] > 0 && !st->bin) {
         s = bn_cuda_dev_alloc(&st->bin, (size_t)st->n + 1, "time bins", st->s);
         if (s == BN_OK) s = ok(cudaMemsetAsync(st->bin, 0, (size_t)st->n + 1, st->s), "time bins");
-        BN_TRY(bn_comm_agree(c, s));
     }
+    if (s == BN_OK && have[1] > 0 && !st->cost) {
+        s = bn_cuda_dev_alloc(&st->cost, (size_t)st->n + 1, "particle costs", st->s);
+        if (s == BN_OK) s = ok(cudaMemsetAsync(st->cost, 0, ((size_t)st->n + 1) * sizeof(float), st->s), "particle costs");
+    }
+    BN_TRY(bn_comm_agree(c, s)); /* every rank, whatever it made */
     scratch x;
     memset(&x, 0, sizeof x);
     int k = 0;
@@ -542,7 +558,6 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     void *in = NULL, *hin = NULL;
     size_t r = 0, r2 = 0;
     size_t *counts = (size_t *)bn_alloc(2 * (size_t)P * sizeof *counts, "crossers: counts");
-    if (s == BN_OK) s = bn_comm_agree(c, zero_costs(st));
     int with_types = 0;
     if (s == BN_OK && total > 0) s = agree_types(st, host, &with_types);
     if (s == BN_OK && total > 0) {

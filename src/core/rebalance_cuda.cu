@@ -413,6 +413,15 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     const size_t n = (size_t)st->n;
     bn_status s = bn_domain_prepare(c, lo, hi, curve, &d); /* agreed */
     if (s == BN_OK) s = bn_comm_agree(c, sort_by_key(st, &d, weighted, &k));
+    if (s == BN_OK && weighted) { /* costs that add up to nothing (idle steps only) cut as by count would */
+        double W = 0;
+        for (size_t i = 0; i < n; i++) W += k.w[i];
+        s = bn_comm_allreduce(c, &W, 1, BN_REDUCE_SUM);
+        if (s == BN_OK && !(W > 0)) {
+            free(k.w);
+            k.w = NULL;
+        }
+    }
     if (s == BN_OK) s = bn_domain_cut_sorted(c, k.key, k.w, n, &d);
     if (s == BN_OK) s = bn_comm_agree(c, plan_make(c, &d, &k, n, &pl));
     if (s == BN_OK) s = bn_comm_agree(c, pack_all(st, host, &k, &d_all, &h_all));

@@ -239,6 +239,8 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     if (s == BN_OK) { /* the unstopped run's cut: its crossers move as they did */
         bn_domain_release(&sim->cut);
         sim->cut = cut;
+    } else {
+        bn_domain_release(&cut); /* made here, another rank failed */
     }
     if (s == BN_OK && info) {
         info->time = clock.time;

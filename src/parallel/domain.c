@@ -429,7 +429,7 @@ static void move_particle(bn_particles *p, size_t m, size_t i)
  * the cut, as records grouped by destination (each group in the
  * particles' order, counts[P]); the others compacted in place, in their
  * order. *kept: the weight that stays. */
-static domain_record *take_leavers(bn_particles *p, const double *w, uint8_t *tag, const bn_domain *d, int me,
+static domain_record *take_leavers(bn_particles *p, double *w, uint8_t *tag, const bn_domain *d, int me,
                                    size_t *counts, size_t *k, double *kept)
 {
     const size_t n = p->n;
@@ -463,6 +463,7 @@ static domain_record *take_leavers(bn_particles *p, const double *w, uint8_t *ta
             *kept += w ? w[i] : 1.0;
             if (m != i) move_particle(p, m, i); /* stable: m < i */
             if (tag) tag[m] = tag[i];
+            if (w) w[m] = w[i]; /* the weights travel too (bn_domain_update_tagged's carry) */
             m++;
         }
         p->n = m;
@@ -475,10 +476,16 @@ static domain_record *take_leavers(bn_particles *p, const double *w, uint8_t *ta
 
 /* The received records after the particles (forces and types as agreed:
  * every rank keeps them, or none). *W: their weight. */
-static bn_status append_records(bn_particles *p, uint8_t **tag, const domain_record *r, size_t n, int forces, int types,
-                                double *W)
+static bn_status append_records(bn_particles *p, uint8_t **tag, double **carry, const domain_record *r, size_t n,
+                                int forces, int types, double *W)
 {
     const size_t first = p->n;
+    if (carry) {
+        double *c = realloc(*carry, (first + n + 1) * sizeof *c);
+        if (!c) return bn_fail(BN_ERR_NOMEM, "domains: room for %zu weights", first + n);
+        *carry = c;
+        for (size_t j = 0; j < n; j++) c[first + j] = r[j].w;
+    }
     if (tag) {
         uint8_t *t = realloc(*tag, first + n + 1);
         if (!t) return bn_fail(BN_ERR_NOMEM, "domains: room for %zu tags", first + n);
@@ -509,10 +516,18 @@ static bn_status append_records(bn_particles *p, uint8_t **tag, const domain_rec
 bn_status bn_domain_update(const bn_comm *c, bn_particles *p, const double *w, const bn_domain *d,
                            bn_domain_stats *st)
 {
-    return bn_domain_update_tagged(c, p, w, NULL, d, st);
+    double *copy = NULL; /* the weights move with their particles: a copy (w is the caller's) */
+    if (w) {
+        copy = bn_alloc((p->n + 1) * sizeof *copy, "domain weights");
+        if (copy) memcpy(copy, w, p->n * sizeof *copy);
+    }
+    bn_status s = bn_comm_agree(c, !w || copy ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) s = bn_domain_update_tagged(c, p, w ? &copy : NULL, NULL, d, st);
+    free(copy);
+    return s;
 }
 
-bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, const double *w, uint8_t **tag,
+bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, double **carry, uint8_t **tag,
                                   const bn_domain *d, bn_domain_stats *st)
 {
     if (!c || !p || !d) return bn_fail(BN_ERR_ARGUMENT, "bn_domain_update: NULL argument");
@@ -524,7 +539,9 @@ bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, const doubl
     if (!st) st = &local_st;
     memset(st, 0, sizeof *st);
     const int P = d->nranks;
-    bn_status s = usable_weights(c, p, &w);
+    double *w = carry ? *carry : NULL; /* compacted in place, the received appended */
+    const double *checked = w;
+    bn_status s = usable_weights(c, p, &checked); /* finite and >= 0 (agreed) */
     /* forces travel only when every rank has them, types to every rank
      * when some rank has them (as exchange()) */
     double flags[2] = {p->acc[0] && p->pot ? 1.0 : 0.0, p->type ? 1.0 : 0.0};
@@ -540,7 +557,7 @@ bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, const doubl
     void *in = NULL;
     size_t n_in = 0;
     if (s == BN_OK) s = bn_comm_alltoallv(c, out, cnt, sizeof *out, &in, cnt + P, &n_in);
-    if (s == BN_OK) s = bn_comm_agree(c, append_records(p, tag, in, n_in, flags[0] > 0, flags[1] > 0, &got));
+    if (s == BN_OK) s = bn_comm_agree(c, append_records(p, tag, carry, in, n_in, flags[0] > 0, flags[1] > 0, &got));
     if (s == BN_OK) {
         st->sent = k;
         st->received = n_in;

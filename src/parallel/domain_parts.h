@@ -19,9 +19,10 @@ void bn_domain_counts(const bn_domain *d, const uint64_t *key, size_t n, size_t 
 /* st's weights after an exchange: this rank's W, the ranks' largest and
  * mean and their ratio. Collective. */
 bn_status bn_domain_shares(const bn_comm *c, double W, bn_domain_stats *st);
-/* bn_domain_update with a byte per particle (tag: *tag holds p->n of
- * them, or tag NULL) that travels with its particle: *tag is remade for
- * the new set (the CPU backend's block-step bins). */
-bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, const double *w, uint8_t **tag,
+/* bn_domain_update with a weight and a byte per particle (*carry and
+ * *tag hold p->n of them, or NULL) that travel with their particles:
+ * both are remade for the new set (the CPU backend's measured costs and
+ * block-step bins). */
+bn_status bn_domain_update_tagged(const bn_comm *c, bn_particles *p, double **carry, uint8_t **tag,
                                   const bn_domain *d, bn_domain_stats *st);
 #endif
