@@ -177,16 +177,48 @@ def measured_four_gpus():
         model = let_fraction(p, share) if p > 1 else 0.0
         print(f"| {p} | {t:.1f} | {100 * one[0] / t:.0f}% | {f:.3f} ({model:.3f}) | {w:.1f} | "
               f"{100 * (w / one[1] - 1):.0f}% | {100 * (inter / one[4] - 1):.0f}% |")
-    print("The received trees add 7-8% interactions but 25% (2 GPUs) and 68% (4 GPUs) walk time: their pass over "
-          "every group (targets loaded, expansion summed, forces read and written again) and the exchange's kernels "
-          "beside the local walk cost more than their interactions. The model's alpha: "
+    print("The received trees add 7-8% interactions but 25% (2 GPUs) and 68% (4 GPUs) walk time. The model's alpha: "
           f"{(M4[2][1] / one[1] - 1) / (M4[2][3] / share):.1f} (2 GPUs), {(M4[4][1] / one[1] - 1) / (M4[4][3] / share):.1f} "
-          "(4 GPUs); merged into the local walk's one pass it would be the interactions' 1.")
+          "(4 GPUs). Session 20 measured why (measured_session20): not the pass itself.")
+
+
+# ---- measured on 4 H100s of one host (issue 18, BENCHMARKS.md session 20) --
+# Device events of the 4-GPU force call (ms, ranges over calls and ranks),
+# and the steps: crossers per step (every rank's) and the time their move
+# took per step on the slowest rank (s), 2^25 per GPU, dt = 1/128.
+M20_CALL = {"local walk": (54, 65), "wait for the exchange": (0.004, 0.004), "received walk": (38, 51),
+            "one GPU's walk": (62, 62)}
+M20_STEPS = {2: (204430, 0.036, 0.060), 4: (744130, 0.073, 0.099)}
+
+
+def measured_session20():
+    """Where the model was wrong, from session 20's traces."""
+    share = 2.0**25
+    print("\nmeasured, 4 H100s, 2^25 per GPU (session 20): the 4-GPU call's walk by device events (ms):")
+    for k, (lo, hi) in M20_CALL.items():
+        print(f"  {k}: {lo:g}-{hi:g}")
+    print("Correction 1: the received trees' walk is their traversal, not a second pass's overhead: every group "
+          "tests the received trees from their roots (per chunk of 64 targets), so its cost grows with the groups "
+          "times the received cells a group tests, not with the interactions they add (+10% pp, +2% pc for 38-51 ms "
+          "against a 62 ms local walk). alpha_merged = 1 (ALPHA_MERGED below) is too hopeful: the tables with it "
+          "are a lower bound until the received trees' far field is taken per target box.")
+    print("Correction 2: a step is not a force call. Particles cross the cut at every drift; unless they move to "
+          "their owners, the trees exchanged grow step by step (2 GPUs: 1.3 M to 31 M bodies in 6 steps). Moving "
+          "them is a per-step term the model lacked:")
+    print("| GPUs | crossers per step | fraction | move per step (s) | per crosser (us, slowest rank) |")
+    print("|---|---|---|---|---|")
+    for p, (k, lo, hi) in sorted(M20_STEPS.items()):
+        per_rank = k / p
+        print(f"| {p} | {k} | {k / (p * share):.4f} | {lo:.3f}-{hi:.3f} | {1e6 * lo / per_rank:.2f}-{1e6 * hi / per_rank:.2f} |")
+    print("The fraction follows the cut's surface per rank (0.30% at 2, 0.55% at 4 GPUs; with more ranks a "
+          "domain's surface over its volume grows further): the move's host work, 0.35-0.6 us a crosser today, is "
+          "40-100 ms a step at 2^25 per GPU, more than the exchange, until it runs on the device.")
 
 
 def main():
     measured_two_gpus()
     measured_four_gpus()
+    measured_session20()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
