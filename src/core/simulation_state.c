@@ -121,8 +121,8 @@ static bn_status collect_costs(bn_simulation *sim, double **cost, size_t *bytes)
     return BN_OK;
 }
 
-/* Block steps need the backend's bins (backend.h bins_read/bins_write):
- * the GPU's are not in yet (they have not run on a GPU). */
+/* Block steps need the backend's bins (backend.h bins_read/bins_write;
+ * both backends have them: a backend without would be refused here). */
 static bn_status bins_supported(const bn_simulation *sim, const char *what)
 {
     if (sim->ops->bins_read && sim->ops->bins_write) return BN_OK;
@@ -144,7 +144,8 @@ static bn_status collect(bn_simulation *sim, uint8_t **bin)
     }
     BN_TRY(bn_sim_sync_host(sim));
     /* at tick 0 the next cycle's opening kick gives every particle its bin
-     * anew: the bins matter only inside a cycle (where no re-balance is) */
+     * anew: the bins matter only inside a cycle (where no re-balance is;
+     * crossers move with their bins) */
     if (sim->integ.time_bins == 0 || !sim->ops || sim->clock.tick == 0) return BN_OK;
     BN_TRY(bins_supported(sim, "save_state"));
     const size_t n = sim->host->n;
