@@ -117,8 +117,9 @@ typedef struct bn_backend_ops {
      * drift and its forces (simulation.c), so that every rank's tree
      * holds only its own region (block steps too, where they rebuild
      * the tree: the bins travel along). host as for rebalance() (the
-     * CPU's downloads the whole set into it). The measured costs and
-     * bins travel with their particles; the tree is rebuilt.
+     * CPU's only gets the new count: the simulation downloads it). The
+     * measured costs and bins travel with their particles; the tree is
+     * rebuilt.
      * Collective and agreed. */
     bn_status (*migrate)(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
     /* Block steps' bins of the n uploaded particles, in the uploaded

@@ -425,7 +425,9 @@ static bn_status cpu_migrate(void *st, bn_particles *host, const bn_domain *cut,
     free(s->acc_old); /* the old |a| of the new order, from the forces that came along */
     s->acc_old = NULL;
     if (s->have_forces && s->g.mac == BN_MAC_ACCEL) BN_TRY(bn_comm_agree(s->comm, remember_accel(s)));
-    return host ? cpu_download(s, host) : BN_OK; /* the mirror's count, ids and masses as the GPU's gives them */
+    /* the mirror is stale (the simulation downloads it when it needs it)
+     * but its count is the set's: what the simulation sizes by */
+    return host ? bn_particles_resize(host, s->p->n) : BN_OK;
 }
 
 static bn_status cpu_costs(void *st, double *out, double *total, int *measured)

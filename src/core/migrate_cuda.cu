@@ -30,6 +30,7 @@ extern "C" {
 #include "parallel/comm.h"
 }
 #include "core/backend_cuda_state.h"
+#include "parallel/domain_owner.h"
 
 namespace {
 const int kThreads = 256;
@@ -58,39 +59,13 @@ __global__ void owners_kernel(const uint64_t *key, int n, const uint64_t *split,
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const uint64_t k = key[i];
-    int a = 0, b = P - 1; /* the last rank r with split[r] <= k (domain.c's owner()) */
-    while (a < b) {
-        const int m = (a + b + 1) / 2;
-        if (split[m] <= k) a = m;
-        else b = m - 1;
-    }
+    const int a = bn_domain_owner(split, P, key[i]);
     own[i] = a;
     leave[i] = a != me;
     stay[i] = a == me;
 }
 
-/* The leavers' records, owners, uploaded indices and part types. */
-__global__ void gather_leavers(const int *idx, int k, double *const *pos, double *const *vel, const float4 *acc,
-                               const int *own, const int *orig, const uint8_t *type, const uint8_t *bin,
-                               const float *cost, crosser *rec, int *rec_own, int *rec_orig, uint8_t *rec_type,
-                               uint8_t *rec_bin, float *rec_cost)
-{
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= k) return;
-    const int i = idx[j];
-    crosser c;
-    for (int d = 0; d < 3; d++) c.pos[d] = pos[d][i], c.vel[d] = vel[d][i];
-    c.acc = acc[i];
-    rec[j] = c;
-    rec_own[j] = own[i];
-    rec_orig[j] = orig[i];
-    rec_type[j] = type ? type[orig[i]] : (uint8_t)1;
-    rec_bin[j] = bin ? bin[i] : (uint8_t)0;
-    rec_cost[j] = cost ? cost[orig[i]] : 0.f;
-}
-
-/* The arrays of the new set (key order of the device). */
+/* The arrays of a set (key order of the device). */
 struct dev_set {
     double *pos[3], *vel[3];
     float *mass;
@@ -98,6 +73,36 @@ struct dev_set {
     float4 *acc, *body;
     uint8_t *bin; /* block steps' bins (key order), or NULL */
 };
+
+/* What else of a leaver the host needs: one read with its records. */
+struct leaver_info {
+    int own, orig;  /* its new rank, its uploaded index */
+    float cost;     /* its measured cost (0 without)    */
+    uint8_t type, bin;
+};
+
+/* The leavers' records and what else the host needs of them (types and
+ * costs are in the uploaded order, may be NULL). */
+__global__ void gather_leavers(const int *idx, int k, dev_set from, const int *own, const uint8_t *type,
+                               const float *cost, crosser *rec, leaver_info *info)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= k) return;
+    const int i = idx[j], o = from.orig[i];
+    crosser c;
+    for (int d = 0; d < 3; d++) c.pos[d] = from.pos[d][i], c.vel[d] = from.vel[d][i];
+    c.acc = from.acc[i];
+    rec[j] = c;
+    info[j] = leaver_info{own[i], o, cost ? cost[o] : 0.f, type ? type[o] : (uint8_t)1,
+                          from.bin ? from.bin[i] : (uint8_t)0};
+}
+
+/* The set the device holds now. */
+dev_set current_set(const bn_cuda_state *st)
+{
+    return dev_set{{st->pos[0], st->pos[1], st->pos[2]}, {st->vel[0], st->vel[1], st->vel[2]}, st->mass, st->orig,
+                   st->acc, st->body, st->bin};
+}
 
 /* The stayers to [0, m), in their order, their uploaded indices remapped. */
 __global__ void place_stayers(const int *idx, int m, dev_set from, const int *remap, dev_set to)
@@ -125,12 +130,6 @@ __global__ void place_received(const crosser *rec, const float *mass, const uint
     if (to.bin) to.bin[m + j] = bin[j];
 }
 
-__global__ void iota_kernel(int *a, int n)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] = i;
-}
-
 /* Pairs (to, from) of the uploaded order: remap[from] = to, and the
  * part types and costs moved along (either may be NULL). */
 __global__ void apply_moves(const int2 *moves, int nm, int *remap, uint8_t *type, float *cost)
@@ -151,9 +150,7 @@ struct scratch {
     void *cub;
     size_t cub_bytes;
     crosser *rec;
-    int *rec_own, *rec_orig;
-    uint8_t *rec_type, *rec_bin;
-    float *rec_cost;
+    leaver_info *info;
 };
 
 void scratch_free(scratch *x, cudaStream_t s)
@@ -169,11 +166,7 @@ void scratch_free(scratch *x, cudaStream_t s)
     bn_cuda_free(x->stay, s);
     bn_cuda_free(x->cub, s);
     bn_cuda_free(x->rec, s);
-    bn_cuda_free(x->rec_own, s);
-    bn_cuda_free(x->rec_orig, s);
-    bn_cuda_free(x->rec_type, s);
-    bn_cuda_free(x->rec_bin, s);
-    bn_cuda_free(x->rec_cost, s);
+    bn_cuda_free(x->info, s);
     memset(x, 0, sizeof *x);
 }
 
@@ -234,63 +227,38 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
     memset(counts, 0, (size_t)P * sizeof *counts);
     const size_t m = (size_t)k + 1;
     crosser *rec = (crosser *)bn_alloc(m * sizeof *rec, "crossers");
-    int *own = (int *)bn_alloc(m * sizeof *own, "crossers"), *org = (int *)bn_alloc(m * sizeof *org, "crossers");
-    uint8_t *type = (uint8_t *)bn_alloc(m, "crossers"), *bin = (uint8_t *)bn_alloc(m, "crossers");
-    float *cost = (float *)bn_alloc(m * sizeof *cost, "crossers");
+    leaver_info *info = (leaver_info *)bn_alloc(m * sizeof *info, "crossers");
     *out = (crosser *)bn_alloc(m * sizeof **out, "crossers");
     *hout = (crosser_host *)bn_alloc(m * sizeof **hout, "crossers");
     *orig = (int *)bn_alloc(m * sizeof **orig, "crossers");
     size_t *at = (size_t *)bn_alloc(((size_t)P + 1) * sizeof *at, "crossers");
-    bn_status r = rec && own && org && type && bin && cost && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
+    bn_status r = rec && info && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
     if (r == BN_OK && k > 0) {
         r = bn_cuda_dev_alloc(&x->rec, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_own, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_orig, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_type, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_bin, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->rec_cost, (size_t)k, "crossers", s);
-        double *const *pos = NULL, *const *vel = NULL;
-        double **pv = NULL;
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&pv, 6, "crossers", s);
+        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->info, (size_t)k, "crossers", s);
         if (r == BN_OK) {
-            double *h[6] = {st->pos[0], st->pos[1], st->pos[2], st->vel[0], st->vel[1], st->vel[2]};
-            r = ok(cudaMemcpyAsync(pv, h, sizeof h, cudaMemcpyHostToDevice, s), "crossers");
-            pos = pv;
-            vel = pv + 3;
-        }
-        if (r == BN_OK) {
-            gather_leavers<<<blocks_for((size_t)k), kThreads, 0, s>>>(x->leave_idx, k, pos, vel, st->acc, x->own,
-                                                                      st->orig, st->type, st->bin, st->cost, x->rec,
-                                                                      x->rec_own, x->rec_orig, x->rec_type, x->rec_bin,
-                                                                      x->rec_cost);
+            gather_leavers<<<blocks_for((size_t)k), kThreads, 0, s>>>(x->leave_idx, k, current_set(st), x->own,
+                                                                      st->type, st->cost, x->rec, x->info);
             r = ok(cudaGetLastError(), "crossers: gather");
         }
         if (r == BN_OK) r = bn_cuda_read(rec, x->rec, (size_t)k * sizeof *rec, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(own, x->rec_own, (size_t)k * sizeof *own, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(org, x->rec_orig, (size_t)k * sizeof *org, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(type, x->rec_type, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(bin, x->rec_bin, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(cost, x->rec_cost, (size_t)k * sizeof *cost, "crossers", s);
-        bn_cuda_free(pv, s);
+        if (r == BN_OK) r = bn_cuda_read(info, x->info, (size_t)k * sizeof *info, "crossers", s);
     }
     if (r == BN_OK) { /* a stable counting sort by owner */
-        for (int j = 0; j < k; j++) counts[own[j]]++;
+        for (int j = 0; j < k; j++) counts[info[j].own]++;
         at[0] = 0;
         for (int q = 0; q < P; q++) at[q + 1] = at[q] + counts[q];
         for (int j = 0; j < k; j++) {
-            const size_t o = at[own[j]]++;
+            const leaver_info f = info[j];
+            const size_t o = at[f.own]++;
             (*out)[o] = rec[j];
-            (*orig)[o] = org[j];
-            (*hout)[o] = crosser_host{st->host_id[org[j]], st->host_mass[org[j]], (uint64_t)type[j], (uint64_t)bin[j],
-                                      (double)cost[j]};
+            (*orig)[o] = f.orig;
+            (*hout)[o] = crosser_host{st->host_id[f.orig], st->host_mass[f.orig], (uint64_t)f.type, (uint64_t)f.bin,
+                                      (double)f.cost};
         }
     }
     free(rec);
-    free(own);
-    free(org);
-    free(type);
-    free(bin);
-    free(cost);
+    free(info);
     free(at);
     return r;
 }
@@ -382,11 +350,10 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     cudaStream_t s = st->s;
     const int n = st->n, n_new = keep + (int)r;
     const size_t m = (size_t)n_new + 1;
-    dev_set from = {{st->pos[0], st->pos[1], st->pos[2]}, {st->vel[0], st->vel[1], st->vel[2]}, st->mass, st->orig,
-                    st->acc, st->body, st->bin};
+    dev_set from = current_set(st);
     dev_set to;
     memset(&to, 0, sizeof to);
-    int *remap = NULL;
+    int *remap = x->index; /* iota from the keys (bn_gpu_keys): the moves make it the remap */
     int2 *dmoves = NULL;
     crosser *drec = NULL;
     float *dmass = NULL, *hmass = (float *)bn_alloc(m * sizeof *hmass, "crossers: masses");
@@ -407,11 +374,6 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     /* the stayers, in order, and the uploaded order's remap */
     if (e == BN_OK && n > 0) e = bn_cuda_dev_alloc(&x->stay_idx, (size_t)n, "crossers: stayers", s);
     if (e == BN_OK && n > 0) e = select_flagged(x, x->stay, n, x->stay_idx, s);
-    if (e == BN_OK && n > 0) e = bn_cuda_dev_alloc(&remap, (size_t)n, "crossers: remap", s);
-    if (e == BN_OK && n > 0) {
-        iota_kernel<<<blocks_for((size_t)n), kThreads, 0, s>>>(remap, n);
-        e = ok(cudaGetLastError(), "crossers: remap");
-    }
     if (e == BN_OK && nm > 0) e = bn_cuda_dev_alloc(&dmoves, (size_t)nm, "crossers: moves", s);
     if (e == BN_OK && nm > 0)
         e = ok(cudaMemcpyAsync(dmoves, moves, (size_t)nm * sizeof *moves, cudaMemcpyHostToDevice, s), "crossers: moves");
@@ -452,7 +414,6 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     if (e == BN_OK && st->cost && r > 0)
         e = ok(cudaMemcpyAsync(cost + keep, hcost, r * sizeof *hcost, cudaMemcpyHostToDevice, s), "particle costs");
     if (e == BN_OK) e = ok(cudaStreamSynchronize(s), "crossers"); /* the host buffers are freed next */
-    bn_cuda_free(remap, s);
     bn_cuda_free(dmoves, s);
     bn_cuda_free(drec, s);
     bn_cuda_free(dmass, s);
@@ -562,11 +523,10 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     if (s == BN_OK && total > 0) s = agree_types(st, host, &with_types);
     if (s == BN_OK && total > 0) {
         s = bn_comm_agree(c, counts ? leavers_down(st, &x, k, P, &out, &hout, &orig, counts) : BN_ERR_NOMEM);
-        bn_cuda_free(x.key, st->s); /* not needed any more: room for the new set */
-        bn_cuda_free(x.index, st->s);
+        bn_cuda_free(x.key, st->s); /* not needed any more: room for the new set (index stays: the remap) */
         bn_cuda_free(x.own, st->s);
         x.key = NULL;
-        x.index = x.own = NULL;
+        x.own = NULL;
         bn_trace_stage("crossers: down", &t);
         if (s == BN_OK) s = bn_comm_alltoallv(c, out, counts, sizeof *out, &in, counts + P, &r);
         if (s == BN_OK) s = bn_comm_alltoallv(c, hout, counts, sizeof *hout, &hin, counts + P, &r2);

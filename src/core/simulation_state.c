@@ -2,6 +2,7 @@
  * everything it keeps between steps, so that a simulation loaded from one
  * continues with the same bits as the one saved (same backend, ranks and
  * threads). The layout is io/state_h5.h's; one file per rank. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,16 @@ static bn_status cut_from_bytes(const bn_state_blob *b, int ranks, bn_domain *d)
     c.split = bn_alloc(((size_t)ranks + 1) * sizeof *c.split, "the domains' cut");
     if (!c.split) return BN_ERR_NOMEM;
     memcpy(c.split, (const unsigned char *)b->data + sizeof h, ((size_t)ranks + 1) * sizeof *c.split);
+    /* a cut as bn_domain_decompose makes one: bounds from 0 to 2^63 in
+     * order, a finite cube, a known curve */
+    int sane = c.split[0] == 0 && c.split[ranks] == UINT64_C(1) << 63 && h.side > 0 && isfinite(h.side) &&
+               (h.curve == BN_CURVE_HILBERT || h.curve == BN_CURVE_MORTON);
+    for (int r = 0; r < 3; r++) sane = sane && isfinite(h.lo[r]);
+    for (int r = 0; r < ranks; r++) sane = sane && c.split[r] <= c.split[r + 1];
+    if (!sane) {
+        free(c.split);
+        return bn_fail(BN_ERR_FORMAT, "restart file: the domains' cut is not one (bounds out of order or range)");
+    }
     *d = c;
     return BN_OK;
 }

@@ -15,6 +15,7 @@
 #include "core/timer.h"
 #include "core/trace.h"
 #include "parallel/comm.h"
+#include "parallel/domain_owner.h"
 #include "parallel/domain_parts.h"
 #include "tree/keys.h"
 #include "tree/tree_cpu.h"
@@ -139,16 +140,7 @@ static void cut_curve(domain_sample *s, size_t ns, bn_domain *d)
 }
 
 /* The rank whose range holds key (split ascending, split[0] = 0). */
-static int owner(const bn_domain *d, uint64_t key)
-{
-    int a = 0, b = d->nranks - 1; /* split[a] <= key; find the last such */
-    while (a < b) {
-        const int m = (a + b + 1) / 2;
-        if (d->split[m] <= key) a = m;
-        else b = m - 1;
-    }
-    return a;
-}
+static int owner(const bn_domain *d, uint64_t key) { return bn_domain_owner(d->split, d->nranks, key); }
 
 /* Record i of the particles. */
 static void fill_record(const bn_particles *p, const double *w, size_t i, uint64_t key, domain_record *x)
