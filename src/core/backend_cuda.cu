@@ -344,8 +344,6 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * bn_gpu_build). With live (a clock's), the walk does nothing when *live
  * is 0: an idle step's tree is built from the positions the last one was,
  * and so is that tree again. */
-/* Several ranks: the particles' costs (zero), made at the first
- * evaluation after an upload; the walks add to them through act. */
 /* Several ranks, BANYAN_GRAVITY_TRACE=1: the device's own time of the
  * local walk (from the groups' end, or the refresh's) and of the
  * received trees' walk after it (waits for the walk: tracing only). */
@@ -363,6 +361,8 @@ void trace_walks(bn_cuda_state *st)
     bn_trace_count("local tree: 1e6 / len_scale", 1e6 / st->tree.t.len_scale);
 }
 
+/* Several ranks: the particles' costs (zero), made at the first
+ * evaluation after an upload; the walks add to them through act. */
 bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
 {
     const char *want = getenv("BANYAN_RANK_COSTS"); /* 0: the walk without the costs' writes (a tuning aid:

@@ -354,9 +354,6 @@ static bn_status queue_forces(bn_simulation *sim, const bn_step_rule *r)
     return stage(sim, r, BN_STAGE_FORCES);
 }
 
-/* One kick-drift-kick step, its length chosen by the backend's clock. The
- * forces at the start are those of the previous step's end (computed once
- * per step). Nothing is copied to the host. */
 /* Several ranks, after a drift (shared steps, and block steps that
  * rebuild the tree, their bins along): the particles that crossed the last
  * cut go to the ranks that own their keys (backend.h's migrate()), so
@@ -380,6 +377,10 @@ static bn_status migrate_crossers(bn_simulation *sim)
     return BN_OK;
 }
 
+/* One kick-drift-kick step, its length chosen by the backend's clock. The
+ * forces at the start are those of the previous step's end (computed once
+ * per step). Nothing is copied to the host (across ranks the crossers'
+ * move brings only them). */
 static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
 {
     BN_TRY(stage(sim, r, BN_STAGE_SHARED_PLAN));
