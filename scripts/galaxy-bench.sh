@@ -10,6 +10,7 @@
 #   scripts/galaxy-bench.sh BANYAN [N] [BINS] [ETA]
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+export SCRIPTS=$(cd "$(dirname "$0")" && pwd) # bench_rows.py
 N=${2:-16777216} BINS=${3:-8} ETA=${4:-0.2}
 OUT=${OUT:-$PWD/out-galaxy}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
@@ -31,12 +32,10 @@ b $TUNED $BLOCK --tree-rebuild 1
 b $TUNED $BLOCK --tree-rebuild 0
 b $TUNED --steps 8 --dt "$FINEST" --repeat 1
 python3 - <<'PY'
-import json
-text, rows, at, dec = open("bench.jsonl").read(), [], 0, json.JSONDecoder()
-while text[at:].strip():
-    at += len(text[at:]) - len(text[at:].lstrip())
-    r, at = dec.raw_decode(text, at)
-    rows.append(r)
+import os, sys
+sys.path.insert(0, os.environ["SCRIPTS"])
+from bench_rows import rows as read_rows
+rows = read_rows("bench.jsonl")
 print(f"{'mac':10s} {'theta':>5s} {'leaf':>4s} {'group':>5s} {'kappa':>5s} {'rebuild':>7s} {'bins':>4s} {'forces ms':>9s} {'p99':>9s} {'step ms':>8s} "
       f"{'active':>6s} {'builds':>6s}")
 for r in rows:

@@ -11,6 +11,7 @@
 #   PARTS: a subset of "spheres m31 nfw5"; COSTS: a subset of "time work")
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+export SCRIPTS=$(cd "$(dirname "$0")" && pwd) # bench_rows.py
 N=${2:-16777216}
 OUT=${OUT:-$PWD/out-rebuild}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
@@ -47,12 +48,10 @@ if has nfw5; then # GOTHIC's NFW benchmark (0.44 s per step at 2^24 on a GTX TIT
 fi
 rm -f m31.hdf5 nfw5.hdf5
 python3 - <<'PY' | tee table.txt
-import json
-text, rows, at, dec = open("bench.jsonl").read(), [], 0, json.JSONDecoder()
-while text[at:].strip():
-    at += len(text[at:]) - len(text[at:].lstrip())
-    r, at = dec.raw_decode(text, at)
-    rows.append(r)
+import os, sys
+sys.path.insert(0, os.environ["SCRIPTS"])
+from bench_rows import rows as read_rows
+rows = read_rows("bench.jsonl")
 print(f"{'input':10s} {'mac':10s} {'rebuild':>7s} {'cost':>5s} {'forces ms':>9s} {'p99':>9s} {'step ms':>8s} "
       f"{'best':>7s} {'active':>6s} {'builds/64':>9s}")
 for r in rows:
