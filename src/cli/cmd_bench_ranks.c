@@ -115,8 +115,13 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_integrator(sim, &o->integ));
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_particles(sim, mine));
     /* the cut the steps keep (their crossers move to their ranks), by
-     * count before any forces: the particles came so decomposed, so it
-     * moves next to none; not timed */
+     * count before any forces (the particles came so decomposed, so it
+     * moves next to none), then by the first forces' measured costs, as
+     * `banyan run` cuts once it has them (by count, the rank with the
+     * most received bodies was 10-30 ms behind the others at every step
+     * on 4 GPUs, session 21); not timed */
+    if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
+    if (s == BN_OK) s = bn_simulation_compute_forces(sim);
     if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
     s = bn_comm_agree(c, s); /* every rank reaches it: the steps below start together or not at all */

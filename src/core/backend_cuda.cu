@@ -346,7 +346,10 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
  * and so is that tree again. */
 /* Several ranks, BANYAN_GRAVITY_TRACE=1: the device's own time of the
  * local walk (from the groups' end, or the refresh's) and of the
- * received trees' walk after it (waits for the walk: tracing only). */
+ * received trees' walk after it, then the idle time until every rank's
+ * walk is done (session 21: the received walk's time held it before,
+ * so every rank showed the slowest one's); waits for the walk: tracing
+ * only. */
 void trace_walks(bn_cuda_state *st)
 {
     if (!bn_trace_on() || cudaEventSynchronize(st->ev[BN_EV_WALK]) != cudaSuccess) return;
@@ -354,7 +357,8 @@ void trace_walks(bn_cuda_state *st)
      * behind the local walk */
     bn_trace_ms("local walk (device)", 1e3 * elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL));
     bn_trace_ms("wait for the received trees (device)", 1e3 * elapsed(st, BN_EV_LOCAL, BN_EV_REMOTE));
-    bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_WALK));
+    bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_REMOTE_END));
+    bn_trace_ms("wait for the other ranks (device)", 1e3 * elapsed(st, BN_EV_REMOTE_END, BN_EV_WALK));
     bn_trace_count("local tree: levels", (double)st->tree.t.n_levels);
     bn_trace_count("local tree: nodes", (double)st->tree.t.n_nodes);
     bn_trace_count("local tree: groups", (double)st->tree.t.n_groups);
@@ -587,6 +591,7 @@ bn_status cuda_energies(void *p, bn_energies *e)
     if (s == BN_OK) s = poll_tree(st); /* the energies waited for the device */
     if (bn_comm_size(st->comm) <= 1) return s;
     BN_TRY(bn_comm_agree(st->comm, s)); /* before the sum every rank takes part in */
+    BN_TRY(bn_comm_agree(st->comm, bn_cuda_host_copies(st))); /* behind after the crossers' moves */
     double mass = 0;
     for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
     return bn_comm_reduce_energies(st->comm, mass, e);

@@ -224,6 +224,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     cudaEventRecord(st->ev[BN_EV_REMOTE], st->s); /* after the wait for the received trees (trace_walks) */
     if (s == BN_OK && st->n > 0 && src.n_cells > 0) /* every received tree in one walk */
         s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
+    cudaEventRecord(st->ev[BN_EV_REMOTE_END], st->s);
     s = bn_comm_agree(st->comm, s);
     bn_trace_stage("received trees walked", &t);
     bn_gpu_source_free(&src, st->s);

@@ -17,6 +17,8 @@
 enum { BN_EV_START, BN_EV_BBOX, BN_EV_KEYS, BN_EV_SORT, BN_EV_BUILD, BN_EV_MOMENTS, BN_EV_GROUPS, BN_EV_WALK,
        BN_EV_LOCAL,  /* several ranks: the local walk queued (before the received trees') */
        BN_EV_REMOTE, /* several ranks: the received trees ready, their walk queued next */
+       BN_EV_REMOTE_END, /* several ranks: their walk queued (before the ranks agree: the
+                            walk's own time, not the slowest rank's) */
        BN_EV_COUNT };
 
 /* Particles in key order (reordered by every evaluation); positions and
@@ -31,9 +33,14 @@ struct bn_cuda_state {
     float4 *acc, *body;
     float4 *body_lo;  /* lo parts of the bodies (tree_gpu.h): only during
                          an evaluation                                  */
-    double *host_mass; /* masses and ids stay on the host, uploaded order */
+    double *host_mass; /* masses and ids on the host, uploaded order */
     uint64_t *host_id;
     size_t host_capacity; /* their room (a migration's growth, migrate_cuda.cu) */
+    uint64_t *dev_id;     /* several ranks, from the first migration on: the */
+    double *dev_mass;     /* same on the device, which the crossers' moves
+                             keep (migrate_cuda.cu); NULL before           */
+    int host_stale;       /* host_id and host_mass are behind dev_id and
+                             dev_mass: bn_cuda_host_copies brings them    */
     uint8_t *type;    /* part types, uploaded order (read through orig:
                          never permuted); NULL: all PartType1           */
     double type_count[BN_PART_TYPES]; /* particles of each part type    */
@@ -156,6 +163,11 @@ bn_status bn_cuda_rebalance(void *state, bn_particles *host, bn_curve curve, bn_
  * whose keys left this rank's part of the cut go to their owners; only
  * they cross PCIe and MPI. */
 bn_status bn_cuda_migrate(void *state, bn_particles *host, const bn_domain *cut, bn_domain_stats *st);
+/* The host copies of ids and masses brought up to date where a
+ * migration left them behind (particles_cuda.cu); and with them the
+ * mirror's ids, masses and part types (host may be NULL). */
+bn_status bn_cuda_host_copies(bn_cuda_state *st);
+bn_status bn_cuda_mirror_ids(bn_cuda_state *st, bn_particles *host);
 /* The float units (tree_gpu.h) of the set the device now holds, as an
  * upload makes them (rebalance_cuda.cu; a migration into an empty rank). */
 bn_status bn_cuda_new_scales(bn_cuda_state *st);

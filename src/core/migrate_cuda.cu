@@ -6,18 +6,21 @@
  * and MPI (a thin shell at the cut: thousands where a re-balance would
  * bring every key to the host), so that it can run at every step.
  *
- * On the device: the keys, each particle's owner, and two stable
- * compactions (the leavers and the stayers, in the device's order). The
- * leavers' records (positions, velocities, forces) come down with their
- * uploaded indices; their ids, masses and part types are the host's.
- * The new set is the stayers in their order, then the received records
- * in the senders' rank order (the next build sorts them by key).
+ * All the bookkeeping is on the device (session 21; the host's took
+ * 0.4 us a crosser, 73-99 ms a step on 4 GPUs): the keys, each
+ * particle's owner, the leavers grouped by owner (a stable radix sort)
+ * and gathered into one record each (crosser: state, id, mass, part
+ * type, bin, cost), which come down in one copy and go out in one
+ * message. The new set is the stayers in their order, then the received
+ * records in the senders' rank order (the next build sorts them by key).
  *
- * The uploaded order (host copies of ids and masses, the device's part
- * types, the caller's mirror) keeps its first n - k places: each leaver
- * that held one of them gets a stayer from the tail (the same pairs move
- * the host copies and remap the stayers' orig on the device), and the
- * received particles follow. Host work is in the crossers, not in n.
+ * The uploaded order (the device's ids, masses, part types and costs)
+ * keeps its first n - k places: each leaver that held one of them gets
+ * a stayer from the tail (sorted on the device; the same pairs remap
+ * the stayers' orig), and the received particles follow. The host
+ * copies of ids and masses and the caller's mirror are left behind
+ * (host_stale): a download or a re-balance brings them
+ * (bn_cuda_host_copies, bn_cuda_mirror_ids).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -39,17 +42,17 @@ int blocks_for(size_t n) { return (int)((n + kThreads - 1) / kThreads); }
 
 bn_status ok(cudaError_t e, const char *what) { return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__); }
 
-/* What a crosser takes along on the device side (64 bytes). */
+/* Everything a crosser takes along, in one record and one message: its
+ * state (key order's arrays), its fields of the uploaded order (id, mass,
+ * part type, measured cost), its block-step bin, and own, its new rank. */
 struct crosser {
     double pos[3], vel[3];
     float4 acc;
-};
-/* ... and on the host side. */
-struct crosser_host {
     uint64_t id;
     double mass;
-    uint64_t type, bin; /* part type; block steps' bin (0 without) */
-    double cost;        /* its measured cost so far (0 without) */
+    float cost; /* 0 without */
+    int own;
+    uint8_t type, bin; /* 1 and 0 without */
 };
 
 /* Each particle's owner under the cut (split: P + 1 keys on the device),
@@ -74,17 +77,37 @@ struct dev_set {
     uint8_t *bin; /* block steps' bins (key order), or NULL */
 };
 
-/* What else of a leaver the host needs: one read with its records. */
-struct leaver_info {
-    int own, orig;  /* its new rank, its uploaded index */
-    float cost;     /* its measured cost (0 without)    */
-    uint8_t type, bin;
+/* The fields of the uploaded order (the device's copies; type and cost
+ * may be NULL). */
+struct up_set {
+    uint64_t *id;
+    double *mass;
+    uint8_t *type;
+    float *cost;
 };
 
-/* The leavers' records and what else the host needs of them (types and
- * costs are in the uploaded order, may be NULL). */
-__global__ void gather_leavers(const int *idx, int k, dev_set from, const int *own, const uint8_t *type,
-                               const float *cost, crosser *rec, leaver_info *info)
+/* The set the device holds now. */
+dev_set current_set(const bn_cuda_state *st)
+{
+    return dev_set{{st->pos[0], st->pos[1], st->pos[2]}, {st->vel[0], st->vel[1], st->vel[2]}, st->mass, st->orig,
+                   st->acc, st->body, st->bin};
+}
+
+up_set current_uploaded(const bn_cuda_state *st) { return up_set{st->dev_id, st->dev_mass, st->type, st->cost}; }
+
+/* The leavers' owners (the keys of the sort that groups them) and their
+ * uploaded indices, in the device's order. */
+__global__ void leaver_keys(const int *idx, int k, const int *own, const int *orig, int *owner, int *place)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= k) return;
+    const int i = idx[j];
+    owner[j] = own[i];
+    place[j] = orig[i];
+}
+
+/* The leavers' records, grouped by owner (idx: sorted so, stably). */
+__global__ void gather_leavers(const int *idx, int k, dev_set from, up_set up, const int *own, crosser *rec)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= k) return;
@@ -92,16 +115,38 @@ __global__ void gather_leavers(const int *idx, int k, dev_set from, const int *o
     crosser c;
     for (int d = 0; d < 3; d++) c.pos[d] = from.pos[d][i], c.vel[d] = from.vel[d][i];
     c.acc = from.acc[i];
+    c.id = up.id[o];
+    c.mass = up.mass[o];
+    c.cost = up.cost ? up.cost[o] : 0.f;
+    c.own = own[i];
+    c.type = up.type ? up.type[o] : (uint8_t)1;
+    c.bin = from.bin ? from.bin[i] : (uint8_t)0;
     rec[j] = c;
-    info[j] = leaver_info{own[i], o, cost ? cost[o] : 0.f, type ? type[o] : (uint8_t)1,
-                          from.bin ? from.bin[i] : (uint8_t)0};
 }
 
-/* The set the device holds now. */
-dev_set current_set(const bn_cuda_state *st)
+/* The tail of the uploaded order, [keep, n): its leavers' places marked
+ * 0 (sorted: every leaver's uploaded index). */
+__global__ void mark_tail(const int *sorted, int k, int keep, unsigned char *stays)
 {
-    return dev_set{{st->pos[0], st->pos[1], st->pos[2]}, {st->vel[0], st->vel[1], st->vel[2]}, st->mass, st->orig,
-                   st->acc, st->body, st->bin};
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < k && sorted[j] >= keep) stays[sorted[j] - keep] = 0;
+}
+
+/* The uploaded order after the leavers: the j-th leaver's place below
+ * keep (sorted ascending) takes the j-th stayer of the tail (tail: its
+ * offsets from keep, *h of them, as many as those places); remap[from]
+ * = to, and the uploaded order's fields move along. No place is both a
+ * to (below keep) and a from (at or above it). */
+__global__ void apply_moves(const int *sorted, const int *tail, const int *h, int keep, int *remap, up_set up)
+{
+    const int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= *h) return;
+    const int to = sorted[j], from = keep + tail[j];
+    remap[from] = to;
+    up.id[to] = up.id[from];
+    up.mass[to] = up.mass[from];
+    if (up.type) up.type[to] = up.type[from];
+    if (up.cost) up.cost[to] = up.cost[from];
 }
 
 /* The stayers to [0, m), in their order, their uploaded indices remapped. */
@@ -117,29 +162,22 @@ __global__ void place_stayers(const int *idx, int m, dev_set from, const int *re
     if (to.bin) to.bin[j] = from.bin[i];
 }
 
-/* The received records to [m, m + r), uploaded indices m + j. */
-__global__ void place_received(const crosser *rec, const float *mass, const uint8_t *bin, int r, int m, dev_set to)
+/* The received records to [m, m + r) of both orders (uploaded index m + j). */
+__global__ void place_received(const crosser *rec, int r, int m, dev_set to, up_set up)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= r) return;
     const crosser c = rec[j];
-    for (int d = 0; d < 3; d++) to.pos[d][m + j] = c.pos[d], to.vel[d][m + j] = c.vel[d];
-    to.mass[m + j] = mass[j];
-    to.acc[m + j] = c.acc;
-    to.orig[m + j] = m + j;
-    if (to.bin) to.bin[m + j] = bin[j];
-}
-
-/* Pairs (to, from) of the uploaded order: remap[from] = to, and the
- * part types and costs moved along (either may be NULL). */
-__global__ void apply_moves(const int2 *moves, int nm, int *remap, uint8_t *type, float *cost)
-{
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nm) return;
-    const int2 m = moves[j];
-    remap[m.y] = m.x;
-    if (type) type[m.x] = type[m.y];
-    if (cost) cost[m.x] = cost[m.y];
+    const int at = m + j;
+    for (int d = 0; d < 3; d++) to.pos[d][at] = c.pos[d], to.vel[d][at] = c.vel[d];
+    to.mass[at] = (float)c.mass;
+    to.acc[at] = c.acc;
+    to.orig[at] = at;
+    if (to.bin) to.bin[at] = c.bin;
+    up.id[at] = c.id;
+    up.mass[at] = c.mass;
+    if (up.type) up.type[at] = c.type;
+    if (up.cost) up.cost[at] = c.cost;
 }
 
 /* Device scratch of one migration, freed together. */
@@ -147,10 +185,11 @@ struct scratch {
     uint64_t *key, *split;
     int *index, *own, *leave_idx, *stay_idx, *count;
     unsigned char *leave, *stay;
+    int *owner, *owner_sorted, *idx_sorted, *place, *place_sorted, *tail;
+    unsigned char *tail_stays;
     void *cub;
     size_t cub_bytes;
     crosser *rec;
-    leaver_info *info;
 };
 
 void scratch_free(scratch *x, cudaStream_t s)
@@ -164,25 +203,46 @@ void scratch_free(scratch *x, cudaStream_t s)
     bn_cuda_free(x->count, s);
     bn_cuda_free(x->leave, s);
     bn_cuda_free(x->stay, s);
+    bn_cuda_free(x->owner, s);
+    bn_cuda_free(x->owner_sorted, s);
+    bn_cuda_free(x->idx_sorted, s);
+    bn_cuda_free(x->place, s);
+    bn_cuda_free(x->place_sorted, s);
+    bn_cuda_free(x->tail, s);
+    bn_cuda_free(x->tail_stays, s);
     bn_cuda_free(x->cub, s);
     bn_cuda_free(x->rec, s);
-    bn_cuda_free(x->info, s);
     memset(x, 0, sizeof *x);
 }
 
-/* flags -> the indices flagged, in order, and their count (device). */
-bn_status select_flagged(scratch *x, const unsigned char *flags, int n, int *out, cudaStream_t s)
+/* CUB's scratch of at least bytes. */
+bn_status cub_room(scratch *x, size_t bytes, cudaStream_t s)
+{
+    if (bytes <= x->cub_bytes) return BN_OK;
+    bn_cuda_free(x->cub, s);
+    x->cub = NULL;
+    x->cub_bytes = 0;
+    BN_TRY(bn_cuda_dev_alloc((char **)&x->cub, bytes, "crossers: CUB scratch", s));
+    x->cub_bytes = bytes;
+    return BN_OK;
+}
+
+/* flags -> the indices flagged, in order; their count to *count (device). */
+bn_status select_flagged(scratch *x, const unsigned char *flags, int n, int *out, int *count, cudaStream_t s)
 {
     thrust::counting_iterator<int> iota(0);
     size_t bytes = 0;
-    BN_TRY(ok(cub::DeviceSelect::Flagged(NULL, bytes, iota, flags, out, x->count, n, s), "crossers: select"));
-    if (bytes > x->cub_bytes) {
-        bn_cuda_free(x->cub, s);
-        x->cub = NULL;
-        BN_TRY(bn_cuda_dev_alloc((char **)&x->cub, bytes, "crossers: select", s));
-        x->cub_bytes = bytes;
-    }
-    return ok(cub::DeviceSelect::Flagged(x->cub, bytes, iota, flags, out, x->count, n, s), "crossers: select");
+    BN_TRY(ok(cub::DeviceSelect::Flagged(NULL, bytes, iota, flags, out, count, n, s), "crossers: select"));
+    BN_TRY(cub_room(x, bytes, s));
+    return ok(cub::DeviceSelect::Flagged(x->cub, bytes, iota, flags, out, count, n, s), "crossers: select");
+}
+
+/* Bits that hold the values 0 .. v. */
+int bits_for(int v)
+{
+    int b = 1;
+    while (b < 31 && (v >> b) != 0) b++;
+    return b;
 }
 
 /* The keys, owners and leavers of this rank's particles; *k leavers. */
@@ -194,7 +254,7 @@ bn_status find_leavers(bn_cuda_state *st, const bn_domain *cut, int me, scratch 
     BN_TRY(bn_cuda_dev_alloc(&x->split, (size_t)P + 1, "crossers: cut", s));
     BN_TRY(ok(cudaMemcpyAsync(x->split, cut->split, ((size_t)P + 1) * sizeof(uint64_t), cudaMemcpyHostToDevice, s),
               "crossers: cut"));
-    BN_TRY(bn_cuda_dev_alloc(&x->count, 1, "crossers: count", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->count, 2, "crossers: counts", s));
     if (n == 0) return BN_OK;
     bn_gpu_frame f;
     memset(&f, 0, sizeof f);
@@ -214,154 +274,113 @@ bn_status find_leavers(bn_cuda_state *st, const bn_domain *cut, int me, scratch 
     owners_kernel<<<blocks_for((size_t)n), kThreads, 0, s>>>(x->key, n, x->split, P, me, x->own, x->leave, x->stay);
     BN_TRY(ok(cudaGetLastError(), "crossers: owners"));
     BN_TRY(bn_cuda_dev_alloc(&x->leave_idx, (size_t)n, "crossers: leavers", s));
-    BN_TRY(select_flagged(x, x->leave, n, x->leave_idx, s));
+    BN_TRY(select_flagged(x, x->leave, n, x->leave_idx, x->count, s));
     return bn_cuda_read(k, x->count, sizeof *k, "crossers: count", s);
 }
 
-/* The leavers to the host, grouped by owner (stable), with their host
- * records and uploaded indices (orig, in the same order); counts[P]. */
-bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **out, crosser_host **hout, int **orig,
-                       size_t *counts)
+/* The leavers grouped by owner (a stable radix sort of their owners, on
+ * the device), their records to the host in that order (one copy), and
+ * counts[P] of them; their uploaded indices stay on the device (place). */
+bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **out, size_t *counts)
 {
     cudaStream_t s = st->s;
     memset(counts, 0, (size_t)P * sizeof *counts);
-    const size_t m = (size_t)k + 1;
-    crosser *rec = (crosser *)bn_alloc(m * sizeof *rec, "crossers");
-    leaver_info *info = (leaver_info *)bn_alloc(m * sizeof *info, "crossers");
-    *out = (crosser *)bn_alloc(m * sizeof **out, "crossers");
-    *hout = (crosser_host *)bn_alloc(m * sizeof **hout, "crossers");
-    *orig = (int *)bn_alloc(m * sizeof **orig, "crossers");
-    size_t *at = (size_t *)bn_alloc(((size_t)P + 1) * sizeof *at, "crossers");
-    bn_status r = rec && info && *out && *hout && *orig && at ? BN_OK : BN_ERR_NOMEM;
-    if (r == BN_OK && k > 0) {
-        r = bn_cuda_dev_alloc(&x->rec, (size_t)k, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_dev_alloc(&x->info, (size_t)k, "crossers", s);
-        if (r == BN_OK) {
-            gather_leavers<<<blocks_for((size_t)k), kThreads, 0, s>>>(x->leave_idx, k, current_set(st), x->own,
-                                                                      st->type, st->cost, x->rec, x->info);
-            r = ok(cudaGetLastError(), "crossers: gather");
-        }
-        if (r == BN_OK) r = bn_cuda_read(rec, x->rec, (size_t)k * sizeof *rec, "crossers", s);
-        if (r == BN_OK) r = bn_cuda_read(info, x->info, (size_t)k * sizeof *info, "crossers", s);
-    }
-    if (r == BN_OK) { /* a stable counting sort by owner */
-        for (int j = 0; j < k; j++) counts[info[j].own]++;
-        at[0] = 0;
-        for (int q = 0; q < P; q++) at[q + 1] = at[q] + counts[q];
-        for (int j = 0; j < k; j++) {
-            const leaver_info f = info[j];
-            const size_t o = at[f.own]++;
-            (*out)[o] = rec[j];
-            (*orig)[o] = f.orig;
-            (*hout)[o] = crosser_host{st->host_id[f.orig], st->host_mass[f.orig], (uint64_t)f.type, (uint64_t)f.bin,
-                                      (double)f.cost};
-        }
-    }
-    free(rec);
-    free(info);
-    free(at);
-    return r;
-}
-
-int by_value(const void *a, const void *b)
-{
-    const int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* The uploaded order's moves after k leavers (their uploaded indices in
- * orig): each leaver's place below n - k takes a stayer from the tail.
- * Pairs (to, from) in *moves, *nm of them. */
-bn_status uploaded_moves(const int *orig, int k, int n, int2 **moves, int *nm)
-{
-    *nm = 0;
-    int *sorted = (int *)bn_alloc(((size_t)k + 1) * sizeof *sorted, "crossers: moves");
-    *moves = (int2 *)bn_alloc(((size_t)k + 1) * sizeof **moves, "crossers: moves");
-    if (!sorted || !*moves) {
-        free(sorted);
-        return BN_ERR_NOMEM;
-    }
-    memcpy(sorted, orig, (size_t)k * sizeof *sorted);
-    qsort(sorted, (size_t)k, sizeof *sorted, by_value);
-    const int keep = n - k;
-    int tail = keep, j = 0; /* sorted[j..k): the leavers at or above tail */
-    while (j < k && sorted[j] < keep) j++;
-    for (int h = 0; h < k && sorted[h] < keep; h++) {
-        while (j < k && sorted[j] == tail) { /* a leaver's place: not a stayer */
-            tail++;
-            j++;
-        }
-        (*moves)[(*nm)++] = make_int2(sorted[h], tail++);
-    }
-    free(sorted);
+    *out = (crosser *)bn_alloc(((size_t)k + 1) * sizeof **out, "crossers");
+    if (!*out) return BN_ERR_NOMEM;
+    if (k == 0) return BN_OK;
+    const size_t m = (size_t)k;
+    BN_TRY(bn_cuda_dev_alloc(&x->owner, m, "crossers: owners", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->owner_sorted, m, "crossers: owners", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->idx_sorted, m, "crossers: order", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->place, m, "crossers: places", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->rec, m, "crossers", s));
+    leaver_keys<<<blocks_for(m), kThreads, 0, s>>>(x->leave_idx, k, x->own, st->orig, x->owner, x->place);
+    BN_TRY(ok(cudaGetLastError(), "crossers: owners"));
+    const int bits = bits_for(P - 1);
+    size_t bytes = 0;
+    BN_TRY(ok(cub::DeviceRadixSort::SortPairs(NULL, bytes, x->owner, x->owner_sorted, x->leave_idx, x->idx_sorted, k,
+                                              0, bits, s),
+              "crossers: grouping"));
+    BN_TRY(cub_room(x, bytes, s));
+    BN_TRY(ok(cub::DeviceRadixSort::SortPairs(x->cub, bytes, x->owner, x->owner_sorted, x->leave_idx, x->idx_sorted,
+                                              k, 0, bits, s),
+              "crossers: grouping"));
+    gather_leavers<<<blocks_for(m), kThreads, 0, s>>>(x->idx_sorted, k, current_set(st), current_uploaded(st), x->own,
+                                                      x->rec);
+    BN_TRY(ok(cudaGetLastError(), "crossers: gather"));
+    BN_TRY(bn_cuda_read(*out, x->rec, m * sizeof **out, "crossers", s));
+    for (int j = 0; j < k; j++) counts[(*out)[j].own]++;
     return BN_OK;
 }
 
-/* The host copies (the backend's ids and masses, and the caller's mirror,
- * which holds the same in the same order) in the new uploaded order: the
- * moves, then the received after keep. Work in the crossers only. */
-bn_status host_copies(bn_cuda_state *st, bn_particles *host, const int2 *moves, int nm, int keep,
-                      const crosser_host *in, size_t r)
+/* The uploaded order's moves after the k leavers (x->place: their
+ * uploaded indices), all on the device: the places below keep = n - k
+ * that leavers held take the tail's stayers, in order (apply_moves); the
+ * keys' iota (x->index) becomes the remap of the stayers' orig. */
+bn_status uploaded_moves(bn_cuda_state *st, scratch *x, int k)
 {
-    const size_t n_new = (size_t)keep + r;
-    const int types = host && host->type != NULL;
-    for (int j = 0; j < nm; j++) {
-        const int to = moves[j].x, from = moves[j].y;
-        st->host_id[to] = st->host_id[from];
-        st->host_mass[to] = st->host_mass[from];
-        if (!host) continue;
-        host->id[to] = host->id[from];
-        host->mass[to] = host->mass[from];
-        if (types) host->type[to] = host->type[from];
-    }
-    /* room with a margin: a rank that receives more than it sends at
-     * every step would otherwise copy all its host copies every step */
-    const size_t room = n_new + n_new / 16 + 1;
-    if (n_new + 1 > st->host_capacity) {
-        uint64_t *id = (uint64_t *)realloc(st->host_id, room * sizeof *id);
-        if (id) st->host_id = id;
-        double *mass = (double *)realloc(st->host_mass, room * sizeof *mass);
-        if (mass) st->host_mass = mass;
-        if (!id || !mass) return bn_fail(BN_ERR_NOMEM, "crossers: host copies of %zu particles", n_new);
-        st->host_capacity = room;
-    }
-    if (host) {
-        host->n = (size_t)keep < host->n ? (size_t)keep : host->n; /* the tail is gone: nothing of it is kept */
-        if (n_new > host->capacity) BN_TRY(bn_particles_resize(host, room)); /* the same margin */
-        BN_TRY(bn_particles_resize(host, n_new));
-    }
-    for (size_t j = 0; j < r; j++) {
-        st->host_id[keep + j] = in[j].id;
-        st->host_mass[keep + j] = in[j].mass;
-        if (!host) continue;
-        host->id[keep + j] = in[j].id;
-        host->mass[keep + j] = in[j].mass;
-        if (types) host->type[keep + j] = (uint8_t)in[j].type;
-    }
+    if (k == 0) return BN_OK;
+    cudaStream_t s = st->s;
+    const int n = st->n, keep = n - k;
+    const size_t m = (size_t)k;
+    BN_TRY(bn_cuda_dev_alloc(&x->place_sorted, m, "crossers: places", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->tail, m, "crossers: places", s));
+    BN_TRY(bn_cuda_dev_alloc(&x->tail_stays, m, "crossers: places", s));
+    const int bits = bits_for(n - 1);
+    size_t bytes = 0;
+    BN_TRY(ok(cub::DeviceRadixSort::SortKeys(NULL, bytes, x->place, x->place_sorted, k, 0, bits, s), "crossers: places"));
+    BN_TRY(cub_room(x, bytes, s));
+    BN_TRY(ok(cub::DeviceRadixSort::SortKeys(x->cub, bytes, x->place, x->place_sorted, k, 0, bits, s),
+              "crossers: places"));
+    BN_TRY(ok(cudaMemsetAsync(x->tail_stays, 1, m, s), "crossers: places"));
+    mark_tail<<<blocks_for(m), kThreads, 0, s>>>(x->place_sorted, k, keep, x->tail_stays);
+    BN_TRY(ok(cudaGetLastError(), "crossers: places"));
+    BN_TRY(select_flagged(x, x->tail_stays, k, x->tail, x->count + 1, s));
+    apply_moves<<<blocks_for(m), kThreads, 0, s>>>(x->place_sorted, x->tail, x->count + 1, keep, x->index,
+                                                   current_uploaded(st));
+    return ok(cudaGetLastError(), "crossers: moves");
+}
+
+/* A new uploaded-order array of room entries: the first keep of old. */
+template <typename T>
+bn_status grown(T **out, const T *old, size_t room, int keep, const char *what, cudaStream_t s)
+{
+    BN_TRY(bn_cuda_dev_alloc(out, room, what, s));
+    if (keep > 0) BN_TRY(ok(cudaMemcpyAsync(*out, old, (size_t)keep * sizeof(T), cudaMemcpyDeviceToDevice, s), what));
     return BN_OK;
+}
+
+void set_free(dev_set *d, up_set *u, cudaStream_t s)
+{
+    for (int k = 0; k < 3; k++) {
+        bn_cuda_free(d->pos[k], s);
+        bn_cuda_free(d->vel[k], s);
+    }
+    bn_cuda_free(d->mass, s);
+    bn_cuda_free(d->orig, s);
+    bn_cuda_free(d->acc, s);
+    bn_cuda_free(d->body, s);
+    bn_cuda_free(d->bin, s);
+    bn_cuda_free(u->id, s);
+    bn_cuda_free(u->mass, s);
+    bn_cuda_free(u->type, s);
+    bn_cuda_free(u->cost, s);
 }
 
 /* The new set's device arrays: the stayers (their uploaded indices
- * remapped by the moves), then the r received; the part types in the new
- * uploaded order; the costs from 0. */
-bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *moves, int nm, const crosser *in,
-                        const crosser_host *hin, size_t r, int with_types)
+ * remapped by the moves), then the r received; the uploaded order's
+ * fields: its first keep places (after the moves), then the received. */
+bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const crosser *in, size_t r, int with_types)
 {
     cudaStream_t s = st->s;
     const int n = st->n, n_new = keep + (int)r;
     const size_t m = (size_t)n_new + 1;
-    dev_set from = current_set(st);
-    dev_set to;
+    dev_set from = current_set(st), to;
+    up_set ufrom = current_uploaded(st), uto;
     memset(&to, 0, sizeof to);
-    int *remap = x->index; /* iota from the keys (bn_gpu_keys): the moves make it the remap */
-    int2 *dmoves = NULL;
+    memset(&uto, 0, sizeof uto);
     crosser *drec = NULL;
-    float *dmass = NULL, *hmass = (float *)bn_alloc(m * sizeof *hmass, "crossers: masses");
-    uint8_t *types = NULL, *htypes = (uint8_t *)bn_alloc(m, "crossers: types");
-    uint8_t *dbin = NULL, *hbin = (uint8_t *)bn_alloc(m, "crossers: bins");
-    float *hcost = (float *)bn_alloc(m * sizeof *hcost, "crossers: costs");
-    float *cost = NULL;
-    bn_status e = hmass && htypes && hbin && hcost ? BN_OK : BN_ERR_NOMEM;
+    bn_status e = BN_OK;
     for (int d = 0; d < 3 && e == BN_OK; d++) {
         e = bn_cuda_dev_alloc(&to.pos[d], m, "positions", s);
         if (e == BN_OK) e = bn_cuda_dev_alloc(&to.vel[d], m, "velocities", s);
@@ -371,89 +390,70 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const int2 *mov
     if (e == BN_OK) e = bn_cuda_dev_alloc(&to.acc, m, "accelerations", s);
     if (e == BN_OK) e = bn_cuda_dev_alloc(&to.body, m, "tree bodies", s);
     if (e == BN_OK && st->bin) e = bn_cuda_dev_alloc(&to.bin, m, "time bins", s);
-    /* the stayers, in order, and the uploaded order's remap */
+    if (e == BN_OK) e = grown(&uto.id, ufrom.id, m, keep, "ids", s);
+    if (e == BN_OK) e = grown(&uto.mass, ufrom.mass, m, keep, "masses", s);
+    if (e == BN_OK && with_types) e = grown(&uto.type, ufrom.type, m, ufrom.type ? keep : 0, "part types", s);
+    if (e == BN_OK && ufrom.cost) e = grown(&uto.cost, ufrom.cost, m, keep, "particle costs", s);
+    /* the stayers, in order */
     if (e == BN_OK && n > 0) e = bn_cuda_dev_alloc(&x->stay_idx, (size_t)n, "crossers: stayers", s);
-    if (e == BN_OK && n > 0) e = select_flagged(x, x->stay, n, x->stay_idx, s);
-    if (e == BN_OK && nm > 0) e = bn_cuda_dev_alloc(&dmoves, (size_t)nm, "crossers: moves", s);
-    if (e == BN_OK && nm > 0)
-        e = ok(cudaMemcpyAsync(dmoves, moves, (size_t)nm * sizeof *moves, cudaMemcpyHostToDevice, s), "crossers: moves");
-    if (e == BN_OK && nm > 0) {
-        apply_moves<<<blocks_for((size_t)nm), kThreads, 0, s>>>(dmoves, nm, remap, st->type, st->cost);
-        e = ok(cudaGetLastError(), "crossers: moves");
-    }
+    if (e == BN_OK && n > 0) e = select_flagged(x, x->stay, n, x->stay_idx, x->count, s);
     if (e == BN_OK && keep > 0) {
-        place_stayers<<<blocks_for((size_t)keep), kThreads, 0, s>>>(x->stay_idx, keep, from, remap, to);
+        place_stayers<<<blocks_for((size_t)keep), kThreads, 0, s>>>(x->stay_idx, keep, from, x->index, to);
         e = ok(cudaGetLastError(), "crossers: stayers");
     }
     /* the received */
-    for (size_t j = 0; e == BN_OK && j < r; j++) {
-        hmass[j] = (float)hin[j].mass;
-        htypes[j] = (uint8_t)hin[j].type;
-        hbin[j] = (uint8_t)hin[j].bin;
-        hcost[j] = (float)hin[j].cost; /* they were floats */
-    }
     if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&drec, r, "crossers: received", s);
-    if (e == BN_OK && r > 0) e = bn_cuda_dev_alloc(&dmass, r, "crossers: received", s);
     if (e == BN_OK && r > 0) e = ok(cudaMemcpyAsync(drec, in, r * sizeof *in, cudaMemcpyHostToDevice, s), "crossers up");
-    if (e == BN_OK && r > 0) e = ok(cudaMemcpyAsync(dmass, hmass, r * sizeof *hmass, cudaMemcpyHostToDevice, s), "crossers up");
-    if (e == BN_OK && r > 0 && to.bin) e = bn_cuda_dev_alloc(&dbin, r, "crossers: received", s);
-    if (e == BN_OK && r > 0 && to.bin) e = ok(cudaMemcpyAsync(dbin, hbin, r, cudaMemcpyHostToDevice, s), "crossers up");
     if (e == BN_OK && r > 0) {
-        place_received<<<blocks_for(r), kThreads, 0, s>>>(drec, dmass, dbin, (int)r, keep, to);
+        place_received<<<blocks_for(r), kThreads, 0, s>>>(drec, (int)r, keep, to, uto);
         e = ok(cudaGetLastError(), "crossers: received");
     }
-    /* part types in the new uploaded order; costs from 0 */
-    if (e == BN_OK && with_types) e = bn_cuda_dev_alloc(&types, m, "part types", s);
-    if (e == BN_OK && st->type && keep > 0)
-        e = ok(cudaMemcpyAsync(types, st->type, (size_t)keep, cudaMemcpyDeviceToDevice, s), "part types");
-    if (e == BN_OK && with_types && r > 0)
-        e = ok(cudaMemcpyAsync(types + keep, htypes, r, cudaMemcpyHostToDevice, s), "part types");
-    if (e == BN_OK && st->cost) e = bn_cuda_dev_alloc(&cost, m, "particle costs", s);
-    if (e == BN_OK && st->cost && keep > 0)
-        e = ok(cudaMemcpyAsync(cost, st->cost, (size_t)keep * sizeof *cost, cudaMemcpyDeviceToDevice, s), "particle costs");
-    if (e == BN_OK && st->cost && r > 0)
-        e = ok(cudaMemcpyAsync(cost + keep, hcost, r * sizeof *hcost, cudaMemcpyHostToDevice, s), "particle costs");
-    if (e == BN_OK) e = ok(cudaStreamSynchronize(s), "crossers"); /* the host buffers are freed next */
-    bn_cuda_free(dmoves, s);
+    if (e == BN_OK) e = ok(cudaStreamSynchronize(s), "crossers"); /* in is freed next */
     bn_cuda_free(drec, s);
-    bn_cuda_free(dmass, s);
-    bn_cuda_free(dbin, s);
-    free(hmass);
-    free(htypes);
-    free(hbin);
-    free(hcost);
-    dev_set *gone = e == BN_OK ? &from : &to; /* the old set, or on failure the new one */
-    for (int d = 0; d < 3; d++) {
-        bn_cuda_free(gone->pos[d], s);
-        bn_cuda_free(gone->vel[d], s);
-    }
-    bn_cuda_free(gone->mass, s);
-    bn_cuda_free(gone->orig, s);
-    bn_cuda_free(gone->acc, s);
-    bn_cuda_free(gone->body, s);
-    bn_cuda_free(gone->bin, s);
     if (e != BN_OK) {
-        bn_cuda_free(types, s);
-        bn_cuda_free(cost, s);
+        set_free(&to, &uto, s);
         return e;
     }
+    set_free(&from, &ufrom, s);
     for (int d = 0; d < 3; d++) st->pos[d] = to.pos[d], st->vel[d] = to.vel[d];
     st->mass = to.mass;
     st->orig = to.orig;
     st->acc = to.acc;
     st->body = to.body;
     st->bin = to.bin;
-    if (with_types) {
-        bn_cuda_free(st->type, s);
-        st->type = types;
-    }
-    if (st->cost) {
-        bn_cuda_free(st->cost, s);
-        st->cost = cost;
-    }
+    st->dev_id = uto.id;
+    st->dev_mass = uto.mass;
+    st->type = uto.type;
+    st->cost = uto.cost;
     st->n = n_new;
     st->tree_valid = 0; /* another set: the next evaluation builds */
     return BN_OK;
+}
+
+/* The ids and masses on the device (the uploaded order), from the host
+ * copies at the first migration after an upload; later ones keep them
+ * there and leave the host copies behind (host_stale). */
+bn_status device_ids(bn_cuda_state *st)
+{
+    if (st->dev_id) return BN_OK;
+    const size_t n = (size_t)st->n;
+    cudaStream_t s = st->s;
+    BN_TRY(bn_cuda_dev_alloc(&st->dev_id, n + 1, "ids", s));
+    BN_TRY(bn_cuda_dev_alloc(&st->dev_mass, n + 1, "masses", s));
+    if (n == 0) return BN_OK;
+    BN_TRY(ok(cudaMemcpyAsync(st->dev_id, st->host_id, n * sizeof(uint64_t), cudaMemcpyHostToDevice, s), "ids up"));
+    return ok(cudaMemcpyAsync(st->dev_mass, st->host_mass, n * sizeof(double), cudaMemcpyHostToDevice, s), "masses up");
+}
+
+/* The mirror's count is the new set's (its contents are behind: the
+ * simulation downloads them when it needs them), with a margin, so that
+ * a rank that receives more than it sends does not copy it every step. */
+bn_status mirror_resize(bn_particles *host, size_t n_new)
+{
+    if (!host) return BN_OK;
+    host->n = n_new < host->n ? n_new : host->n; /* nothing of it is kept: its contents are stale */
+    if (n_new > host->capacity) BN_TRY(bn_particles_resize(host, n_new + n_new / 16 + 1));
+    return bn_particles_resize(host, n_new);
 }
 } // namespace
 
@@ -502,6 +502,7 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
         s = bn_cuda_dev_alloc(&st->cost, (size_t)st->n + 1, "particle costs", st->s);
         if (s == BN_OK) s = ok(cudaMemsetAsync(st->cost, 0, ((size_t)st->n + 1) * sizeof(float), st->s), "particle costs");
     }
+    if (s == BN_OK) s = device_ids(st);
     BN_TRY(bn_comm_agree(c, s)); /* every rank, whatever it made */
     scratch x;
     memset(&x, 0, sizeof x);
@@ -511,43 +512,38 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     double total = k;
     if (s == BN_OK) s = bn_comm_allreduce(c, &total, 1, BN_REDUCE_SUM);
     bn_trace_stage("crossers: found", &t);
-    crosser *out = NULL;
-    crosser_host *hout = NULL;
-    int *orig = NULL;
-    int2 *moves = NULL;
-    int nm = 0;
-    void *in = NULL, *hin = NULL;
-    size_t r = 0, r2 = 0;
+    crosser *out = NULL, *in = NULL;
+    size_t r = 0;
     size_t *counts = (size_t *)bn_alloc(2 * (size_t)P * sizeof *counts, "crossers: counts");
     int with_types = 0;
     if (s == BN_OK && total > 0) s = agree_types(st, host, &with_types);
     if (s == BN_OK && total > 0) {
-        s = bn_comm_agree(c, counts ? leavers_down(st, &x, k, P, &out, &hout, &orig, counts) : BN_ERR_NOMEM);
+        s = bn_comm_agree(c, counts ? leavers_down(st, &x, k, P, &out, counts) : BN_ERR_NOMEM);
         bn_cuda_free(x.key, st->s); /* not needed any more: room for the new set (index stays: the remap) */
         bn_cuda_free(x.own, st->s);
         x.key = NULL;
         x.own = NULL;
         bn_trace_stage("crossers: down", &t);
-        if (s == BN_OK) s = bn_comm_alltoallv(c, out, counts, sizeof *out, &in, counts + P, &r);
-        if (s == BN_OK) s = bn_comm_alltoallv(c, hout, counts, sizeof *hout, &hin, counts + P, &r2);
+        if (s == BN_OK) s = bn_comm_alltoallv(c, out, counts, sizeof *out, (void **)&in, counts + P, &r);
         bn_trace_stage("crossers: exchanged", &t);
         const size_t n_new = (size_t)(st->n - k) + r;
         if (s == BN_OK && n_new > (size_t)INT_MAX / 2)
             s = bn_fail(BN_ERR_ARGUMENT, "migrate: %zu particles on one rank", n_new);
-        if (s == BN_OK) s = uploaded_moves(orig, k, st->n, &moves, &nm);
+        if (s == BN_OK) s = uploaded_moves(st, &x, k);
         s = bn_comm_agree(c, s);
-        for (int j = 0; s == BN_OK && j < k; j++) st->type_count[hout[j].type] -= 1;
-        for (size_t j = 0; s == BN_OK && j < r; j++) st->type_count[((const crosser_host *)hin)[j].type] += 1;
+        for (int j = 0; s == BN_OK && j < k; j++) st->type_count[out[j].type] -= 1;
+        for (size_t j = 0; s == BN_OK && j < r; j++) st->type_count[in[j].type] += 1;
         const int n_old = st->n;
         const int moved = k > 0 || r > 0; /* a rank neither sending nor receiving keeps its set */
         bn_trace_stage("crossers: moves", &t);
-        if (s == BN_OK && moved)
-            s = device_arrays(st, &x, n_old - k, moves, nm, (const crosser *)in, (const crosser_host *)hin, r,
-                              with_types);
+        if (s == BN_OK && moved) s = device_arrays(st, &x, n_old - k, in, r, with_types);
         bn_trace_stage("crossers: device arrays", &t);
-        if (s == BN_OK && moved) s = host_copies(st, host, moves, nm, n_old - k, (const crosser_host *)hin, r);
+        if (s == BN_OK && moved) {
+            st->host_stale = 1; /* the device's ids and masses are the set's */
+            s = mirror_resize(host, (size_t)st->n);
+        }
         if (s == BN_OK && n_old == 0 && st->n > 0) s = bn_cuda_new_scales(st); /* an empty rank had unit scales */
-        bn_trace_stage("crossers: host copies", &t);
+        bn_trace_stage("crossers: mirror", &t);
         /* a failure after the particles moved leaves this rank's set not
          * whole: the run stops (agreed) */
         s = bn_comm_agree(c, s);
@@ -557,11 +553,7 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     scratch_free(&x, st->s);
     free(counts);
     free(out);
-    free(hout);
-    free(orig);
-    free(moves);
     free(in);
-    free(hin);
     dst->t_total = bn_wall_seconds() - t0;
     return s;
 }

@@ -44,6 +44,11 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->host_mass = NULL;
     st->host_capacity = 0;
     st->host_id = NULL;
+    bn_cuda_free(st->dev_id, st->s);
+    bn_cuda_free(st->dev_mass, st->s);
+    st->dev_id = NULL;
+    st->dev_mass = NULL;
+    st->host_stale = 0;
     st->n = 0;
     st->have_forces = st->have_old_accel = 0;
 }
@@ -228,8 +233,7 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
         BN_TRY(download_array(st, st->pos[k], 0, tmp, out->pos[k]));
         BN_TRY(download_array(st, st->vel[k], 0, tmp, out->vel[k]));
     }
-    memcpy(out->mass, st->host_mass, (size_t)st->n * sizeof(double));
-    memcpy(out->id, st->host_id, (size_t)st->n * sizeof(uint64_t));
+    BN_TRY(bn_cuda_mirror_ids(st, out));
     if (!st->have_forces) {
         for (int k = 0; k < 3; k++) {
             free(out->acc[k]);
@@ -244,6 +248,45 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
     return BN_OK;
 }
 } // namespace
+
+/* The host copies of ids and masses from the device's, where a
+ * migration moved them there (several ranks): read only when asked for
+ * (a download, a re-balance, the total mass), not at every step. */
+bn_status bn_cuda_host_copies(bn_cuda_state *st)
+{
+    if (!st->host_stale) return BN_OK;
+    const size_t n = (size_t)st->n;
+    if (n + 1 > st->host_capacity) {
+        const size_t room = n + n / 16 + 1; /* the migrations' margin */
+        uint64_t *id = (uint64_t *)realloc(st->host_id, room * sizeof *id);
+        if (id) st->host_id = id;
+        double *mass = (double *)realloc(st->host_mass, room * sizeof *mass);
+        if (mass) st->host_mass = mass;
+        if (!id || !mass) return bn_fail(BN_ERR_NOMEM, "host copies of %zu particles' ids and masses", n);
+        st->host_capacity = room;
+    }
+    if (n > 0) {
+        BN_TRY(bn_cuda_read(st->host_id, st->dev_id, n * sizeof *st->host_id, "ids to the host", st->s));
+        BN_TRY(bn_cuda_read(st->host_mass, st->dev_mass, n * sizeof *st->host_mass, "masses to the host", st->s));
+    }
+    st->host_stale = 0;
+    return BN_OK;
+}
+
+/* The mirror's ids, masses and part types (uploaded order) from the host
+ * copies and the device's types; host NULL: the host copies only. */
+bn_status bn_cuda_mirror_ids(bn_cuda_state *st, bn_particles *host)
+{
+    BN_TRY(bn_cuda_host_copies(st));
+    if (!host) return BN_OK;
+    const size_t n = (size_t)st->n;
+    BN_TRY(bn_particles_resize(host, n));
+    memcpy(host->mass, st->host_mass, n * sizeof(double));
+    memcpy(host->id, st->host_id, n * sizeof(uint64_t));
+    if (!st->type) return BN_OK; /* all PartType1, as the mirror's (if any) were at the upload */
+    BN_TRY(bn_particles_ensure_types(host));
+    return n > 0 ? bn_cuda_read(host->type, st->type, n, "part types to the host", st->s) : BN_OK;
+}
 
 bn_status bn_cuda_particles_download(void *p, bn_particles *out)
 {

@@ -361,6 +361,7 @@ bn_status bn_cuda_new_scales(bn_cuda_state *st)
     if (st->n > 0) BN_TRY(device_box(st, lo, hi));
     double cube[3];
     const double side = st->n > 0 ? bn_key_cube(lo, hi, cube) : 0.0;
+    BN_TRY(bn_cuda_host_copies(st));
     for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
     bn_cuda_set_scales(st, side, mass);
     return BN_OK;
@@ -398,6 +399,9 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     const double t0 = bn_wall_seconds();
     memset(dst, 0, sizeof *dst);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    /* the records take ids, masses and part types from the host copies and
+     * the mirror, which the crossers' moves left behind the device's */
+    BN_TRY(bn_comm_agree(c, bn_cuda_mirror_ids(st, host)));
     BN_TRY(bn_comm_agree(c, st->n > 0 ? device_box(st, lo, hi) : BN_OK));
     int weighted = 0, types = 0, forces = 0;
     BN_TRY(agreed_weights(c, st, &weighted));

@@ -79,6 +79,12 @@
                                  no walk of the Plummer or Hernquist models
                                  overflows it (512 does, rarely)          */
 #endif
+#ifndef BN_WALK_DEEP_STACK
+#define BN_WALK_DEEP_STACK 12288 /* cells on the stack of the second pass
+                                 over a received tree (48 KiB, one warp a
+                                 block): the groups that overflowed the
+                                 first one's                              */
+#endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer:
                                  two tiles of 32 (flushes take whole tiles
                                  from heads 0 and 32, so none wraps)     */
@@ -418,14 +424,14 @@ __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_w
 
 /* One step of the walk: pop up to 32 cells, test them, route each to the
  * stack (opened node), the pp list (opened leaf) or the pc list. */
-template <bool EXACT, bool REMOTE>
-__device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size, bn_walk_state *st, float4 gc,
+template <bool EXACT, bool REMOTE, int CAP>
+__device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int *size, bn_walk_state *st, float4 gc,
                              float4 gh, int lane, int L, int sub, bn_walk_targets *tg)
 {
     const int k = min(32, *size);
     const int base = *size - k;
     const bool valid = lane < k;
-    const int cell = valid ? sm->stack[base + lane] : 0;
+    const int cell = valid ? stack[base + lane] : 0;
     __syncwarp(); /* popped before the pushes below overwrite the slots */
 
     bool open = false;
@@ -451,9 +457,9 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *size,
     /* opened nodes: push children while they fit */
     const int nc = open && child.y > 0 ? child.y : 0;
     const int incl = bn_warp_inclusive_scan(nc, lane);
-    const bool push = nc > 0 && base + incl <= BN_WALK_STACK;
+    const bool push = nc > 0 && base + incl <= CAP;
     if (push)
-        for (int c = 0; c < nc; c++) sm->stack[base + incl - nc + c] = child.x + c;
+        for (int c = 0; c < nc; c++) stack[base + incl - nc + c] = child.x + c;
     *size = base + __reduce_max_sync(BN_FULL, push ? incl : 0);
 
     /* accepted cells far from the group: the far ring */
@@ -515,8 +521,8 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * expansion and the later ones (far_done) reuse it. A BN_PP_SOFT walk
  * that finds a potential the self pair's subtraction leaves imprecise
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
-template <bool EXACT, bool COST, bool REMOTE>
-__device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first, int nt, float4 gc, float4 gh,
+template <bool EXACT, bool COST, bool REMOTE, int CAP>
+__device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
                               int lane, bool far_done, unsigned long long cnt[3])
 {
     const int L = bn_walk_lanes_per_pair(nt);
@@ -539,9 +545,9 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
 #pragma unroll
         for (int q = 0; q < BN_LOCAL_TERMS / 4; q++) sm->local[lane][q] = make_float4(0.f, 0.f, 0.f, 0.f);
     int size = 1;
-    if (lane == 0) sm->stack[0] = 0;
+    if (lane == 0) stack[0] = 0;
     __syncwarp();
-    while (size > 0) bn_walk_step<EXACT, REMOTE>(a, sm, &size, &st, gc, gh, lane, L, sub, &tg);
+    while (size > 0) bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
     if (REMOTE && st.overflow) return false; /* warp-uniform: the group is walked again */
     /* what is left in the lists */
     bn_walk_flush_pp<EXACT>(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
@@ -611,16 +617,17 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int first
 /* One group: its chunks of at most BN_WALK_CHUNK targets. */
 /* REMOTE: a walk that would overflow the stack does so in the first
  * chunk or in none (every chunk takes the same decisions, on the group's
- * box); the group is then listed for the depth-first walk, nothing
- * written. */
-template <bool EXACT, bool COST, bool REMOTE>
-__device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int group, int lane, unsigned long long cnt[3])
+ * box); the group is then listed for the next pass (the deep stack's,
+ * then the depth-first walk), nothing written. */
+template <bool EXACT, bool COST, bool REMOTE, int CAP = BN_WALK_STACK>
+__device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int group, int lane,
+                              unsigned long long cnt[3])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-        if (!bn_walk_chunk<EXACT, COST, REMOTE>(a, sm, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh, lane, c > 0,
-                                                cnt)) {
+        if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP>(a, sm, stack, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh,
+                                                     lane, c > 0, cnt)) {
             if (lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
             return;
         }
@@ -667,7 +674,8 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) break;
-        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], a.act.groups ? a.act.groups[item] : item, lane, cnt);
+        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, a.act.groups ? a.act.groups[item] : item, lane,
+                                           cnt);
     }
     /* integer atomics, one per warp and counter: exact, order-independent */
     const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
@@ -789,6 +797,55 @@ extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_
     int resident = 0;
     BN_TRY(bn_walk_resident_blocks(&resident));
     return bn_walk_launch_all<true>(a, resident, stream);
+}
+
+/* The groups a received tree's walk could not take with BN_WALK_STACK
+ * (a.act.groups[0 .. *a.act.count)), walked again breadth-wise with a
+ * stack of BN_WALK_DEEP_STACK cells in dynamic shared memory, one warp
+ * per block (few groups: a sparse one at a domain's edge, whose box opens
+ * most of a received tree). Those that overflow even this go to
+ * a.overflow for the depth-first walk. The walk one warp took depth first
+ * cost 13-70 ms a step on 2-4 GPUs (session 21). */
+template <bool COST>
+__global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
+{
+    extern __shared__ int deep_stack[];
+    __shared__ bn_walk_smem smem;
+    const int lane = threadIdx.x & 31;
+    unsigned long long cnt[3] = {0, 0, 0};
+    const int end = *a.act.count;
+    for (int item = blockIdx.x; item < end; item += gridDim.x)
+        bn_walk_group<false, COST, true, BN_WALK_DEEP_STACK>(a, &smem, deep_stack, a.act.groups[item], lane, cnt);
+    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2];
+    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
+}
+
+template <bool COST>
+static bn_status bn_walk_deep_launch(const bn_walk_args &a, int blocks, cudaStream_t stream)
+{
+    const int bytes = BN_WALK_DEEP_STACK * (int)sizeof(int);
+    BN_CUDA_CHECK(cudaFuncSetAttribute(bn_walk_deep_kernel<COST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    bn_walk_deep_kernel<COST><<<blocks, 32, bytes, stream>>>(a);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                              const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
+                                              unsigned long long *counts, int *overflow, int *overflow_count,
+                                              cudaStream_t stream)
+{
+    if (!act || !act->groups || !act->count)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no list of groups");
+    bn_walk_args a = bn_walk_args_of(local, g, act, out);
+    a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
+    a.counts = counts;
+    a.overflow = overflow;
+    a.overflow_count = overflow_count;
+    int resident = 0; /* a grid the GPU holds at once; the blocks loop over the list */
+    BN_TRY(bn_walk_resident_blocks(&resident));
+    const int blocks = resident < local->group_bound ? resident : local->group_bound;
+    return a.act.cost ? bn_walk_deep_launch<true>(a, blocks, stream) : bn_walk_deep_launch<false>(a, blocks, stream);
 }
 
 extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *out,

@@ -148,6 +148,14 @@ bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src
                               const bn_gpu_active *act, float4 *out, unsigned long long *counts, int *overflow,
                               int *overflow_count, cudaStream_t stream);
 
+/* The groups of act's list (act->groups, act->count: bn_gpu_walk_sources'
+ * overflow list) walked again as bn_gpu_walk_sources does, with a stack
+ * of BN_WALK_DEEP_STACK cells; those that overflow it too go to
+ * overflow[0 .. *overflow_count) for the depth-first walk. */
+bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
+                                   const bn_gpu_active *act, float4 *out, unsigned long long *counts, int *overflow,
+                                   int *overflow_count, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -506,8 +506,9 @@ static int remote_targets_per_lane(int group_size)
 }
 
 /* The walk: breadth-wise as the local walk (bn_gpu_walk_sources), then
- * the groups it could not take (its stack would overflow) depth first
- * here, over the same sums. BANYAN_REMOTE_WALK=depth walks every group
+ * the groups it could not take (its stack would overflow) with a deeper
+ * stack (bn_gpu_walk_sources_deep), then those left depth first here,
+ * over the same sums. BANYAN_REMOTE_WALK=depth walks every group
  * depth first (the first way, kept to compare against). */
 static bool remote_breadth_walk(void)
 {
@@ -549,27 +550,40 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
         BN_CUDA_LAUNCH_CHECK();
         return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
     }
-    int *list = NULL; /* the groups left to the depth-first walk, then their count */
-    BN_TRY(bn_cuda_dev_alloc(&list, (size_t)local->group_bound + 1, "remote walk's overflow list", stream));
-    int *count = list + local->group_bound;
-    bn_status r = cudaMemsetAsync(count, 0, sizeof *count, stream) == cudaSuccess
+    /* the groups left to the deep stack's pass, then those left to the
+     * depth-first walk; each list's count after it */
+    const size_t room = (size_t)local->group_bound + 1;
+    int *list = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&list, 2 * room, "remote walk's overflow lists", stream));
+    int *count = list + local->group_bound, *deep = list + room, *deep_count = deep + local->group_bound;
+    bn_status r = cudaMemsetAsync(count, 0, sizeof *count, stream) == cudaSuccess &&
+                          cudaMemsetAsync(deep_count, 0, sizeof *deep_count, stream) == cudaSuccess
                       ? BN_OK
-                      : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its list");
+                      : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its lists");
     if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, out, src->counts, list, count, stream);
-    if (r == BN_OK) { /* only the listed groups, with the active bodies of act */
-        a.act.groups = list;
-        a.act.count = count;
+    bn_gpu_active listed; /* only the listed groups, with the active bodies of act */
+    memset(&listed, 0, sizeof listed);
+    if (act) listed = *act;
+    listed.groups = list;
+    listed.count = count;
+    if (r == BN_OK) r = bn_gpu_walk_sources_deep(local, src, g, &listed, out, src->counts, deep, deep_count, stream);
+    if (r == BN_OK) {
+        a.act.groups = deep;
+        a.act.count = deep_count;
         remote_depth_launch(a, blocks, K, stream);
         r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "remote walk: the depth-first launch");
     }
-    if (r == BN_OK && bn_trace_on()) { /* a tuning aid: how many groups the depth-first walk took */
-        int n_depth = 0;
-        if (bn_cuda_read(&n_depth, count, sizeof n_depth, "remote walk's overflow count", stream) == BN_OK)
-            bn_trace_count("received walk: groups depth first", (double)n_depth);
+    if (r == BN_OK && bn_trace_on()) { /* a tuning aid: how many groups each later pass took */
+        int n[2] = {0, 0};
+        if (bn_cuda_read(&n[0], count, sizeof n[0], "remote walk's overflow count", stream) == BN_OK &&
+            bn_cuda_read(&n[1], deep_count, sizeof n[1], "remote walk's overflow count", stream) == BN_OK) {
+            bn_trace_count("received walk: groups on the deep stack", (double)n[0]);
+            bn_trace_count("received walk: groups depth first", (double)n[1]);
+        }
         bn_trace_count("received walk: source cells", (double)src->n_cells);
         bn_trace_count("received walk: source bodies", (double)src->n_bodies);
     }
-    bn_cuda_free(list, stream); /* stream-ordered: after both walks */
+    bn_cuda_free(list, stream); /* stream-ordered: after the walks */
     if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
     return r;
 }
