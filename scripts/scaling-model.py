@@ -215,10 +215,39 @@ def measured_session20():
           "40-100 ms a step at 2^25 per GPU, more than the exchange, until it runs on the device.")
 
 
+# ---- session 21 (BENCHMARKS.md): the move on the device ------------------
+# The crossers' move per step on 4 H100s (ms, median over steps and
+# ranks; 2^25 per GPU, about 190 k crossers a rank): the parts that grow
+# with n (the keys and owners; the new arrays) and those that grow with
+# the crossers (down, exchanged, the moves). And the steps' efficiency
+# (batch of 4 steps, weak Plummer / Hernquist; strong Plummer 2^27).
+M21_MOVE = {"found (n)": 4.6, "down": 4.1, "exchanged": 5.9, "moves": 3.3, "device arrays (n)": 9.7}
+M21_STEP_EFF = {"weak plummer": (0.69, 0.50), "weak hernquist": (0.69, 0.47), "strong plummer": (0.72, 0.48)}
+
+
+def measured_session21():
+    """The per-step move after session 21, and what is left of a step."""
+    print("\nmeasured, 4 H100s (session 21): the crossers' move per step, on the device (ms):")
+    for k, v in M21_MOVE.items():
+        print(f"  {k}: {v:g}")
+    crossers = 744130 / 4
+    per_crosser = (M21_MOVE["down"] + M21_MOVE["exchanged"] + M21_MOVE["moves"]) * 1e-3 / crossers
+    per_particle = (M21_MOVE["found (n)"] + M21_MOVE["device arrays (n)"]) * 1e-3 / 2.0**25
+    print(f"Correction 3: the move is {1e6 * per_crosser:.3f} us a crosser (was 0.35-0.6 on the host) plus "
+          f"{1e9 * per_particle:.2f} ns a particle (the keys and the new arrays): 28 ms a step at 2^25 per GPU, "
+          "about a fifth of the step. Step efficiency at 2 / 4 GPUs:")
+    for k, (e2, e4) in M21_STEP_EFF.items():
+        print(f"  {k}: {e2:.0%} / {e4:.0%}")
+    print("What the model still lacks: the received walk's imbalance. One rank's received walk takes 10-30 ms "
+          "longer than the others' at every step even after a cut by measured cost (the costs count interactions, "
+          "not the traversal that this walk's time is).")
+
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
     measured_session20()
+    measured_session21()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
