@@ -378,6 +378,9 @@ bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
     }
     act->cost = st->cost;
     act->orig = st->orig;
+    act->cost_visit = BN_COST_VISIT;
+    const char *visit = getenv("BANYAN_COST_VISIT"); /* a tuning aid: another weight of the traversal */
+    if (visit && *visit) act->cost_visit = (float)atof(visit);
     return BN_OK;
 }
 

@@ -49,6 +49,7 @@
 #include <cuda_runtime.h>
 #include <string.h>
 #include "core/cuda_check.h"
+#include "core/trace.h"
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
 
@@ -523,7 +524,7 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP>
 __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
-                              int lane, bool far_done, unsigned long long cnt[3])
+                              int lane, bool far_done, unsigned long long cnt[4])
 {
     const int L = bn_walk_lanes_per_pair(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -547,7 +548,11 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     int size = 1;
     if (lane == 0) stack[0] = 0;
     __syncwarp();
-    while (size > 0) bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
+    long long visits = 0; /* cells the traversal took (COST: the costs and the counters) */
+    while (size > 0) {
+        if (COST) visits += min(32, size);
+        bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
+    }
     if (REMOTE && st.overflow) return false; /* warp-uniform: the group is walked again */
     /* what is left in the lists */
     bn_walk_flush_pp<EXACT>(a, sm, st.pp_head, st.pp_n, L, sub, &tg);
@@ -606,11 +611,13 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
     cnt[2] += (unsigned long long)st.n_far;
+    if (COST) cnt[3] += (unsigned long long)visits;
     if (COST)
 #pragma unroll
         for (int k = 0; k < 2; k++)
             if (sub == 0 && tid[k] < nt)
-                bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, nt, st.n_far > 0 || far_done);
+                bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, visits, nt,
+                              st.n_far > 0 || far_done);
     return true;
 }
 
@@ -621,7 +628,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
  * then the depth-first walk), nothing written. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP = BN_WALK_STACK>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int group, int lane,
-                              unsigned long long cnt[3])
+                              unsigned long long cnt[4])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
@@ -667,7 +674,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
     __syncthreads();
     int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
     if (a.act.live && !*a.act.live) end = 0; /* an idle step: nothing to walk */
-    unsigned long long cnt[3] = {0, 0, 0};
+    unsigned long long cnt[4] = {0, 0, 0, 0};
     for (;;) {
         int k = 0;
         if (lane == 0) k = atomicAdd(&next, 1);
@@ -677,9 +684,11 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_wal
         bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, a.act.groups ? a.act.groups[item] : item, lane,
                                            cnt);
     }
-    /* integer atomics, one per warp and counter: exact, order-independent */
-    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2]; /* warp-uniform counts */
+    /* integer atomics, one per warp and counter: exact, order-independent
+     * (the cells visited, COST only, after the slot a.counts[3] holds) */
+    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
     if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
+    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
 }
 
 /* The kernel with the particles' costs (a.act.cost: several ranks) or
@@ -716,18 +725,19 @@ extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
 {
     (void)n_bodies;
     (void)n_nodes;
-    return 4 * sizeof(unsigned long long) + (size_t)n_groups * sizeof(int);
+    return 5 * sizeof(unsigned long long) + (size_t)n_groups * sizeof(int);
 }
 
 extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
     stats->n_pp = stats->n_pc = stats->n_far = 0;
     if (!s->counts) return BN_OK;
-    unsigned long long h[3];
+    unsigned long long h[5];
     BN_TRY(bn_cuda_read(h, s->counts, sizeof h, "walk counters", stream));
     stats->n_pp = (double)h[0];
     stats->n_pc = (double)h[1];
     stats->n_far = (double)h[2];
+    if (h[4]) bn_trace_count("local walk: cells visited", (double)h[4]); /* several ranks (the costs' walk) */
     return BN_OK;
 }
 
@@ -812,12 +822,13 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
     extern __shared__ int deep_stack[];
     __shared__ bn_walk_smem smem;
     const int lane = threadIdx.x & 31;
-    unsigned long long cnt[3] = {0, 0, 0};
+    unsigned long long cnt[4] = {0, 0, 0, 0};
     const int end = *a.act.count;
     for (int item = blockIdx.x; item < end; item += gridDim.x)
         bn_walk_group<false, COST, true, BN_WALK_DEEP_STACK>(a, &smem, deep_stack, a.act.groups[item], lane, cnt);
-    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : cnt[2];
+    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
     if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
+    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
 }
 
 template <bool COST>
@@ -859,7 +870,8 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
                                         cudaStream_t stream)
 {
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
-    const size_t count_bytes = 4 * sizeof(unsigned long long); /* 3 counters; marked chunks, redo list length */
+    const size_t count_bytes = 5 * sizeof(unsigned long long); /* 3 counters; marked chunks, redo list length;
+                                                                  cells visited (the costs' walk) */
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
     BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
     if (t->group_bound <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;

@@ -44,7 +44,11 @@ bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *
  * costs()): each walked target's flops (interact.h's counts: its lists,
  * its chunk's far cells shared) are ADDED to its cost at its uploaded
  * index orig[i] (each body is one lane's: no atomics, the same sums every
- * time). */
+ * time). cost_visit: the flops a cell visited by a chunk's breadth-wise
+ * walk is charged as, shared by its targets (the traversal, which the
+ * interaction counts leave out: BN_COST_VISIT unless the host sets
+ * another). */
+#define BN_COST_VISIT 0.f /* flops a visited cell is charged as (BANYAN_COST_VISIT) */
 typedef struct bn_gpu_active {
     const int *groups;
     const int *count;
@@ -53,6 +57,7 @@ typedef struct bn_gpu_active {
     const int *live;
     float *cost;
     const int *orig;
+    float cost_visit;
 } bn_gpu_active;
 /* bn_gpu_walk for the active targets only (act NULL: all of them). */
 bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
@@ -91,7 +96,8 @@ typedef struct bn_gpu_source {
     int2 *body;             /* a leaf's first body, body count          */
     float4 *pos, *pos_lo;   /* bodies: hi and mass; lo                  */
     void *block;            /* the one allocation behind the arrays     */
-    unsigned long long *counts; /* walk counters: pp, pc, far, overflow */
+    unsigned long long *counts; /* walk counters: pp, pc, far, overflow,
+                                   cells visited (breadth-wise, costs) */
 } bn_gpu_source;
 
 /* Check src (bn_remote_check: the message names what is malformed or too
@@ -179,16 +185,17 @@ inline void bn_gpu_walk_common(Args *a, const bn_gpu_tree *t, const bn_gravity_p
     a->quadrupole = g->quadrupole != 0;
     a->soft = a->eps2 > 0.f;
     a->out = out;
-    a->act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    a->act = act ? *act : bn_gpu_active{NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0.f};
 }
 /* One target's share of a chunk's walk (interact.h's flops): pp and pc
- * sources evaluated for it, far cells of the chunk (nt targets) shared,
- * and the expansion's evaluation at it when the chunk had one. Added to
- * the target's cost at its uploaded index. */
+ * sources evaluated for it, far cells and cells visited of the chunk (nt
+ * targets) shared, and the expansion's evaluation at it when the chunk
+ * had one. Added to the target's cost at its uploaded index. */
 __device__ inline void bn_gpu_charge(const bn_gpu_active &act, int body, long long pp, long long pc, long long far,
-                                     int nt, bool expansion)
+                                     long long visits, int nt, bool expansion)
 {
-    const float share = BN_FLOPS_PP * (float)pp + BN_FLOPS_PC * (float)pc + BN_FLOPS_FAR * (float)far / (float)nt +
+    const float share = BN_FLOPS_PP * (float)pp + BN_FLOPS_PC * (float)pc +
+                        (BN_FLOPS_FAR * (float)far + act.cost_visit * (float)visits) / (float)nt +
                         (expansion ? (float)BN_FLOPS_FAR_EVAL : 0.f);
     act.cost[act.orig[body]] += share;
 }

@@ -276,7 +276,7 @@ __device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, 
 #pragma unroll
         for (int k = 0; k < K; k++)
             if (lane + 32 * k < nt)
-                bn_gpu_charge(a.act, first + lane + 32 * k, n.pp, n.pc, first_chunk ? n.far : 0, nt, n.far > 0);
+                bn_gpu_charge(a.act, first + lane + 32 * k, n.pp, n.pc, first_chunk ? n.far : 0, 0, nt, n.far > 0);
 }
 
 /* Warp w of block b walks group (or active-list entry) b W + w. */
@@ -382,7 +382,7 @@ static bn_status bn_remote_make(bn_gpu_source *out, cudaStream_t stream)
 {
     BN_TRY(bn_cuda_alloc(&out->block, bn_remote_bytes((size_t)out->n_cells, (size_t)out->n_bodies), "source tree",
                          stream));
-    BN_TRY(bn_cuda_dev_alloc(&out->counts, 4, "source tree walk counters", stream));
+    BN_TRY(bn_cuda_dev_alloc(&out->counts, 5, "source tree walk counters", stream));
     bn_remote_layout(out, (char *)out->block);
     return BN_OK;
 }
@@ -482,7 +482,7 @@ extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gp
 /* The counters of the last walk added to stats; an overflow fails. */
 static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats *stats, cudaStream_t stream)
 {
-    unsigned long long h[4];
+    unsigned long long h[5]; /* pp, pc, far, overflow, cells visited (breadth-wise, with costs) */
     BN_TRY(bn_cuda_read(h, src->counts, sizeof h, "remote walk counters", stream));
     if (h[3])
         return bn_fail(BN_ERR_INTERNAL, "remote walk: %llu groups ran out of the %d-cell stack (a corrupted source)",
@@ -493,6 +493,7 @@ static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats 
     bn_trace_count("received walk: pp", (double)h[0]);
     bn_trace_count("received walk: pc", (double)h[1]);
     bn_trace_count("received walk: far cells", (double)h[2]);
+    if (h[4]) bn_trace_count("received walk: cells visited", (double)h[4]);
     return BN_OK;
 }
 
@@ -539,7 +540,7 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
     if (src->stack_need > BN_REMOTE_STACK)
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_remote: the source may need a stack of %d cells, more than %d",
                        src->stack_need, BN_REMOTE_STACK);
-    BN_CUDA_CHECK(cudaMemsetAsync(src->counts, 0, 4 * sizeof(unsigned long long), stream));
+    BN_CUDA_CHECK(cudaMemsetAsync(src->counts, 0, 5 * sizeof(unsigned long long), stream));
     bn_remote_args a;
     bn_gpu_walk_common(&a, local, g, act, out);
     a.s = *src;
