@@ -90,6 +90,22 @@
                                  two tiles of 32 (flushes take whole tiles
                                  from heads 0 and 32, so none wraps)     */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
+#ifndef BN_WALK_REMOTE_TARGETS
+#define BN_WALK_REMOTE_TARGETS 4 /* targets per lane in a received tree's
+                                 walk: chunks of 128, so a group of 256
+                                 traverses it twice, not four times (it
+                                 visited as many cells as the local walk,
+                                 1e9 a rank on 4 GPUs, session 21)       */
+#endif
+#ifndef BN_WALK_REMOTE_MIN_BLOCKS
+#define BN_WALK_REMOTE_MIN_BLOCKS 4 /* the received trees' walk's blocks per
+                                 SM: 16 warps, whose registers hold the 4
+                                 targets a lane without spills. 4 GPUs, 2^24
+                                 each (session 21 run 8): received walk
+                                 18.3 ms with 2 targets, 18.2 with 4 at 6
+                                 blocks (spilling), 13.1 with 4 at 4
+                                 blocks, 16.8 with 8 at 3 blocks          */
+#endif
 #ifndef BN_WALK_MIN_BLOCKS
 #define BN_WALK_MIN_BLOCKS (24 / BN_WALK_WARPS) /* blocks per SM the registers
                                  must allow: 24 warps (80 registers, 16
@@ -152,11 +168,13 @@ struct bn_walk_args {
                                  depth-first walk                        */
 };
 
-/* The targets and partial sums of one lane. */
+/* The targets and partial sums of one lane: T of them (2 in the local
+ * walk, BN_WALK_REMOTE_TARGETS in the received trees'). */
+template <int T>
 struct bn_walk_targets {
-    float4 pos[2]; /* relative to the group centre; w: mass   */
-    float4 acc[2]; /* ax, ay, az, phi (without G)             */
-    float same[2]; /* exact-self walks (BN_PP_EXACT): sources left
+    float4 pos[T]; /* relative to the group centre; w: mass   */
+    float4 acc[T]; /* ax, ay, az, phi (without G)             */
+    float same[T]; /* exact-self walks (BN_PP_EXACT): sources left
                       out as the target itself                */
 };
 
@@ -204,14 +222,14 @@ constexpr int kPpUnroll = BN_WALK_PP_UNROLL, kPcUnroll = BN_WALK_PC_UNROLL; /* (
  * stay at 0 or 32 and a tile (n <= 32) is contiguous. The loop indexes
  * the tile directly (one pointer step per source), where wrapping cost
  * four integer instructions per source load (add, shift, mask, add). */
-template <int L, int MODE>
-__device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int sub, float eps2, bn_walk_targets *tg)
+template <int L, int MODE, int T>
+__device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int sub, float eps2, bn_walk_targets<T> *tg)
 {
 #pragma unroll(kPpUnroll)
     for (int j = sub; j < n; j += L) {
         const float4 s = tile[j];
 #pragma unroll
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < T; k++) {
             const float dx = s.x - tg->pos[k].x, dy = s.y - tg->pos[k].y, dz = s.z - tg->pos[k].z;
             if (MODE == BN_PP_SOFT)
                 bn_pp_soft_f(dx, dy, dz, s.w, eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
@@ -226,9 +244,9 @@ __device__ __forceinline__ void bn_walk_eval_pp(const float4 *tile, int n, int s
 }
 
 /* The same for the cells [head, head + n) of the pc ring (head 0 or 32). */
-template <int L>
+template <int L, int T>
 __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head, int n, int sub, float eps2,
-                                                bn_walk_targets *tg)
+                                                bn_walk_targets<T> *tg)
 {
     const float4 *com = sm->pc_com + head, *quad0 = sm->pc_q0 + head;
     const float2 *quad1 = sm->pc_q1 + head;
@@ -238,16 +256,16 @@ __device__ __forceinline__ void bn_walk_eval_pc(const bn_walk_smem *sm, int head
         const float2 q1 = quad1[j];
         const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
 #pragma unroll
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < T; k++)
             bn_pc_f(c.x - tg->pos[k].x, c.y - tg->pos[k].y, c.z - tg->pos[k].z, c.w, q, eps2, &tg->acc[k].x,
                     &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
     }
 }
 
 /* Warp-uniform dispatch on the lanes per target pair. */
-template <int MODE>
+template <int MODE, int T>
 __device__ __forceinline__ void bn_walk_flush_pp_l(const bn_walk_smem *sm, int head, int n, int L, int sub,
-                                                   float eps2, bn_walk_targets *tg)
+                                                   float eps2, bn_walk_targets<T> *tg)
 {
     switch (L) {
     case 1: bn_walk_eval_pp<1, MODE>(sm->pp + head, n, sub, eps2, tg); break;
@@ -262,9 +280,9 @@ __device__ __forceinline__ void bn_walk_flush_pp_l(const bn_walk_smem *sm, int h
  * A template parameter down to here, so that only the second launch's
  * kernel holds the BN_PP_EXACT loops (a runtime mode put them beside the
  * others and cost the main kernel 172 bytes of register spills). */
-template <bool EXACT>
+template <bool EXACT, int T>
 __device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_args &a, const bn_walk_smem *sm, int head, int n,
-                                                 int L, int sub, bn_walk_targets *tg)
+                                                 int L, int sub, bn_walk_targets<T> *tg)
 {
     if (EXACT)
         bn_walk_flush_pp_l<BN_PP_EXACT>(sm, head, n, L, sub, a.eps2, tg);
@@ -274,8 +292,9 @@ __device__ __forceinline__ void bn_walk_flush_pp(const bn_walk_args &a, const bn
         bn_walk_flush_pp_l<BN_PP_GUARD>(sm, head, n, L, sub, a.eps2, tg);
 }
 
+template <int T>
 __device__ __forceinline__ void bn_walk_flush_pc(const bn_walk_smem *sm, int head, int n, int L, int sub,
-                                                 float eps2, bn_walk_targets *tg)
+                                                 float eps2, bn_walk_targets<T> *tg)
 {
     switch (L) {
     case 1: bn_walk_eval_pc<1>(sm, head, n, sub, eps2, tg); break;
@@ -374,9 +393,9 @@ __device__ bn_local_f bn_walk_local_total(bn_walk_smem *sm, int lane, bool summe
 
 /* m more sources were written after the pp ring's last ones: evaluate a
  * tile of 32 if one is complete (m <= 32 keeps the ring from overflowing). */
-template <bool EXACT>
+template <bool EXACT, int T>
 __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int m,
-                                                  int L, int sub, bn_walk_targets *tg)
+                                                  int L, int sub, bn_walk_targets<T> *tg)
 {
     st->pp_n += m;
     __syncwarp();
@@ -399,9 +418,9 @@ __device__ __forceinline__ void bn_walk_pp_commit(const bn_walk_args &a, bn_walk
  * (leaves hold 32 bodies at most, most far fewer): 3% off the walk at
  * 2^24 (session 12, run 8). The ring holds the same sources in the same
  * order as a round per leaf would give, so the forces keep every bit. */
-template <bool EXACT>
+template <bool EXACT, int T>
 __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_walk_state *st, int first, int count,
-                                   float4 gc, int lane, int L, int sub, bn_walk_targets *tg)
+                                   float4 gc, int lane, int L, int sub, bn_walk_targets<T> *tg)
 {
     const int incl = bn_warp_inclusive_scan(count, lane);
     const int total = __shfl_sync(BN_FULL, incl, 31);
@@ -425,9 +444,9 @@ __device__ void bn_walk_add_leaves(const bn_walk_args &a, bn_walk_smem *sm, bn_w
 
 /* One step of the walk: pop up to 32 cells, test them, route each to the
  * stack (opened node), the pp list (opened leaf) or the pc list. */
-template <bool EXACT, bool REMOTE, int CAP>
+template <bool EXACT, bool REMOTE, int CAP, int T>
 __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int *size, bn_walk_state *st, float4 gc,
-                             float4 gh, int lane, int L, int sub, bn_walk_targets *tg)
+                             float4 gh, int lane, int L, int sub, bn_walk_targets<T> *tg)
 {
     const int k = min(32, *size);
     const int base = *size - k;
@@ -508,11 +527,13 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack
     if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves<EXACT>(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
-/* Lanes per target pair: the fewest slots (32 / L pairs) that hold nt. */
+/* Lanes per target set (T targets a lane): the most lanes a set may
+ * share whose slots (32 / L sets of T) still hold nt. */
+template <int T>
 __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
 {
     int L = 1;
-    while (L < 16 && 64 / (2 * L) >= nt) L <<= 1;
+    while (L < 16 && T * 32 / (2 * L) >= nt) L <<= 1;
     return L;
 }
 
@@ -522,16 +543,17 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * expansion and the later ones (far_done) reuse it. A BN_PP_SOFT walk
  * that finds a potential the self pair's subtraction leaves imprecise
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
-template <bool EXACT, bool COST, bool REMOTE, int CAP>
+template <bool EXACT, bool COST, bool REMOTE, int CAP, int T>
 __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
                               int lane, bool far_done, unsigned long long cnt[4])
 {
-    const int L = bn_walk_lanes_per_pair(nt);
+    const int L = bn_walk_lanes_per_pair<T>(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
-    bn_walk_targets tg;
-    int tid[2] = {slot, slot + slots};
+    bn_walk_targets<T> tg;
+    int tid[T];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < T; k++) {
+        tid[k] = slot + k * slots;
         const bool t = tid[k] < nt;
         const float4 b = t ? a.t.body[first + tid[k]] : gc;
         const float3 d = bn_gpu_in_frame(b, t ? a.t.body_lo[first + tid[k]] : make_float4(0.f, 0.f, 0.f, 0.f), gc);
@@ -565,10 +587,10 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
     const int bin_min = a.act.bin ? *a.act.bin_min : 0;
 
-    float4 out[2];
-    bool writes[2], imprecise = false;
+    float4 out[T];
+    bool writes[T], imprecise = false;
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < T; k++) {
         float4 v = tg.acc[k];
         float same = tg.same[k];
         for (int off = slots; off < 32; off <<= 1) { /* fixed butterfly: same sum in every lane */
@@ -598,7 +620,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     const bool mark = __any_sync(BN_FULL, imprecise);
     if (mark && lane == 0) atomicAdd(a.marked, 1);
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < T; k++) {
         if (!writes[k]) continue;
         float4 o = make_float4(a.acc_unit * out[k].x, a.acc_unit * out[k].y, a.acc_unit * out[k].z,
                                mark ? NAN : a.pot_unit * out[k].w);
@@ -614,27 +636,28 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     if (COST) cnt[3] += (unsigned long long)visits;
     if (COST)
 #pragma unroll
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < T; k++)
             if (sub == 0 && tid[k] < nt)
                 bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, visits, nt,
                               st.n_far > 0 || far_done);
     return true;
 }
 
-/* One group: its chunks of at most BN_WALK_CHUNK targets. */
+/* One group: its chunks of at most 32 T targets (BN_WALK_CHUNK locally). */
 /* REMOTE: a walk that would overflow the stack does so in the first
  * chunk or in none (every chunk takes the same decisions, on the group's
  * box); the group is then listed for the next pass (the deep stack's,
  * then the depth-first walk), nothing written. */
-template <bool EXACT, bool COST, bool REMOTE, int CAP = BN_WALK_STACK>
+template <bool EXACT, bool COST, bool REMOTE, int CAP = BN_WALK_STACK, int T = (REMOTE ? BN_WALK_REMOTE_TARGETS : 2)>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int group, int lane,
                               unsigned long long cnt[4])
 {
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
-    for (int c = 0; c < gb.y; c += BN_WALK_CHUNK)
-        if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP>(a, sm, stack, gb.x + c, min(BN_WALK_CHUNK, gb.y - c), gc, gh,
-                                                     lane, c > 0, cnt)) {
+    static_assert(REMOTE || 32 * T == BN_WALK_CHUNK, "the local walk's chunk");
+    for (int c = 0; c < gb.y; c += 32 * T)
+        if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP, T>(a, sm, stack, gb.x + c, min(32 * T, gb.y - c), gc, gh, lane,
+                                                        c > 0, cnt)) {
             if (lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
             return;
         }
@@ -664,7 +687,8 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
  * added (a count read from the arguments was only ever timed together
  * with another change, session 12 runs 4-5). */
 template <int PER_WARP, bool EXACT, bool COST, bool REMOTE>
-__global__ void __launch_bounds__(BN_WALK_WARPS * 32, BN_WALK_MIN_BLOCKS) bn_walk_kernel(bn_walk_args a)
+__global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MIN_BLOCKS : BN_WALK_MIN_BLOCKS)
+    bn_walk_kernel(bn_walk_args a)
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ int next;
