@@ -679,6 +679,17 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
     if (__any_sync(BN_FULL, nan) && lane == 0) list[atomicAdd(count, 1)] = g;
 }
 
+/* A warp's counters to the walk's: integer atomics, one per warp and
+ * counter (exact, order-independent); the cells visited (COST only)
+ * after the slot counts[3] holds. */
+template <bool COST>
+__device__ __forceinline__ void bn_walk_counts_add(const bn_walk_args &a, const unsigned long long cnt[4], int lane)
+{
+    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
+    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
+    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
+}
+
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
  * G = BN_WALK_WARPS x PER_WARP, its warps taking the next one from a
  * shared counter (an integer atomic: which warp walks a group changes
@@ -708,11 +719,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
         bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, a.act.groups ? a.act.groups[item] : item, lane,
                                            cnt);
     }
-    /* integer atomics, one per warp and counter: exact, order-independent
-     * (the cells visited, COST only, after the slot a.counts[3] holds) */
-    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
-    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
-    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
+    bn_walk_counts_add<COST>(a, cnt, lane);
 }
 
 /* The kernel with the particles' costs (a.act.cost: several ranks) or
@@ -818,16 +825,25 @@ static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, 
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
-                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
-                                         unsigned long long *counts, int *overflow, int *overflow_count,
-                                         cudaStream_t stream)
+/* The arguments of a walk of src's cells for local's groups. */
+static bn_walk_args bn_walk_source_args(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                        const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
+                                        unsigned long long *counts, int *overflow, int *overflow_count)
 {
     bn_walk_args a = bn_walk_args_of(local, g, act, out);
     a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
     a.counts = counts;
     a.overflow = overflow;
     a.overflow_count = overflow_count;
+    return a;
+}
+
+extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
+                                         unsigned long long *counts, int *overflow, int *overflow_count,
+                                         cudaStream_t stream)
+{
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, out, counts, overflow, overflow_count);
     int resident = 0;
     BN_TRY(bn_walk_resident_blocks(&resident));
     return bn_walk_launch_all<true>(a, resident, stream);
@@ -850,9 +866,7 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
     const int end = *a.act.count;
     for (int item = blockIdx.x; item < end; item += gridDim.x)
         bn_walk_group<false, COST, true, BN_WALK_DEEP_STACK>(a, &smem, deep_stack, a.act.groups[item], lane, cnt);
-    const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
-    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
-    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
+    bn_walk_counts_add<COST>(a, cnt, lane);
 }
 
 template <bool COST>
@@ -872,11 +886,7 @@ extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn
 {
     if (!act || !act->groups || !act->count)
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no list of groups");
-    bn_walk_args a = bn_walk_args_of(local, g, act, out);
-    a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
-    a.counts = counts;
-    a.overflow = overflow;
-    a.overflow_count = overflow_count;
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, out, counts, overflow, overflow_count);
     int resident = 0; /* a grid the GPU holds at once; the blocks loop over the list */
     BN_TRY(bn_walk_resident_blocks(&resident));
     const int blocks = resident < local->group_bound ? resident : local->group_bound;
