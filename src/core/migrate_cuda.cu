@@ -135,18 +135,20 @@ __global__ void mark_tail(const int *sorted, int k, int keep, unsigned char *sta
 /* The uploaded order after the leavers: the j-th leaver's place below
  * keep (sorted ascending) takes the j-th stayer of the tail (tail: its
  * offsets from keep, *h of them, as many as those places); remap[from]
- * = to, and the uploaded order's fields move along. No place is both a
- * to (below keep) and a from (at or above it). */
-__global__ void apply_moves(const int *sorted, const int *tail, const int *h, int keep, int *remap, up_set up)
+ * = to, and the uploaded order's fields move from the old arrays (src)
+ * to the new ones (dst, whose first keep places are the old ones'): the
+ * set the device holds stays whole until the new one replaces it. */
+__global__ void apply_moves(const int *sorted, const int *tail, const int *h, int keep, int *remap, up_set src,
+                            up_set dst)
 {
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= *h) return;
     const int to = sorted[j], from = keep + tail[j];
     remap[from] = to;
-    up.id[to] = up.id[from];
-    up.mass[to] = up.mass[from];
-    if (up.type) up.type[to] = up.type[from];
-    if (up.cost) up.cost[to] = up.cost[from];
+    dst.id[to] = src.id[from];
+    dst.mass[to] = src.mass[from];
+    if (dst.type && src.type) dst.type[to] = src.type[from];
+    if (dst.cost && src.cost) dst.cost[to] = src.cost[from];
 }
 
 /* The stayers to [0, m), in their order, their uploaded indices remapped. */
@@ -315,8 +317,9 @@ bn_status leavers_down(bn_cuda_state *st, scratch *x, int k, int P, crosser **ou
 
 /* The uploaded order's moves after the k leavers (x->place: their
  * uploaded indices), all on the device: the places below keep = n - k
- * that leavers held take the tail's stayers, in order (apply_moves); the
- * keys' iota (x->index) becomes the remap of the stayers' orig. */
+ * that leavers held take the tail's stayers, in order (x->place_sorted,
+ * x->tail and their count x->count[1]; applied by device_arrays, which
+ * makes the keys' iota x->index the remap of the stayers' orig). */
 bn_status uploaded_moves(bn_cuda_state *st, scratch *x, int k)
 {
     if (k == 0) return BN_OK;
@@ -335,10 +338,7 @@ bn_status uploaded_moves(bn_cuda_state *st, scratch *x, int k)
     BN_TRY(ok(cudaMemsetAsync(x->tail_stays, 1, m, s), "crossers: places"));
     mark_tail<<<blocks_for(m), kThreads, 0, s>>>(x->place_sorted, k, keep, x->tail_stays);
     BN_TRY(ok(cudaGetLastError(), "crossers: places"));
-    BN_TRY(select_flagged(x, x->tail_stays, k, x->tail, x->count + 1, s));
-    apply_moves<<<blocks_for(m), kThreads, 0, s>>>(x->place_sorted, x->tail, x->count + 1, keep, x->index,
-                                                   current_uploaded(st));
-    return ok(cudaGetLastError(), "crossers: moves");
+    return select_flagged(x, x->tail_stays, k, x->tail, x->count + 1, s);
 }
 
 /* A new uploaded-order array of room entries: the first keep of old. */
@@ -394,6 +394,11 @@ bn_status device_arrays(bn_cuda_state *st, scratch *x, int keep, const crosser *
     if (e == BN_OK) e = grown(&uto.mass, ufrom.mass, m, keep, "masses", s);
     if (e == BN_OK && with_types) e = grown(&uto.type, ufrom.type, m, ufrom.type ? keep : 0, "part types", s);
     if (e == BN_OK && ufrom.cost) e = grown(&uto.cost, ufrom.cost, m, keep, "particle costs", s);
+    if (e == BN_OK && n > keep) { /* the moves (uploaded_moves) */
+        apply_moves<<<blocks_for((size_t)(n - keep)), kThreads, 0, s>>>(x->place_sorted, x->tail, x->count + 1, keep,
+                                                                        x->index, ufrom, uto);
+        e = ok(cudaGetLastError(), "crossers: moves");
+    }
     /* the stayers, in order */
     if (e == BN_OK && n > 0) e = bn_cuda_dev_alloc(&x->stay_idx, (size_t)n, "crossers: stayers", s);
     if (e == BN_OK && n > 0) e = select_flagged(x, x->stay, n, x->stay_idx, x->count, s);
@@ -438,11 +443,22 @@ bn_status device_ids(bn_cuda_state *st)
     if (st->dev_id) return BN_OK;
     const size_t n = (size_t)st->n;
     cudaStream_t s = st->s;
-    BN_TRY(bn_cuda_dev_alloc(&st->dev_id, n + 1, "ids", s));
-    BN_TRY(bn_cuda_dev_alloc(&st->dev_mass, n + 1, "masses", s));
-    if (n == 0) return BN_OK;
-    BN_TRY(ok(cudaMemcpyAsync(st->dev_id, st->host_id, n * sizeof(uint64_t), cudaMemcpyHostToDevice, s), "ids up"));
-    return ok(cudaMemcpyAsync(st->dev_mass, st->host_mass, n * sizeof(double), cudaMemcpyHostToDevice, s), "masses up");
+    uint64_t *id = NULL;
+    double *mass = NULL; /* both or neither: a later migration takes them as made */
+    bn_status e = bn_cuda_dev_alloc(&id, n + 1, "ids", s);
+    if (e == BN_OK) e = bn_cuda_dev_alloc(&mass, n + 1, "masses", s);
+    if (e == BN_OK && n > 0)
+        e = ok(cudaMemcpyAsync(id, st->host_id, n * sizeof(uint64_t), cudaMemcpyHostToDevice, s), "ids up");
+    if (e == BN_OK && n > 0)
+        e = ok(cudaMemcpyAsync(mass, st->host_mass, n * sizeof(double), cudaMemcpyHostToDevice, s), "masses up");
+    if (e != BN_OK) {
+        bn_cuda_free(id, s);
+        bn_cuda_free(mass, s);
+        return e;
+    }
+    st->dev_id = id;
+    st->dev_mass = mass;
+    return BN_OK;
 }
 
 /* The mirror's count is the new set's (its contents are behind: the
