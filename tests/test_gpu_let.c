@@ -528,8 +528,9 @@ static void test_stack_limit_and_refusals(void **state)
 /* A full tree of 8^depth leaves, one body each (uniform in a cube of
  * side 1 from x0), every cell opened by every group: the breadth-wise
  * walk's stack (32 cells popped at a time, all their children pushed)
- * overflows, so every group falls back to the depth-first walk (a need
- * of 1 + 7 depth). Arrays malloc'd into src. */
+ * overflows, so every group falls back to the second pass's deeper stack
+ * (bn_gpu_walk_sources_deep; the depth-first walk's need is 1 + 7 depth).
+ * Arrays malloc'd into src. */
 static void full_tree(int depth, double x0, uint64_t seed, bn_walk_source *src)
 {
     int nc = 0, width = 1;
@@ -560,8 +561,9 @@ static void full_tree(int depth, double x0, uint64_t seed, bn_walk_source *src)
 }
 
 /* The overflow's fallback: every group of the breadth-wise walk hands
- * over to the depth-first one, whose forces then agree with the CPU's
- * walk of the same tree (every body as a particle-particle term). */
+ * over to the deep stack's pass (the depth-first walk before session 21;
+ * it stays the last resort), whose forces then agree with the CPU's walk
+ * of the same tree (every body as a particle-particle term). */
 static void test_breadth_overflow_falls_back(void **state)
 {
     (void)state;
@@ -582,7 +584,7 @@ static void test_breadth_overflow_falls_back(void **state)
     assert_true(gpu_st.n_pp == (double)n * 4096.0 && cpu_st.n_pp == gpu_st.n_pp);
     s.st_cpu = cpu_st;
     s.st_gpu = gpu_st;
-    assert_agree(&s, "a full tree of 4 levels (depth-first fallback)");
+    assert_agree(&s, "a full tree of 4 levels (the overflow's fallback)");
     free((void *)src.cells);
     free((void *)src.quad);
     free((void *)src.pos[0]);
