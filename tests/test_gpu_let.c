@@ -585,6 +585,15 @@ static void test_breadth_overflow_falls_back(void **state)
     s.st_cpu = cpu_st;
     s.st_gpu = gpu_st;
     assert_agree(&s, "a full tree of 4 levels (the overflow's fallback)");
+    /* the last resort, the depth-first walk, on the same tree */
+    setenv("BANYAN_REMOTE_WALK", "depth", 1);
+    memset(&gpu_st, 0, sizeof gpu_st);
+    gpu_remote(&s, 1, NULL, &gpu_st);
+    unsetenv("BANYAN_REMOTE_WALK");
+    CU(cudaMemcpy(s.gpu, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    assert_true(gpu_st.n_pp == cpu_st.n_pp);
+    s.st_gpu = gpu_st;
+    assert_agree(&s, "a full tree of 4 levels (depth first)");
     free((void *)src.cells);
     free((void *)src.quad);
     free((void *)src.pos[0]);
