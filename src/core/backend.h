@@ -116,8 +116,10 @@ typedef struct bn_backend_ops {
      * velocities and forces; the rest stay. A step calls it between its
      * drift and its forces (simulation.c), so that every rank's tree
      * holds only its own region (block steps too, where they rebuild
-     * the tree: the bins travel along). host as for rebalance() (the
-     * CPU's only gets the new count: the simulation downloads it). The
+     * the tree: the bins travel along). host (the caller's mirror) gets
+     * only the new count on both backends: its contents are stale until
+     * download() (the GPU's host copies of ids and masses too, brought
+     * when asked for: bn_cuda_host_copies). The
      * measured costs and bins travel with their particles; the tree is
      * rebuilt.
      * Collective and agreed. */
