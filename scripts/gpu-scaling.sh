@@ -63,6 +63,8 @@ def row(kind, label, weak):
         if base and p > 1:
             f = 1.0 if weak else p
             eff = f"eff. forces {base['t_total'] / (f * t):.0%}, step {base.get('step_mean', 0) / (f * s):.0%}"
+            if r.get("batch_mean") and base.get("batch_mean"): # the steps as banyan run runs them (no first step's setup)
+                eff += f", batch {base['batch_mean'] / (f * r['batch_mean']):.0%}"
         x = (f" exchange {1e3 * r.get('t_exchange', 0):.1f} ms, LET sent {r.get('let_cells_sent', 0)} cells "
              f"{r.get('let_bodies_sent', 0)} bodies, {r.get('gpus', 1)} GPU(s)") if p > 1 else ""
         print(f"{label:24s} GPUs {p}: N {r['n']:>10d} forces {1e3 * t:8.1f} ms (walk {1e3 * r['t_walk']:7.1f}, "
