@@ -38,7 +38,7 @@ for w in weights:
         print(f"weight {w}: no result"); continue
     v = {}
     for l in open(f"w{w}.err"):
-        m = re.match(r"\s*gravity (trace|count): (.*?)\s+([-0-9.e+]+)( ms)?\s*$", l)
+        m = re.match(r"\s*gravity (trace|count): (.*?)\s+([-0-9.e+]+)( ms)?( \[rank \d+\])?\s*$", l)
         if m: v.setdefault(m.group(2), []).append(float(m.group(3)))
     wait = v.get("wait for the other ranks (device)", [0])
     recv = v.get("received walk (device)", [0])

@@ -45,7 +45,7 @@ export NCCL_NVLS_ENABLE=0 # never NVLink multicast (shared machines)
 echo "NCCL: ${BANYAN_NCCL_LIBRARY:-libnccl.so.2 from the library path}" >>gpus.txt
 fail=0
 cat >table.py <<'PY'
-import json, os, sys
+import json, os, re, sys
 counts = [int(x) for x in sys.argv[1].split()]
 def load(name):
     try:
@@ -80,6 +80,7 @@ def traces(kind, which=None):
         try:
             for l in open(f"{kind}-{p}.err"):
                 if l.startswith("gravity trace:"):
+                    l = re.sub(r" \[rank \d+\]\s*$", "", l)  # several ranks tag their lines
                     name, ms = l[14:].rsplit(None, 2)[0].strip(), float(l.split()[-2])
                     stages.setdefault(name, []).append(ms)
         except OSError:

@@ -49,7 +49,7 @@ except Exception:
     print(f"{b}: no result"); sys.exit()
 v = {}
 for l in open(f + ".err"):
-    m = re.match(r"\s*gravity (trace|count): (.*?)\s+([-0-9.e+]+)( ms)?\s*$", l)
+    m = re.match(r"\s*gravity (trace|count): (.*?)\s+([-0-9.e+]+)( ms)?( \[rank \d+\])?\s*$", l)
     if m: v.setdefault(m.group(2), []).append(float(m.group(3)))
 med = lambda k: statistics.median(v.get(k, [0])[4:] or [0])  # the calls after the first
 mx = lambda k: max(v.get(k, [0])[4:] or [0])

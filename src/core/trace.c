@@ -4,6 +4,18 @@
 #include <stdlib.h>
 #include "core/timer.h"
 
+static int trace_rank = -1; /* -1: one process, no tag */
+
+void bn_trace_set_rank(int rank) { trace_rank = rank; }
+
+/* " [rank r]" on several ranks, else nothing. */
+static const char *rank_tag(char *buf, size_t size)
+{
+    if (trace_rank < 0) return "";
+    snprintf(buf, size, " [rank %d]", trace_rank);
+    return buf;
+}
+
 int bn_trace_on(void)
 {
     static int on = -1;
@@ -14,16 +26,18 @@ int bn_trace_on(void)
 void bn_trace_stage(const char *stage, double *t)
 {
     const double now = bn_wall_seconds();
-    if (bn_trace_on()) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, 1e3 * (now - *t));
+    bn_trace_ms(stage, 1e3 * (now - *t));
     *t = now;
 }
 
 void bn_trace_ms(const char *stage, double ms)
 {
-    if (bn_trace_on()) fprintf(stderr, "gravity trace: %-24s %9.3f ms\n", stage, ms);
+    char tag[32];
+    if (bn_trace_on()) fprintf(stderr, "gravity trace: %-24s %9.3f ms%s\n", stage, ms, rank_tag(tag, sizeof tag));
 }
 
 void bn_trace_count(const char *what, double v)
 {
-    if (bn_trace_on()) fprintf(stderr, "gravity count: %-24s %14.0f\n", what, v);
+    char tag[32];
+    if (bn_trace_on()) fprintf(stderr, "gravity count: %-24s %14.0f%s\n", what, v, rank_tag(tag, sizeof tag));
 }

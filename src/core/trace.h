@@ -14,6 +14,9 @@ int bn_trace_on(void);
 void bn_trace_ms(const char *stage, double ms);
 /* A count (interactions, groups) under its name, when tracing. */
 void bn_trace_count(const char *what, double v);
+/* Several ranks (bn_comm_world): each line ends in "[rank r]", so that
+ * the ranks' lines, which interleave on one stream, can be told apart. */
+void bn_trace_set_rank(int rank);
 #ifdef __cplusplus
 }
 #endif

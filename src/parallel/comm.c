@@ -2,6 +2,7 @@
  * MPI, started by a launcher: MPI_COMM_WORLD; otherwise one process, and
  * each collective is a copy. */
 #include "parallel/comm.h"
+#include "core/trace.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ bn_status bn_comm_world(bn_comm **out)
         c->mpi = MPI_COMM_WORLD;
         MPI_Comm_rank(c->mpi, &c->rank);
         MPI_Comm_size(c->mpi, &c->size);
+        if (c->size > 1) bn_trace_set_rank(c->rank);
     }
 #endif
     *out = c;
