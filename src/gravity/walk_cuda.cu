@@ -768,7 +768,12 @@ extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *
     stats->n_pp = (double)h[0];
     stats->n_pc = (double)h[1];
     stats->n_far = (double)h[2];
-    if (h[4]) bn_trace_count("local walk: cells visited", (double)h[4]); /* several ranks (the costs' walk) */
+    if (h[4]) { /* several ranks (the costs' walk): what each rank's walk did, beside its device time */
+        bn_trace_count("local walk: pp", (double)h[0]);
+        bn_trace_count("local walk: pc", (double)h[1]);
+        bn_trace_count("local walk: far cells", (double)h[2]);
+        bn_trace_count("local walk: cells visited", (double)h[4]);
+    }
     return BN_OK;
 }
 
