@@ -594,7 +594,7 @@ bn_status cuda_energies(void *p, bn_energies *e)
     if (s == BN_OK) s = poll_tree(st); /* the energies waited for the device */
     if (bn_comm_size(st->comm) <= 1) return s;
     BN_TRY(bn_comm_agree(st->comm, s)); /* before the sum every rank takes part in */
-    BN_TRY(bn_comm_agree(st->comm, bn_cuda_host_copies(st))); /* behind after the crossers' moves */
+    BN_TRY(bn_comm_agree(st->comm, bn_cuda_host_masses(st))); /* behind after the crossers' moves */
     double mass = 0;
     for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
     return bn_comm_reduce_energies(st->comm, mass, e);

@@ -39,8 +39,8 @@ struct bn_cuda_state {
     uint64_t *dev_id;     /* several ranks, from the first migration on: the */
     double *dev_mass;     /* same on the device, which the crossers' moves
                              keep (migrate_cuda.cu); NULL before           */
-    int host_stale;       /* host_id and host_mass are behind dev_id and
-                             dev_mass: bn_cuda_host_copies brings them    */
+    int host_stale;       /* BN_STALE_*: host_id, host_mass behind dev_id,
+                             dev_mass (bn_cuda_host_copies brings them)  */
     uint8_t *type;    /* part types, uploaded order (read through orig:
                          never permuted); NULL: all PartType1           */
     double type_count[BN_PART_TYPES]; /* particles of each part type    */
@@ -166,7 +166,9 @@ bn_status bn_cuda_migrate(void *state, bn_particles *host, const bn_domain *cut,
 /* The host copies of ids and masses brought up to date where a
  * migration left them behind (particles_cuda.cu); and with them the
  * mirror's ids, masses and part types (host may be NULL). */
+enum { BN_STALE_IDS = 1, BN_STALE_MASSES = 2 };
 bn_status bn_cuda_host_copies(bn_cuda_state *st);
+bn_status bn_cuda_host_masses(bn_cuda_state *st); /* the masses only (a total mass) */
 bn_status bn_cuda_mirror_ids(bn_cuda_state *st, bn_particles *host);
 /* The float units (tree_gpu.h) of the set the device now holds, as an
  * upload makes them (rebalance_cuda.cu; a migration into an empty rank). */

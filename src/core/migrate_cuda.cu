@@ -555,7 +555,7 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
         if (s == BN_OK && moved) s = device_arrays(st, &x, n_old - k, in, r, with_types);
         bn_trace_stage("crossers: device arrays", &t);
         if (s == BN_OK && moved) {
-            st->host_stale = 1; /* the device's ids and masses are the set's */
+            st->host_stale = BN_STALE_IDS | BN_STALE_MASSES; /* the device's are the set's */
             s = mirror_resize(host, (size_t)st->n);
         }
         if (s == BN_OK && n_old == 0 && st->n > 0) s = bn_cuda_new_scales(st); /* an empty rank had unit scales */

@@ -249,12 +249,14 @@ bn_status download_into(bn_cuda_state *st, bn_particles *out, double *tmp)
 }
 } // namespace
 
-/* The host copies of ids and masses from the device's, where a
- * migration moved them there (several ranks): read only when asked for
- * (a download, a re-balance, the total mass), not at every step. */
-bn_status bn_cuda_host_copies(bn_cuda_state *st)
+/* The host copies of ids and masses (what: BN_STALE_IDS, BN_STALE_MASSES)
+ * from the device's, where a migration moved them there (several ranks):
+ * read only when asked for (a download, a re-balance; the total mass
+ * needs only the masses), not at every step. */
+static bn_status host_copies_of(bn_cuda_state *st, int what)
 {
-    if (!st->host_stale) return BN_OK;
+    what &= st->host_stale;
+    if (!what) return BN_OK;
     const size_t n = (size_t)st->n;
     if (n + 1 > st->host_capacity) {
         const size_t room = n + n / 16 + 1; /* the migrations' margin */
@@ -265,13 +267,17 @@ bn_status bn_cuda_host_copies(bn_cuda_state *st)
         if (!id || !mass) return bn_fail(BN_ERR_NOMEM, "host copies of %zu particles' ids and masses", n);
         st->host_capacity = room;
     }
-    if (n > 0) {
+    if (n > 0 && (what & BN_STALE_IDS))
         BN_TRY(bn_cuda_read(st->host_id, st->dev_id, n * sizeof *st->host_id, "ids to the host", st->s));
+    if (n > 0 && (what & BN_STALE_MASSES))
         BN_TRY(bn_cuda_read(st->host_mass, st->dev_mass, n * sizeof *st->host_mass, "masses to the host", st->s));
-    }
-    st->host_stale = 0;
+    st->host_stale &= ~what;
     return BN_OK;
 }
+
+bn_status bn_cuda_host_copies(bn_cuda_state *st) { return host_copies_of(st, BN_STALE_IDS | BN_STALE_MASSES); }
+
+bn_status bn_cuda_host_masses(bn_cuda_state *st) { return host_copies_of(st, BN_STALE_MASSES); }
 
 /* The mirror's ids, masses and part types (uploaded order) from the host
  * copies and the device's types; host NULL: the host copies only. */

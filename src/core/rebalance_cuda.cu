@@ -361,7 +361,7 @@ bn_status bn_cuda_new_scales(bn_cuda_state *st)
     if (st->n > 0) BN_TRY(device_box(st, lo, hi));
     double cube[3];
     const double side = st->n > 0 ? bn_key_cube(lo, hi, cube) : 0.0;
-    BN_TRY(bn_cuda_host_copies(st));
+    BN_TRY(bn_cuda_host_masses(st));
     for (int i = 0; i < st->n; i++) mass += st->host_mass[i];
     bn_cuda_set_scales(st, side, mass);
     return BN_OK;
