@@ -27,6 +27,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 extern "C" {
@@ -380,7 +381,9 @@ bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
     act->orig = st->orig;
     act->cost_visit = BN_COST_VISIT;
     const char *visit = getenv("BANYAN_COST_VISIT"); /* a tuning aid: another weight of the traversal */
-    if (visit && *visit) act->cost_visit = (float)atof(visit);
+    const double w = visit && *visit ? atof(visit) : -1.0;
+    if (isfinite(w) && w >= 0 && w < 1e9) act->cost_visit = (float)w; /* else the default: no negative or
+                                                                          overflowing costs */
     return BN_OK;
 }
 

@@ -878,7 +878,10 @@ template <bool COST>
 static bn_status bn_walk_deep_launch(const bn_walk_args &a, int blocks, cudaStream_t stream)
 {
     const int bytes = BN_WALK_DEEP_STACK * (int)sizeof(int);
-    BN_CUDA_CHECK(cudaFuncSetAttribute(bn_walk_deep_kernel<COST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    static bool allowed = false; /* the process's one device: asked once */
+    if (!allowed)
+        BN_CUDA_CHECK(cudaFuncSetAttribute(bn_walk_deep_kernel<COST>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    allowed = true;
     bn_walk_deep_kernel<COST><<<blocks, 32, bytes, stream>>>(a);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
@@ -892,8 +895,9 @@ extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn
     if (!act || !act->groups || !act->count)
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no list of groups");
     const bn_walk_args a = bn_walk_source_args(local, src, g, act, out, counts, overflow, overflow_count);
-    int resident = 0; /* a grid the GPU holds at once; the blocks loop over the list */
+    int resident = 0; /* a block an SM (the list holds a few groups; the blocks loop over it) */
     BN_TRY(bn_walk_resident_blocks(&resident));
+    resident /= BN_WALK_MIN_BLOCKS;
     const int blocks = resident < local->group_bound ? resident : local->group_bound;
     return a.act.cost ? bn_walk_deep_launch<true>(a, blocks, stream) : bn_walk_deep_launch<false>(a, blocks, stream);
 }
