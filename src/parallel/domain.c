@@ -142,6 +142,21 @@ static void cut_curve(domain_sample *s, size_t ns, bn_domain *d)
 /* The rank whose range holds key (split ascending, split[0] = 0). */
 static int owner(const bn_domain *d, uint64_t key) { return bn_domain_owner(d->split, d->nranks, key); }
 
+/* Record x into particle slot i (forces and types where the set keeps
+ * them): fill_record's inverse. */
+static void read_record(const domain_record *x, int forces, int types, bn_particles *p, size_t i)
+{
+    for (int k = 0; k < 3; k++) {
+        p->pos[k][i] = x->pos[k];
+        p->vel[k][i] = x->vel[k];
+        if (forces) p->acc[k][i] = x->acc[k];
+    }
+    p->mass[i] = x->mass;
+    if (forces) p->pot[i] = x->pot;
+    p->id[i] = x->id;
+    if (types) p->type[i] = x->type;
+}
+
 /* Record i of the particles. */
 static void fill_record(const bn_particles *p, const double *w, size_t i, uint64_t key, domain_record *x)
 {
@@ -249,15 +264,7 @@ static bn_status unpack(bn_particles *p, const domain_record *r, size_t n, int f
     for (long jj = 0; jj < todo; jj++) {
         const size_t j = (size_t)jj;
         const domain_record *x = r + o[j];
-        for (int k3 = 0; k3 < 3; k3++) {
-            p->pos[k3][j] = x->pos[k3];
-            p->vel[k3][j] = x->vel[k3];
-            if (forces) p->acc[k3][j] = x->acc[k3];
-        }
-        p->mass[j] = x->mass;
-        if (forces) p->pot[j] = x->pot;
-        p->id[j] = x->id;
-        if (types) p->type[j] = x->type;
+        read_record(x, forces, types, p, j);
         w[j] = x->w;
     }
     double W = 0.0; /* in key order, one thread: the same sum at any thread count */
@@ -489,18 +496,8 @@ static bn_status append_records(bn_particles *p, uint8_t **tag, double **carry, 
     if (types) BN_TRY(bn_particles_ensure_types(p));
     *W = 0.0;
     for (size_t j = 0; j < n; j++) {
-        const domain_record *x = r + j;
-        const size_t i = first + j;
-        for (int k = 0; k < 3; k++) {
-            p->pos[k][i] = x->pos[k];
-            p->vel[k][i] = x->vel[k];
-            if (forces) p->acc[k][i] = x->acc[k];
-        }
-        p->mass[i] = x->mass;
-        if (forces) p->pot[i] = x->pot;
-        p->id[i] = x->id;
-        if (types) p->type[i] = x->type;
-        *W += x->w;
+        read_record(r + j, forces, types, p, first + j);
+        *W += r[j].w;
     }
     return BN_OK;
 }
