@@ -63,6 +63,11 @@ static bn_status fill_parameters(hid_t g, const bn_snapshot_meta *meta)
     BN_TRY(bn_h5_attr_write_double(g, "Omega0", 0.0));
     BN_TRY(bn_h5_attr_write_double(g, "OmegaLambda", 0.0));
     BN_TRY(bn_h5_attr_write_double(g, "HubbleParam", 1.0));
+    /* the time in Gyr of Julian years (3.15576e16 s): pynbody takes a
+     * file's time from Time_GYR here (GADGET-4's place), else from the
+     * cosmology above (9.78 Gyr, whatever /Header's Time) */
+    double time_in_s = meta->units.length_in_cm / meta->units.velocity_in_cm_per_s;
+    BN_TRY(bn_h5_attr_write_double(g, "Time_GYR", meta->time * time_in_s / 3.15576e16));
     return write_gravity(g, &meta->gravity);
 }
 
