@@ -5,7 +5,8 @@
 # then by the first forces' costs), for each weight: the batch step and
 # how long the ranks waited for the slowest one's received walk; the
 # traces' walk times and visit counts per call for a fit (fit.jsonl).
-# VAR=BANYAN_LET_BOXES (or another variable) sweeps that instead.
+# VAR=BANYAN_LET_BOXES (or another variable, e.g. BANYAN_REMOTE_BOX_GROUPS)
+# sweeps that instead.
 #   scripts/cost-visit-sweep.sh BANYAN [P] [WEIGHTS...]  (default 4; 0 300 1000)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -46,6 +47,15 @@ for w in weights:
     print(f"{w:>5}: received bodies max {max(bodies) / 1e6:.1f} M, median {statistics.median(bodies) / 1e6:.1f} M; batch step {1e3 * r['batch_mean']:.1f} ms, best {1e3 * r['step_best']:.1f}, forces "
           f"{1e3 * r['step_t_total']:.1f}; wait for the slowest rank median {statistics.median(wait):.1f} ms, "
           f"max {max(wait):.1f}; received walk median {statistics.median(recv):.1f}, max {max(recv):.1f}")
+    if "received walk: boxes" in v: # the far field per box of groups (BANYAN_REMOTE_BOX_GROUPS)
+        nb, fr = v["received walk: boxes"], v["received walk: frontier cells"]
+        print(f"       boxes: {statistics.median(nb):.0f} a rank, overflowed {max(v['received walk: boxes overflowed']):.0f} "
+              f"at most, frontier {statistics.median([f / b for f, b in zip(fr, nb)]):.0f} cells a box (median), "
+              f"largest {max(v['received walk: largest frontier']):.0f}")
+    if "received walk: cells visited" in v:
+        print(f"       received walk: cells visited median {statistics.median(v['received walk: cells visited']) / 1e6:.0f} M, "
+              f"far cells {statistics.median(v['received walk: far cells']) / 1e6:.0f} M, "
+              f"pp {statistics.median(v['received walk: pp']) / 1e9:.2f} G, pc {statistics.median(v['received walk: pc']) / 1e9:.2f} G")
     with open("fit.jsonl", "a") as f:
         f.write(json.dumps({"weight": w, **{k: v[k] for k in v if "visited" in k or "walk" in k or "pp" in k
                                           or "pc" in k or "far" in k}}) + "\n")

@@ -9,7 +9,10 @@
  * rounding; a cell the rounding opens on one side only is the rare
  * exception); interaction counts within 0.1%; local (bn_gpu_walk) plus
  * remote against double direct summation over both spheres within issue
- * 3's bars (p50 2e-4, p99 2e-3 at theta 0.5). Also: the walk adds to its
+ * 3's bars (p50 2e-4, p99 2e-3 at theta 0.5). Those compare the walk
+ * from the root (BANYAN_REMOTE_BOX_GROUPS=0); the default walk (the far
+ * field per box of groups, bn_gpu_box_far) against direct summation of
+ * the remote set, within a quarter of that walk's errors. Also: the walk adds to its
  * output and repeats to the bit, active groups and bins, a tree at the
  * stack's limit, and sources refused with a message.
  * Skipped (77) without a usable GPU. */
@@ -166,12 +169,14 @@ typedef struct scene {
     dev_local d;
     bn_gpu_source src;   /* the LET on the device */
     double *cpu;         /* CPU remote walk, key order, 4 per body, G applied */
-    float4 *gpu;         /* GPU remote walk from zero, key order */
+    float4 *gpu;         /* GPU remote walk from zero, key order, each group from the root */
+    float4 *gpu_box;     /* ... the default: the received trees' far field per box of groups */
     bn_force_stats st_cpu, st_gpu;
     float4 *d_out;
 } scene;
 
-/* Walk the LET on the device into d_out (set to zero first, or left). */
+/* Walk the LET on the device into d_out (set to zero first, or left):
+ * the default walk (boxes: the far field per box of groups). */
 static void gpu_remote(scene *s, int zero, const bn_gpu_active *act, bn_force_stats *st)
 {
     const size_t n = s->loc.p->n;
@@ -205,10 +210,15 @@ static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_
     dev_local_make(&s->d, &s->loc, &g, amag);
     TU_OK(bn_gpu_source_upload(&s->let.src, &s->d.t, NULL, g.G, &s->src, 0));
     CU(cudaMalloc((void **)&s->d_out, n * sizeof(float4)));
-    gpu_remote(s, 1, NULL, &s->st_gpu);
     s->gpu = malloc(n * sizeof *s->gpu);
-    assert_non_null(s->gpu);
+    s->gpu_box = malloc(n * sizeof *s->gpu_box);
+    assert_true(s->gpu && s->gpu_box);
+    gpu_remote(s, 1, NULL, NULL); /* the boxes' walk (the CPU's counterpart walks each group from the root) */
+    CU(cudaMemcpy(s->gpu_box, s->d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* the CPU's walk, for assert_agree */
+    gpu_remote(s, 1, NULL, &s->st_gpu);
     CU(cudaMemcpy(s->gpu, s->d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     print_message("LET: %d of %d cells, %d bodies; counts cpu pp %.0f pc %.0f far %.0f, gpu pp %.0f pc %.0f far %.0f\n",
                   s->let.src.n_cells, s->rem.t.n_nodes, s->src.n_bodies, s->st_cpu.n_pp, s->st_cpu.n_pc,
                   s->st_cpu.n_far, s->st_gpu.n_pp, s->st_gpu.n_pc, s->st_gpu.n_far);
@@ -224,6 +234,7 @@ static void scene_free(scene *s)
     side_free(&s->rem);
     free(s->cpu);
     free(s->gpu);
+    free(s->gpu_box);
 }
 
 static double rel3(double ax, double ay, double az, double bx, double by, double bz)
@@ -260,14 +271,15 @@ static void assert_agree(const scene *s, const char *what)
     free(ep);
 }
 
-/* Double direct summation over both sets at local body j (key order):
- * a[0..2], a[3] = phi, G included, the self pair left out. */
-static void direct_at(const scene *s, size_t j, double a[4])
+/* Double direct summation over both sets (or the remote one only) at
+ * local body j (key order): a[0..2], a[3] = phi, G included, the self
+ * pair left out. */
+static void direct_at(const scene *s, size_t j, int remote_only, double a[4])
 {
     const bn_tree *t = &s->loc.t;
     const double x[3] = {t->pos[0][j], t->pos[1][j], t->pos[2][j]}, e2 = s->g.softening * s->g.softening;
     memset(a, 0, 4 * sizeof *a);
-    for (int side_k = 0; side_k < 2; side_k++) {
+    for (int side_k = remote_only; side_k < 2; side_k++) {
         const bn_particles *p = side_k ? s->rem.p : NULL;
         const size_t n = side_k ? p->n : t->n;
         for (size_t i = 0; i < n; i++) {
@@ -300,7 +312,7 @@ static void assert_total_errors(scene *s, double p50_bar, double p99_bar)
     for (size_t t = 0; t < m; t++) {
         const size_t j = (t * 2654435761u) % n;
         double a[4];
-        direct_at(s, j, a);
+        direct_at(s, j, 0, a);
         ea[t] = rel3(got[j].x, got[j].y, got[j].z, a[0], a[1], a[2]);
     }
     qsort(ea, m, sizeof *ea, bn_cmp_double);
@@ -311,6 +323,49 @@ static void assert_total_errors(scene *s, double p50_bar, double p99_bar)
     bn_gpu_walk_scratch_free(ws);
     free(got);
     free(ea);
+}
+
+/* p50 and p99 of the remote walk out's |da|/|a| against double direct
+ * summation of the remote set, on a sample of m local bodies. */
+static void remote_errors(const scene *s, const float4 *out, size_t m, double *p50, double *p99)
+{
+    const size_t n = s->loc.p->n;
+    double *ea = malloc(m * sizeof *ea);
+    assert_non_null(ea);
+    for (size_t t = 0; t < m; t++) {
+        const size_t j = (t * 2654435761u) % n;
+        double a[4];
+        direct_at(s, j, 1, a);
+        ea[t] = rel3(out[j].x, out[j].y, out[j].z, a[0], a[1], a[2]);
+    }
+    qsort(ea, m, sizeof *ea, bn_cmp_double);
+    *p50 = bn_percentile(ea, m, 0.5);
+    *p99 = bn_percentile(ea, m, 0.99);
+    free(ea);
+}
+
+/* The default walk (the far field per box of groups) against the walk
+ * from the root (the CPU's, assert_agree): it took another way (some
+ * forces differ), and against double direct summation of the remote set
+ * its p50 is the plain walk's within a quarter (the box's far cells are
+ * finer than a group's, its expansion's distance to size the same
+ * ratio), its p99 too or below 5e-4, a quarter of issue 3's p99 bar:
+ * where every source is far (100 units off) a group's expansion is
+ * evaluated far closer to its centre than the box's, whose error stays
+ * within the same bound (measured: p99 2.5e-4 against 5.2e-5, p50
+ * 9.5e-6 against 9.3e-6). */
+static void assert_boxes_close(const scene *s, const char *what)
+{
+    const size_t n = s->loc.p->n, m = 1000;
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) differ += memcmp(&s->gpu[i], &s->gpu_box[i], sizeof(float4)) != 0;
+    double b50, b99, p50, p99;
+    remote_errors(s, s->gpu_box, m, &b50, &b99);
+    remote_errors(s, s->gpu, m, &p50, &p99);
+    print_message("%s: remote field vs direct: boxes p50 %.2e p99 %.2e, from the root p50 %.2e p99 %.2e; %zu of %zu "
+                  "forces differ\n", what, b50, b99, p50, p99, differ, n);
+    assert_true(differ > 0);
+    assert_true(b50 <= 1.25 * p50 + 1e-7 && (b99 <= 1.25 * p99 + 1e-7 || b99 <= 5e-4));
 }
 
 static bn_gravity_params params(double theta, double eps)
@@ -335,6 +390,7 @@ static void test_overlapping(void **state)
     scene s;
     scene_make(&s, shifted_plummer(1 << 15, 31, 0.0), shifted_plummer(1 << 15, 32, 0.5), params(0.5, 1e-3), NULL, 0);
     assert_agree(&s, "overlapping");
+    assert_boxes_close(&s, "overlapping");
     assert_total_errors(&s, 2e-4, 2e-3);
     scene_free(&s);
 }
@@ -356,6 +412,7 @@ static void test_far_chunks_unsoftened(void **state)
                   s.src.n_bodies);
     assert_true(closed > 0 && s.src.n_bodies < 30000 && s.st_gpu.n_far > 0);
     assert_agree(&s, "far, groups <= 200, eps 0");
+    assert_boxes_close(&s, "far, groups <= 200, eps 0");
     scene_free(&s);
 }
 
@@ -367,6 +424,7 @@ static void test_one_box(void **state)
     scene s;
     scene_make(&s, shifted_plummer(20000, 43, 0.0), shifted_plummer(20000, 44, 2.0), params(0.7, 1e-3), NULL, 1);
     assert_agree(&s, "one box");
+    assert_boxes_close(&s, "one box");
     scene_free(&s);
 }
 
@@ -398,6 +456,7 @@ static void test_accel(void **state)
     scene s;
     scene_make(&s, lp, rp, g, amag, 0);
     assert_agree(&s, "accel alpha 1e-3");
+    assert_boxes_close(&s, "accel alpha 1e-3");
     scene_free(&s);
     free(amag);
     bn_tree_workspace_free(ws);
@@ -415,14 +474,15 @@ static void test_adds_repeats_active(void **state)
     const size_t n = s.loc.p->n;
     float4 *two = malloc(n * sizeof *two);
     assert_non_null(two);
-    gpu_remote(&s, 0, NULL, NULL); /* onto the first walk's output */
+    gpu_remote(&s, 1, NULL, NULL); /* the default walk (boxes) ... */
+    gpu_remote(&s, 0, NULL, NULL); /* ... and again onto its output */
     CU(cudaMemcpy(two, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < n; i++) {
-        const float4 a = s.gpu[i], b = two[i];
+        const float4 a = s.gpu_box[i], b = two[i];
         if (b.x != 2 * a.x || b.y != 2 * a.y || b.z != 2 * a.z || b.w != 2 * a.w)
             fail_msg("body %zu: %g twice is %g, not %g", i, (double)a.x, (double)b.x, 2.0 * a.x);
     }
-    /* every third group, the odd bodies */
+    /* every third group, the odd bodies (a list: each from the root) */
     const int ng = s.d.t.n_groups, na = (ng + 2) / 3, bin_min = 1;
     int *list = malloc((size_t)na * sizeof *list);
     uint8_t *bin = malloc(n);
@@ -571,6 +631,7 @@ static void test_breadth_overflow_falls_back(void **state)
     scene_make(&s, shifted_plummer(5000, 43, 0.0), shifted_plummer(5000, 44, 0.5), params(0.5, 1e-3), NULL, 0);
     bn_walk_source src;
     full_tree(4, 2.0, 45, &src);
+    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* each group from the root, as the CPU's walk */
     const size_t n = s.loc.p->n;
     bn_force_stats cpu_st = {0}, gpu_st = {0};
     memset(s.cpu, 0, 4 * n * sizeof *s.cpu); /* the CPU walk adds to what is there */
@@ -590,6 +651,7 @@ static void test_breadth_overflow_falls_back(void **state)
     memset(&gpu_st, 0, sizeof gpu_st);
     gpu_remote(&s, 1, NULL, &gpu_st);
     unsetenv("BANYAN_REMOTE_WALK");
+    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     CU(cudaMemcpy(s.gpu, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
     assert_true(gpu_st.n_pp == cpu_st.n_pp);
     s.st_gpu = gpu_st;
@@ -654,7 +716,9 @@ static void test_device_message(void **state)
     bn_force_stats st2 = {0};
     const size_t n = s.loc.p->n;
     CU(cudaMemset(s.d_out, 0, n * sizeof(float4)));
+    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* as s.gpu was walked */
     TU_OK(bn_gpu_walk_remote(&s.d.t, &from, &s.g, NULL, s.d_out, &st2, 0));
+    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     float4 *twice = malloc(n * sizeof *twice);
     assert_non_null(twice);
     CU(cudaMemcpy(twice, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));

@@ -47,6 +47,7 @@
  * counters are integers).
  */
 #include <cuda_runtime.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/cuda_check.h"
 #include "core/trace.h"
@@ -85,6 +86,14 @@
                                  over a received tree (48 KiB, one warp a
                                  block): the groups that overflowed the
                                  first one's                              */
+#endif
+#ifndef BN_WALK_BOX_GROUPS
+#define BN_WALK_BOX_GROUPS 16 /* consecutive groups per box of the received
+                                 trees' far field (bn_gpu_box_far)        */
+#endif
+#ifndef BN_WALK_BOX_FRONT
+#define BN_WALK_BOX_FRONT 3072 /* a box's frontier cells at most (beyond:
+                                 its groups walk from the root)          */
 #endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer:
                                  two tiles of 32 (flushes take whole tiles
@@ -166,6 +175,8 @@ struct bn_walk_args {
                                  overflow the stack (their nodes have no
                                  bodies to fall back on), for the
                                  depth-first walk                        */
+    bn_gpu_box_far box;       /* REMOTE: the far field per box (walk_gpu.h);
+                                 box.n_boxes 0: every group from the root */
 };
 
 /* The targets and partial sums of one lane: T of them (2 in the local
@@ -527,6 +538,163 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack
     if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves<EXACT>(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
+/* A box's bounds (walk_gpu.h's bn_gpu_box_far): its groups' boxes'
+ * union, the half sizes rounded up so that it holds each of them; w:
+ * the groups' smallest and largest alpha |a_old| / G (accel MAC). */
+__device__ void bn_walk_box_bounds(const bn_gpu_tree &t, int g0, int k, int lane, float4 *bc, float4 *bh, float *wmin,
+                                   float *wmax)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    float w0 = INFINITY, w1 = -INFINITY;
+    const int ng = bn_gpu_tree_groups(&t);
+    if (lane < k && g0 + lane < ng) {
+        const float4 c = t.group_box[g0 + lane], h = t.group_half[g0 + lane];
+        lo[0] = c.x - h.x, lo[1] = c.y - h.y, lo[2] = c.z - h.z;
+        hi[0] = c.x + h.x, hi[1] = c.y + h.y, hi[2] = c.z + h.z;
+        w0 = w1 = h.w;
+    }
+    for (int off = 16; off > 0; off >>= 1) {
+        for (int d = 0; d < 3; d++) {
+            lo[d] = fminf(lo[d], __shfl_xor_sync(BN_FULL, lo[d], off));
+            hi[d] = fmaxf(hi[d], __shfl_xor_sync(BN_FULL, hi[d], off));
+        }
+        w0 = fminf(w0, __shfl_xor_sync(BN_FULL, w0, off));
+        w1 = fmaxf(w1, __shfl_xor_sync(BN_FULL, w1, off));
+    }
+    float c[3], h[3];
+    for (int d = 0; d < 3; d++) {
+        c[d] = 0.5f * (lo[d] + hi[d]);
+        h[d] = fmaxf(hi[d] - c[d], c[d] - lo[d]) * (1.f + 1e-6f);
+    }
+    *bc = make_float4(c[0], c[1], c[2], 0.f);
+    *bh = make_float4(h[0], h[1], h[2], 0.f);
+    *wmin = w0;
+    *wmax = w1;
+}
+
+/* The MAC's opening test at squared distance d2 (w: alpha |a_old| / G). */
+__device__ __forceinline__ bool bn_walk_opens_at(const bn_walk_args &a, float d2, float4 q1, float w)
+{
+    return a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, w) : bn_mac_geometric_open_f(d2, q1.z);
+}
+
+/* One warp per box (walk_gpu.h's bn_gpu_box_far): its far cells into
+ * its expansion, the nodes all of its groups open opened, every other
+ * cell to its frontier. A cell is accepted by every group when the MAC
+ * accepts it at the box's nearest point (and the smallest alpha |a|),
+ * opened by every group when it opens at the box's farthest point (and
+ * the largest). */
+__global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk_args a, bn_gpu_box_far o)
+{
+    __shared__ bn_walk_smem smem[BN_WALK_WARPS];
+    const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int b = blockIdx.x * BN_WALK_WARPS + w;
+    if (b >= o.n_boxes) return; /* whole warps */
+    if (b * o.groups_per_box >= bn_gpu_tree_groups(&a.t)) { /* past the groups (n_boxes is from a bound) */
+        if (lane == 0) o.count[b] = 0;
+        return;
+    }
+    bn_walk_smem *sm = &smem[w];
+    int *stack = sm->stack, *front = o.front + (size_t)b * o.cap;
+    float4 bc, bh;
+    float wmin, wmax;
+    bn_walk_box_bounds(a.t, b * o.groups_per_box, o.groups_per_box, lane, &bc, &bh, &wmin, &wmax);
+    const float far_r2 = (bh.x * bh.x + bh.y * bh.y + bh.z * bh.z) / a.far_kt2;
+#pragma unroll
+    for (int q = 0; q < BN_LOCAL_TERMS / 4; q++) sm->local[lane][q] = make_float4(0.f, 0.f, 0.f, 0.f);
+    int size = 1, far_head = 0, far_n = 0, n_front = 0;
+    long long visits = 0, n_far = 0;
+    if (lane == 0) stack[0] = 0;
+    __syncwarp();
+    while (size > 0 && n_front <= o.cap) {
+        const int k = min(32, size), base = size - k;
+        visits += k;
+        const bool valid = lane < k;
+        const int cell = valid ? stack[base + lane] : 0;
+        __syncwarp(); /* popped before the pushes below overwrite the slots */
+        bool far = false, open_all = false;
+        int2 child = make_int2(-1, 0);
+        if (valid) {
+            const float4 com = a.s.com[cell], q1 = a.s.quad1[cell];
+            child = a.s.child[cell];
+            const float3 d = bn_gpu_in_frame(com, a.s.com_lo[cell], bc);
+            const float near2 = bn_box_dist2_f(d.x, d.y, d.z, -bh.x, -bh.y, -bh.z, bh.x, bh.y, bh.z);
+            const bool accepted = !bn_walk_opens_at(a, near2, q1, wmin);
+            far = accepted && d.x * d.x + d.y * d.y + d.z * d.z > far_r2;
+            const float ex = fabsf(d.x) + bh.x, ey = fabsf(d.y) + bh.y, ez = fabsf(d.z) + bh.z;
+            open_all = !accepted && bn_walk_opens_at(a, ex * ex + ey * ey + ez * ez, q1, wmax);
+        }
+        const int nc = open_all && child.y > 0 ? child.y : 0;
+        const int incl = bn_warp_inclusive_scan(nc, lane);
+        const bool push = nc > 0 && base + incl <= BN_WALK_STACK;
+        if (push)
+            for (int c = 0; c < nc; c++) stack[base + incl - nc + c] = child.x + c;
+        size = base + __reduce_max_sync(BN_FULL, push ? incl : 0);
+
+        const unsigned far_mask = __ballot_sync(BN_FULL, far);
+        if (far) sm->far[(far_head + far_n + __popc(far_mask & ((1u << lane) - 1u))) & (BN_WALK_RING - 1)] = cell;
+        far_n += __popc(far_mask);
+        __syncwarp();
+        if (far_n >= 32) {
+            bn_walk_flush_far(a, sm, far_head, 32, bc, lane);
+            far_head = (far_head + 32) & (BN_WALK_RING - 1);
+            far_n -= 32;
+            n_far += 32;
+        }
+
+        const bool to_front = valid && !far && !push;
+        const unsigned front_mask = __ballot_sync(BN_FULL, to_front);
+        const int at = n_front + __popc(front_mask & ((1u << lane) - 1u));
+        if (to_front && at < o.cap) front[at] = cell;
+        n_front += __popc(front_mask);
+    }
+    bn_walk_flush_far(a, sm, far_head, far_n, bc, lane);
+    n_far += far_n;
+    const bn_local_f L = bn_walk_local_total(sm, lane, false);
+    if (lane == 0) {
+        float v[BN_LOCAL_TERMS];
+        int j = 0;
+#define BN_WALK_BOX_STORE(f) v[j++] = L.f;
+        BN_LOCAL_FIELDS(BN_WALK_BOX_STORE)
+#undef BN_WALK_BOX_STORE
+        for (int q = 0; q < BN_LOCAL_TERMS / 4; q++)
+            o.local[(BN_LOCAL_TERMS / 4) * (size_t)b + q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+        o.center[b] = bc;
+        o.count[b] = n_front <= o.cap ? n_front : -1;
+        if (n_far) atomicAdd(&a.counts[2], (unsigned long long)n_far);
+        if (a.act.cost) atomicAdd(&a.counts[4], (unsigned long long)visits);
+    }
+}
+
+/* The box's expansion (bn_gpu_box_far) at this lane's targets, in the
+ * lanes of sub 0 only (the butterfly then adds it once): their positions
+ * moved from the group's centre to the box's. */
+template <int T>
+__device__ __forceinline__ void bn_walk_add_box(const bn_walk_args &a, int box, float4 gc, int sub, int nt,
+                                                const int *tid, bn_walk_targets<T> *tg)
+{
+    if (sub != 0) return;
+    const float4 *q = a.box.local + (BN_LOCAL_TERMS / 4) * (size_t)box;
+    float v[BN_LOCAL_TERMS];
+#pragma unroll
+    for (int k = 0; k < BN_LOCAL_TERMS / 4; k++) {
+        const float4 u = q[k];
+        v[4 * k] = u.x, v[4 * k + 1] = u.y, v[4 * k + 2] = u.z, v[4 * k + 3] = u.w;
+    }
+    bn_local_f L;
+    int j = 0;
+#define BN_WALK_BOX_TERM(f) L.f = v[j++];
+    BN_LOCAL_FIELDS(BN_WALK_BOX_TERM)
+#undef BN_WALK_BOX_TERM
+    const float4 bc = a.box.center[box];
+    const float ox = gc.x - bc.x, oy = gc.y - bc.y, oz = gc.z - bc.z;
+#pragma unroll
+    for (int k = 0; k < T; k++)
+        if (tid[k] < nt)
+            bn_local_eval_f(&L, tg->pos[k].x + ox, tg->pos[k].y + oy, tg->pos[k].z + oz, &tg->acc[k].x, &tg->acc[k].y,
+                            &tg->acc[k].z, &tg->acc[k].w);
+}
+
 /* Lanes per target set (T targets a lane): the most lanes a set may
  * share whose slots (32 / L sets of T) still hold nt. */
 template <int T>
@@ -545,7 +713,7 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP, int T>
 __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
-                              int lane, bool far_done, unsigned long long cnt[4])
+                              int lane, bool far_done, int box, unsigned long long cnt[4])
 {
     const int L = bn_walk_lanes_per_pair<T>(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -567,13 +735,25 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     if (!far_done)
 #pragma unroll
         for (int q = 0; q < BN_LOCAL_TERMS / 4; q++) sm->local[lane][q] = make_float4(0.f, 0.f, 0.f, 0.f);
-    int size = 1;
-    if (lane == 0) stack[0] = 0;
+    /* from the root, or (box >= 0) from the box's frontier, fed to the
+     * stack 32 cells at a time whenever it holds fewer than 32 */
+    const int n_front = REMOTE && box >= 0 ? a.box.count[box] : 0;
+    const int *front = REMOTE && box >= 0 ? a.box.front + (size_t)box * a.box.cap : NULL;
+    int size = REMOTE && box >= 0 ? 0 : 1;
+    if (size && lane == 0) stack[0] = 0;
     __syncwarp();
     long long visits = 0; /* cells the traversal took (COST: the costs and the counters) */
-    while (size > 0) {
+    for (int fed = 0; size > 0 || fed < n_front;) {
+        if (REMOTE && fed < n_front && size < 32) {
+            const int m = min(32, n_front - fed);
+            if (lane < m) stack[size + lane] = front[fed + lane];
+            __syncwarp();
+            size += m;
+            fed += m;
+        }
         if (COST) visits += min(32, size);
         bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
+        if (REMOTE && st.overflow) break;
     }
     if (REMOTE && st.overflow) return false; /* warp-uniform: the group is walked again */
     /* what is left in the lists */
@@ -584,6 +764,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     st.n_pc += st.pc_n;
     st.n_far += st.far_n;
     __syncwarp();
+    if (REMOTE && box >= 0) bn_walk_add_box(a, box, gc, sub, nt, tid, &tg);
     const bn_local_f far = bn_walk_local_total(sm, lane, far_done);
     const int bin_min = a.act.bin ? *a.act.bin_min : 0;
 
@@ -655,9 +836,14 @@ __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     const int2 gb = a.t.group_body[group];
     const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     static_assert(REMOTE || 32 * T == BN_WALK_CHUNK, "the local walk's chunk");
+    int box = -1; /* REMOTE: the group's box, where it has a frontier */
+    if (REMOTE && a.box.n_boxes > 0) {
+        const int b = group / a.box.groups_per_box;
+        if (a.box.count[b] >= 0) box = b;
+    }
     for (int c = 0; c < gb.y; c += 32 * T)
         if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP, T>(a, sm, stack, gb.x + c, min(32 * T, gb.y - c), gc, gh, lane,
-                                                        c > 0, cnt)) {
+                                                        c > 0, box, cnt)) {
             if (lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
             return;
         }
@@ -832,23 +1018,81 @@ static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, 
 
 /* The arguments of a walk of src's cells for local's groups. */
 static bn_walk_args bn_walk_source_args(const bn_gpu_tree *local, const bn_gpu_source *src,
-                                        const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
-                                        unsigned long long *counts, int *overflow, int *overflow_count)
+                                        const bn_gravity_params *g, const bn_gpu_active *act,
+                                        const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
+                                        int *overflow, int *overflow_count)
 {
     bn_walk_args a = bn_walk_args_of(local, g, act, out);
     a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
     a.counts = counts;
     a.overflow = overflow;
     a.overflow_count = overflow_count;
+    if (boxes) a.box = *boxes;
     return a;
 }
 
-extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
-                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
-                                         unsigned long long *counts, int *overflow, int *overflow_count,
-                                         cudaStream_t stream)
+/* Groups per box of the received trees' far field: BN_WALK_BOX_GROUPS,
+ * or BANYAN_REMOTE_BOX_GROUPS (0: off, at most 32), a tuning aid. */
+static int bn_walk_box_groups(void)
 {
-    const bn_walk_args a = bn_walk_source_args(local, src, g, act, out, counts, overflow, overflow_count);
+    const char *e = getenv("BANYAN_REMOTE_BOX_GROUPS");
+    if (!e || !*e) return BN_WALK_BOX_GROUPS;
+    const long v = strtol(e, NULL, 10);
+    return v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS;
+}
+
+extern "C" bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                         const bn_gravity_params *g, const bn_gpu_active *act,
+                                         unsigned long long *counts, bn_gpu_box_far *out, cudaStream_t stream)
+{
+    memset(out, 0, sizeof *out);
+    const int k = bn_walk_box_groups();
+    bn_walk_args a = bn_walk_source_args(local, src, g, act, NULL, NULL, counts, NULL, NULL);
+    if (k == 0 || a.far_kt2 <= 0.f || (act && act->groups) || local->group_bound <= 0 || src->n_cells == 0)
+        return BN_OK;
+    bn_gpu_box_far b;
+    memset(&b, 0, sizeof b);
+    b.groups_per_box = k;
+    b.cap = BN_WALK_BOX_FRONT;
+    b.n_boxes = (local->group_bound + k - 1) / k;
+    const size_t n = (size_t)b.n_boxes;
+    bn_status r = bn_cuda_dev_alloc(&b.front, n * (size_t)b.cap, "received trees' boxes", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.count, n, "received trees' boxes", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.local, n * (BN_LOCAL_TERMS / 4), "received trees' boxes", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.center, n, "received trees' boxes", stream);
+    if (r == BN_OK) { /* a box past the groups' count (group_bound is a bound) keeps a count of -1 */
+        r = cudaMemsetAsync(b.count, 0xff, n * sizeof(int), stream) == cudaSuccess
+                ? BN_OK
+                : bn_fail(BN_ERR_DEVICE, "received trees' boxes: clearing their counts");
+    }
+    if (r == BN_OK) {
+        bn_walk_box_kernel<<<(b.n_boxes + BN_WALK_WARPS - 1) / BN_WALK_WARPS, BN_WALK_WARPS * 32, 0, stream>>>(a, b);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) r = bn_cuda_fail(e, "received trees' boxes", __FILE__, __LINE__);
+    }
+    if (r != BN_OK) {
+        bn_gpu_box_far_free(&b, stream);
+        return r;
+    }
+    *out = b;
+    return BN_OK;
+}
+
+extern "C" void bn_gpu_box_far_free(bn_gpu_box_far *b, cudaStream_t stream)
+{
+    bn_cuda_free(b->front, stream);
+    bn_cuda_free(b->count, stream);
+    bn_cuda_free(b->local, stream);
+    bn_cuda_free(b->center, stream);
+    memset(b, 0, sizeof *b);
+}
+
+extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
+                                         const bn_gravity_params *g, const bn_gpu_active *act,
+                                         const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
+                                         int *overflow, int *overflow_count, cudaStream_t stream)
+{
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, overflow, overflow_count);
     int resident = 0;
     BN_TRY(bn_walk_resident_blocks(&resident));
     return bn_walk_launch_all<true>(a, resident, stream);
@@ -888,13 +1132,13 @@ static bn_status bn_walk_deep_launch(const bn_walk_args &a, int blocks, cudaStre
 }
 
 extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src,
-                                              const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
-                                              unsigned long long *counts, int *overflow, int *overflow_count,
-                                              cudaStream_t stream)
+                                              const bn_gravity_params *g, const bn_gpu_active *act,
+                                              const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
+                                              int *overflow, int *overflow_count, cudaStream_t stream)
 {
     if (!act || !act->groups || !act->count)
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no list of groups");
-    const bn_walk_args a = bn_walk_source_args(local, src, g, act, out, counts, overflow, overflow_count);
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, overflow, overflow_count);
     int resident = 0; /* a block an SM (the list holds a few groups; the blocks loop over it) */
     BN_TRY(bn_walk_resident_blocks(&resident));
     resident /= BN_WALK_MIN_BLOCKS;

@@ -143,24 +143,60 @@ void bn_gpu_source_free(bn_gpu_source *s, cudaStream_t stream);
 bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                              const bn_gpu_active *act, float4 *out, bn_force_stats *stats, cudaStream_t stream);
 
+/* The received trees' far field per box (issue 18: their walk was its
+ * traversal; 1800 cells a group on 4 GPUs, three quarters of them far
+ * cells that the neighbouring groups take too). A box is a run of
+ * groups_per_box consecutive groups (key order: neighbours), its bounds
+ * their boxes'. One warp per box walks src from its root with the box
+ * for a group: the cells every target of the box accepts beyond the
+ * box's expansion distance go into one expansion about the box's centre
+ * (as a group's far cells do about the group's: the same ratio of
+ * distance to size, kappa theta, bounds its truncation); the nodes every
+ * group of the box opens are opened; every other cell goes to the box's
+ * frontier, from which each group's walk then starts instead of the
+ * root, adding the box's expansion at its targets. A group accepts no
+ * cell it would have opened, and takes any cell it would have accepted
+ * as that cell or as its children (more terms, never fewer). A box whose
+ * frontier outgrows cap cells has count -1: its groups walk from the
+ * root. Only where every group is walked (not block steps' active
+ * lists) and the group expansion is on. */
+typedef struct bn_gpu_box_far {
+    int n_boxes, groups_per_box, cap; /* n_boxes 0: none (the plain walk) */
+    int *front;                       /* box b's frontier: front[b cap ..] */
+    int *count;                       /* its length; -1: overflowed        */
+    float4 *local;                    /* box b's expansion: 5 float4 from
+                                         local[5 b], BN_LOCAL_FIELDS order */
+    float4 *center;                   /* its centre (local's frame, w 0)  */
+} bn_gpu_box_far;
+/* The boxes of local's groups over src (out->n_boxes 0 where not
+ * applicable, or BANYAN_REMOTE_BOX_GROUPS=0); far cells and visits
+ * (with act's costs) added to counts[2], counts[4]. Queued on stream. */
+bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
+                              const bn_gpu_active *act, unsigned long long *counts, bn_gpu_box_far *out,
+                              cudaStream_t stream);
+void bn_gpu_box_far_free(bn_gpu_box_far *b, cudaStream_t stream);
+
 /* The breadth-wise walk of bn_gpu_walk (walk_cuda.cu) over src's cells
  * and bodies instead of local's own, for local's groups (act as above),
  * ADDED to out; the interaction counts added to counts[0..3). A group
  * whose walk would overflow the stack (a received node has no bodies to
  * fall back on) writes nothing and is listed in overflow[0 ..
  * *overflow_count) (device; room for local's group_bound) for the
- * depth-first walk. Used by bn_gpu_walk_remote. */
+ * depth-first walk. boxes (NULL or none: from the root): each group
+ * starts from its box's frontier and adds its box's expansion. Used by
+ * bn_gpu_walk_remote. */
 bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
-                              const bn_gpu_active *act, float4 *out, unsigned long long *counts, int *overflow,
-                              int *overflow_count, cudaStream_t stream);
+                              const bn_gpu_active *act, const bn_gpu_box_far *boxes, float4 *out,
+                              unsigned long long *counts, int *overflow, int *overflow_count, cudaStream_t stream);
 
 /* The groups of act's list (act->groups, act->count: bn_gpu_walk_sources'
  * overflow list) walked again as bn_gpu_walk_sources does, with a stack
  * of BN_WALK_DEEP_STACK cells; those that overflow it too go to
  * overflow[0 .. *overflow_count) for the depth-first walk. */
 bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
-                                   const bn_gpu_active *act, float4 *out, unsigned long long *counts, int *overflow,
-                                   int *overflow_count, cudaStream_t stream);
+                                   const bn_gpu_active *act, const bn_gpu_box_far *boxes, float4 *out,
+                                   unsigned long long *counts, int *overflow, int *overflow_count,
+                                   cudaStream_t stream);
 
 #ifdef __cplusplus
 }

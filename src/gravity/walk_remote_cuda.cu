@@ -561,13 +561,17 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
                           cudaMemsetAsync(deep_count, 0, sizeof *deep_count, stream) == cudaSuccess
                       ? BN_OK
                       : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its lists");
-    if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, out, src->counts, list, count, stream);
+    bn_gpu_box_far boxes; /* the received trees' far field per box of groups */
+    memset(&boxes, 0, sizeof boxes);
+    if (r == BN_OK) r = bn_gpu_box_far_make(local, src, g, act, src->counts, &boxes, stream);
+    if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, &boxes, out, src->counts, list, count, stream);
     bn_gpu_active listed; /* only the listed groups, with the active bodies of act */
     memset(&listed, 0, sizeof listed);
     if (act) listed = *act;
     listed.groups = list;
     listed.count = count;
-    if (r == BN_OK) r = bn_gpu_walk_sources_deep(local, src, g, &listed, out, src->counts, deep, deep_count, stream);
+    if (r == BN_OK)
+        r = bn_gpu_walk_sources_deep(local, src, g, &listed, &boxes, out, src->counts, deep, deep_count, stream);
     if (r == BN_OK) {
         a.act.groups = deep;
         a.act.count = deep_count;
@@ -584,6 +588,22 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
         bn_trace_count("received walk: source cells", (double)src->n_cells);
         bn_trace_count("received walk: source bodies", (double)src->n_bodies);
     }
+    if (r == BN_OK && bn_trace_on() && boxes.n_boxes > 0) {
+        int *c = (int *)bn_alloc_array((size_t)boxes.n_boxes, sizeof(int), "box counts");
+        if (c && bn_cuda_read(c, boxes.count, (size_t)boxes.n_boxes * sizeof(int), "box counts", stream) == BN_OK) {
+            double sum = 0, over = 0, most = 0;
+            for (int i = 0; i < boxes.n_boxes; i++) {
+                if (c[i] < 0) over += 1;
+                else sum += c[i], most = c[i] > most ? c[i] : most;
+            }
+            bn_trace_count("received walk: boxes", (double)boxes.n_boxes);
+            bn_trace_count("received walk: boxes overflowed", over);
+            bn_trace_count("received walk: frontier cells", sum);
+            bn_trace_count("received walk: largest frontier", most);
+        }
+        free(c);
+    }
+    bn_gpu_box_far_free(&boxes, stream);
     bn_cuda_free(list, stream); /* stream-ordered: after the walks */
     if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
     return r;
