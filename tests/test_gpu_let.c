@@ -185,6 +185,19 @@ static void gpu_remote(scene *s, int zero, const bn_gpu_active *act, bn_force_st
     CU(cudaDeviceSynchronize());
 }
 
+/* gpu_remote with BANYAN_REMOTE_BOX_GROUPS = boxes ("0": each group
+ * from the root), the variable put back as it was after. */
+static void gpu_remote_boxes(scene *s, const char *boxes, int zero, const bn_gpu_active *act, bn_force_stats *st)
+{
+    const char *was = getenv("BANYAN_REMOTE_BOX_GROUPS");
+    char *keep = was ? strdup(was) : NULL;
+    setenv("BANYAN_REMOTE_BOX_GROUPS", boxes, 1);
+    gpu_remote(s, zero, act, st);
+    if (keep) setenv("BANYAN_REMOTE_BOX_GROUPS", keep, 1);
+    else unsetenv("BANYAN_REMOTE_BOX_GROUPS");
+    free(keep);
+}
+
 static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_params g, const double *amag,
                        int one_box)
 {
@@ -213,12 +226,10 @@ static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_
     s->gpu = malloc(n * sizeof *s->gpu);
     s->gpu_box = malloc(n * sizeof *s->gpu_box);
     assert_true(s->gpu && s->gpu_box);
-    gpu_remote(s, 1, NULL, NULL); /* the boxes' walk (the CPU's counterpart walks each group from the root) */
+    gpu_remote_boxes(s, "16", 1, NULL, NULL); /* the default: boxes of 16 groups */
     CU(cudaMemcpy(s->gpu_box, s->d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
-    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* the CPU's walk, for assert_agree */
-    gpu_remote(s, 1, NULL, &s->st_gpu);
+    gpu_remote_boxes(s, "0", 1, NULL, &s->st_gpu); /* the CPU's walk, for assert_agree */
     CU(cudaMemcpy(s->gpu, s->d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
-    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     print_message("LET: %d of %d cells, %d bodies; counts cpu pp %.0f pc %.0f far %.0f, gpu pp %.0f pc %.0f far %.0f\n",
                   s->let.src.n_cells, s->rem.t.n_nodes, s->src.n_bodies, s->st_cpu.n_pp, s->st_cpu.n_pc,
                   s->st_cpu.n_far, s->st_gpu.n_pp, s->st_gpu.n_pc, s->st_gpu.n_far);
@@ -347,13 +358,17 @@ static void remote_errors(const scene *s, const float4 *out, size_t m, double *p
 /* The default walk (the far field per box of groups) against the walk
  * from the root (the CPU's, assert_agree): it took another way (some
  * forces differ), and against double direct summation of the remote set
- * its p50 is the plain walk's within a quarter (the box's far cells are
- * finer than a group's, its expansion's distance to size the same
- * ratio), its p99 too or below 5e-4, a quarter of issue 3's p99 bar:
- * where every source is far (100 units off) a group's expansion is
- * evaluated far closer to its centre than the box's, whose error stays
- * within the same bound (measured: p99 2.5e-4 against 5.2e-5, p50
- * 9.5e-6 against 9.3e-6). */
+ * its p50 is the plain walk's within a quarter, and its p99 within twice
+ * the plain walk's or below the expansion's leading dropped term at the
+ * box's largest distance to size, (BN_WALK_BOX_RATIO kappa theta)^3 =
+ * (0.5 x 0.2 x 0.6)^3 = 2.2e-4 in the far case (a bar set after that
+ * case's first measurement, below). The box's far cells are finer than a group's, but its
+ * expansion is evaluated up to the box's corners: where a group's own
+ * expansion is far within its bound (every source 100 units off, the
+ * outskirts' boxes several units wide) the box's errors rise to their
+ * bound's order. Measured on 4 H200s (session 22): p99 1.45e-4 against
+ * the plain walk's 5.2e-5 there (2.5e-4 at a ratio of 1), the same p50
+ * and p99 as the plain walk in the three other cases. */
 static void assert_boxes_close(const scene *s, const char *what)
 {
     const size_t n = s->loc.p->n, m = 1000;
@@ -365,7 +380,8 @@ static void assert_boxes_close(const scene *s, const char *what)
     print_message("%s: remote field vs direct: boxes p50 %.2e p99 %.2e, from the root p50 %.2e p99 %.2e; %zu of %zu "
                   "forces differ\n", what, b50, b99, p50, p99, differ, n);
     assert_true(differ > 0);
-    assert_true(b50 <= 1.25 * p50 + 1e-7 && (b99 <= 1.25 * p99 + 1e-7 || b99 <= 5e-4));
+    const double kt = 0.5 * s->g.group_expansion * s->g.theta; /* BN_WALK_BOX_RATIO kappa theta */
+    assert_true(b50 <= 1.25 * p50 + 1e-7 && b99 <= fmax(2.0 * p99, kt * kt * kt) + 1e-7);
 }
 
 static bn_gravity_params params(double theta, double eps)
@@ -397,7 +413,7 @@ static void test_overlapping(void **state)
 
 /* Far apart: the LET is mostly closed cells (r2 < 0, never opened),
  * most of which act through the groups' expansions; groups of up to
- * 200 (walked in chunks of 64), no softening. (At this distance no leaf
+ * 200 (walked in chunks of 64, of 128 in the received walk), no softening. (At this distance no leaf
  * is sent, so bn_pp_f's r^2 = 0 guard is not reached here.) */
 static void test_far_chunks_unsoftened(void **state)
 {
@@ -631,7 +647,6 @@ static void test_breadth_overflow_falls_back(void **state)
     scene_make(&s, shifted_plummer(5000, 43, 0.0), shifted_plummer(5000, 44, 0.5), params(0.5, 1e-3), NULL, 0);
     bn_walk_source src;
     full_tree(4, 2.0, 45, &src);
-    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* each group from the root, as the CPU's walk */
     const size_t n = s.loc.p->n;
     bn_force_stats cpu_st = {0}, gpu_st = {0};
     memset(s.cpu, 0, 4 * n * sizeof *s.cpu); /* the CPU walk adds to what is there */
@@ -640,9 +655,14 @@ static void test_breadth_overflow_falls_back(void **state)
     bn_gpu_source_free(&s.src, 0);
     TU_OK(bn_gpu_source_upload(&src, &s.d.t, NULL, s.g.G, &s.src, 0));
     assert_int_equal(s.src.stack_need, 1 + 7 * 4);
-    gpu_remote(&s, 1, NULL, &gpu_st);
+    gpu_remote_boxes(&s, "0", 1, NULL, &gpu_st); /* each group from the root, as the CPU's walk */
     CU(cudaMemcpy(s.gpu, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
     assert_true(gpu_st.n_pp == (double)n * 4096.0 && cpu_st.n_pp == gpu_st.n_pp);
+    /* with boxes: every box's frontier holds the 4096 leaves, more than
+     * BN_WALK_BOX_FRONT, so every group walks from the root: the same bits */
+    gpu_remote_boxes(&s, "16", 1, NULL, NULL);
+    CU(cudaMemcpy(s.gpu_box, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    assert_memory_equal(s.gpu_box, s.gpu, n * sizeof(float4));
     s.st_cpu = cpu_st;
     s.st_gpu = gpu_st;
     assert_agree(&s, "a full tree of 4 levels (the overflow's fallback)");
@@ -651,7 +671,6 @@ static void test_breadth_overflow_falls_back(void **state)
     memset(&gpu_st, 0, sizeof gpu_st);
     gpu_remote(&s, 1, NULL, &gpu_st);
     unsetenv("BANYAN_REMOTE_WALK");
-    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     CU(cudaMemcpy(s.gpu, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
     assert_true(gpu_st.n_pp == cpu_st.n_pp);
     s.st_gpu = gpu_st;
@@ -715,10 +734,10 @@ static void test_device_message(void **state)
     TU_OK(bn_gpu_source_merge(two, nc2, nb2, 2, &s.d.t, s.g.G, &from, 0));
     bn_force_stats st2 = {0};
     const size_t n = s.loc.p->n;
-    CU(cudaMemset(s.d_out, 0, n * sizeof(float4)));
-    setenv("BANYAN_REMOTE_BOX_GROUPS", "0", 1); /* as s.gpu was walked */
-    TU_OK(bn_gpu_walk_remote(&s.d.t, &from, &s.g, NULL, s.d_out, &st2, 0));
-    unsetenv("BANYAN_REMOTE_BOX_GROUPS");
+    const bn_gpu_source one = s.src;
+    s.src = from; /* walked as s.gpu was: each group from the root */
+    gpu_remote_boxes(&s, "0", 1, NULL, &st2);
+    s.src = one;
     float4 *twice = malloc(n * sizeof *twice);
     assert_non_null(twice);
     CU(cudaMemcpy(twice, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));

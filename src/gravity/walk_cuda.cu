@@ -47,6 +47,7 @@
  * counters are integers).
  */
 #include <cuda_runtime.h>
+#include <cub/cub.cuh>
 #include <stdlib.h>
 #include <string.h>
 #include "core/cuda_check.h"
@@ -92,8 +93,18 @@
                                  trees' far field (bn_gpu_box_far)        */
 #endif
 #ifndef BN_WALK_BOX_FRONT
-#define BN_WALK_BOX_FRONT 3072 /* a box's frontier cells at most (beyond:
-                                 its groups walk from the root)          */
+#define BN_WALK_BOX_FRONT 1024 /* a box's frontier cells at most (beyond:
+                                 its groups walk from the root; 4 GPUs,
+                                 weak Plummer: median 36, largest 340)  */
+#endif
+#ifndef BN_WALK_BOX_RATIO
+#define BN_WALK_BOX_RATIO 0.5f /* a box's far cells: beyond |box half
+                                 diagonal| / (this x kappa theta), twice
+                                 a group's distance for its size, so that
+                                 the expansion, evaluated up to the box's
+                                 corners (2.5 groups' sizes away for 16),
+                                 keeps a group's accuracy: at 1 a test's
+                                 distant sources' p99 grew 5x (session 22) */
 #endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer:
                                  two tiles of 32 (flushes take whole tiles
@@ -122,6 +133,8 @@
                                  by 3-5% at 2^24, and 16 (118)           */
 #endif
 #define BN_FULL 0xffffffffu
+static_assert(BN_WALK_BOX_GROUPS >= 0 && BN_WALK_BOX_GROUPS <= 32, "a box's bounds are one warp's reduction");
+static_assert(BN_WALK_STACK >= 64, "a frontier's refill puts up to 63 cells on the stack");
 static_assert(BN_WALK_GROUPS_PER_WARP == 4, "the walk's launch instantiates 4, 2 and 1 groups per warp");
 static_assert(BN_WALK_RING == 64, "a ring is two tiles of 32: its heads stay at 0 and 32");
 static_assert(BN_LOCAL_TERMS % 4 == 0, "the far-field terms are kept as float4");
@@ -547,10 +560,10 @@ __device__ void bn_walk_box_bounds(const bn_gpu_tree &t, int g0, int k, int lane
     float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     float w0 = INFINITY, w1 = -INFINITY;
     const int ng = bn_gpu_tree_groups(&t);
-    if (lane < k && g0 + lane < ng) {
+    if (lane < k && g0 + lane < ng) { /* rounded outwards: the box holds every group's */
         const float4 c = t.group_box[g0 + lane], h = t.group_half[g0 + lane];
-        lo[0] = c.x - h.x, lo[1] = c.y - h.y, lo[2] = c.z - h.z;
-        hi[0] = c.x + h.x, hi[1] = c.y + h.y, hi[2] = c.z + h.z;
+        lo[0] = __fsub_rd(c.x, h.x), lo[1] = __fsub_rd(c.y, h.y), lo[2] = __fsub_rd(c.z, h.z);
+        hi[0] = __fadd_ru(c.x, h.x), hi[1] = __fadd_ru(c.y, h.y), hi[2] = __fadd_ru(c.z, h.z);
         w0 = w1 = h.w;
     }
     for (int off = 16; off > 0; off >>= 1) {
@@ -562,9 +575,11 @@ __device__ void bn_walk_box_bounds(const bn_gpu_tree &t, int g0, int k, int lane
         w1 = fmaxf(w1, __shfl_xor_sync(BN_FULL, w1, off));
     }
     float c[3], h[3];
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < 3; d++) { /* and padded by 2 ulp of the coordinates (a cell's offset from the box's
+                                     centre rounds otherwise than from a group's) */
         c[d] = 0.5f * (lo[d] + hi[d]);
-        h[d] = fmaxf(hi[d] - c[d], c[d] - lo[d]) * (1.f + 1e-6f);
+        h[d] = __fadd_ru(fmaxf(__fsub_ru(hi[d], c[d]), __fsub_ru(c[d], lo[d])),
+                         2.5e-7f * fmaxf(fabsf(lo[d]), fabsf(hi[d])));
     }
     *bc = make_float4(c[0], c[1], c[2], 0.f);
     *bh = make_float4(h[0], h[1], h[2], 0.f);
@@ -599,7 +614,10 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk
     float4 bc, bh;
     float wmin, wmax;
     bn_walk_box_bounds(a.t, b * o.groups_per_box, o.groups_per_box, lane, &bc, &bh, &wmin, &wmax);
-    const float far_r2 = (bh.x * bh.x + bh.y * bh.y + bh.z * bh.z) / a.far_kt2;
+    const int g = b * o.groups_per_box + lane; /* the box's bodies, whose costs share its walk's */
+    const int bodies = __reduce_add_sync(
+        BN_FULL, lane < o.groups_per_box && g < bn_gpu_tree_groups(&a.t) ? a.t.group_body[g].y : 0);
+    const float far_r2 = (bh.x * bh.x + bh.y * bh.y + bh.z * bh.z) / (BN_WALK_BOX_RATIO * BN_WALK_BOX_RATIO * a.far_kt2);
 #pragma unroll
     for (int q = 0; q < BN_LOCAL_TERMS / 4; q++) sm->local[lane][q] = make_float4(0.f, 0.f, 0.f, 0.f);
     int size = 1, far_head = 0, far_n = 0, n_front = 0;
@@ -619,10 +637,11 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk
             child = a.s.child[cell];
             const float3 d = bn_gpu_in_frame(com, a.s.com_lo[cell], bc);
             const float near2 = bn_box_dist2_f(d.x, d.y, d.z, -bh.x, -bh.y, -bh.z, bh.x, bh.y, bh.z);
-            const bool accepted = !bn_walk_opens_at(a, near2, q1, wmin);
+            /* margins of a few ulp: the groups test the cell from their own centres, rounded otherwise */
+            const bool accepted = !bn_walk_opens_at(a, near2 * (1.f - 1e-6f), q1, wmin);
             far = accepted && d.x * d.x + d.y * d.y + d.z * d.z > far_r2;
             const float ex = fabsf(d.x) + bh.x, ey = fabsf(d.y) + bh.y, ez = fabsf(d.z) + bh.z;
-            open_all = !accepted && bn_walk_opens_at(a, ex * ex + ey * ey + ez * ez, q1, wmax);
+            open_all = !accepted && bn_walk_opens_at(a, (ex * ex + ey * ey + ez * ez) * (1.f + 1e-6f), q1, wmax);
         }
         const int nc = open_all && child.y > 0 ? child.y : 0;
         const int incl = bn_warp_inclusive_scan(nc, lane);
@@ -660,9 +679,13 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk
         for (int q = 0; q < BN_LOCAL_TERMS / 4; q++)
             o.local[(BN_LOCAL_TERMS / 4) * (size_t)b + q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
         o.center[b] = bc;
-        o.count[b] = n_front <= o.cap ? n_front : -1;
-        if (n_far) atomicAdd(&a.counts[2], (unsigned long long)n_far);
+        const bool kept = n_front <= o.cap; /* else its groups walk from the root: its far cells count for nothing */
+        o.count[b] = kept ? n_front : -1;
+        if (kept && n_far) atomicAdd(&a.counts[2], (unsigned long long)n_far);
         if (a.act.cost) atomicAdd(&a.counts[4], (unsigned long long)visits);
+        if (o.share)
+            o.share[b] = kept && bodies > 0 ? (BN_FLOPS_FAR * (float)n_far + a.act.cost_visit * (float)visits) / (float)bodies
+                                            : 0.f;
     }
 }
 
@@ -818,9 +841,11 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     if (COST)
 #pragma unroll
         for (int k = 0; k < T; k++)
-            if (sub == 0 && tid[k] < nt)
+            if (sub == 0 && tid[k] < nt) {
                 bn_gpu_charge(a.act, first + tid[k], st.n_pp, st.n_pc, st.n_far, visits, nt,
-                              st.n_far > 0 || far_done);
+                              st.n_far > 0 || far_done || (REMOTE && box >= 0));
+                if (REMOTE && box >= 0) a.act.cost[a.act.orig[first + tid[k]]] += a.box.share[box]; /* its box's walk */
+            }
     return true;
 }
 
@@ -902,7 +927,8 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) break;
-        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, a.act.groups ? a.act.groups[item] : item, lane,
+        const int group = a.act.groups ? a.act.groups[item] : REMOTE && a.box.order ? a.box.order[item] : item;
+        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, group, lane,
                                            cnt);
     }
     bn_walk_counts_add<COST>(a, cnt, lane);
@@ -1041,6 +1067,58 @@ static int bn_walk_box_groups(void)
     return v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS;
 }
 
+/* Each group's sort key for the received walk's order: octaves of its
+ * box's size, the largest 0 (groups past the count, g >= *n: 255). */
+__global__ void bn_walk_size_keys(bn_gpu_tree t, int bound, unsigned char *key, int *index)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= bound) return;
+    index[g] = g;
+    if (g >= bn_gpu_tree_groups(&t)) {
+        key[g] = 255;
+        return;
+    }
+    const float4 h = t.group_half[g];
+    const float s2 = h.x * h.x + h.y * h.y + h.z * h.z;
+    const int octave = s2 > 0.f ? ilogbf(s2) / 2 : -64; /* log2 of the size */
+    key[g] = (unsigned char)min(254, max(0, 127 - octave));
+}
+
+/* The groups' order for the received walk (bn_gpu_box_far's order):
+ * largest first, a stable sort (neighbours of one size stay together). */
+static bn_status bn_walk_order_by_size(const bn_gpu_tree *t, int **order, cudaStream_t stream)
+{
+    *order = NULL;
+    const int n = t->group_bound;
+    unsigned char *key = NULL, *key_sorted = NULL;
+    int *index = NULL, *out = NULL;
+    void *tmp = NULL;
+    size_t bytes = 0;
+    bn_status r = bn_cuda_dev_alloc(&key, 2 * (size_t)n, "received walk's order", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&index, (size_t)n, "received walk's order", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&out, (size_t)n, "received walk's order", stream);
+    if (r == BN_OK) {
+        key_sorted = key + n;
+        bn_walk_size_keys<<<(n + 255) / 256, 256, 0, stream>>>(*t, n, key, index);
+        if (cudaGetLastError() != cudaSuccess ||
+            cub::DeviceRadixSort::SortPairs(NULL, bytes, key, key_sorted, index, out, n, 0, 8, stream) != cudaSuccess)
+            r = bn_fail(BN_ERR_DEVICE, "received walk's order: the sort");
+    }
+    if (r == BN_OK) r = bn_cuda_dev_alloc((char **)&tmp, bytes, "received walk's order", stream);
+    if (r == BN_OK &&
+        cub::DeviceRadixSort::SortPairs(tmp, bytes, key, key_sorted, index, out, n, 0, 8, stream) != cudaSuccess)
+        r = bn_fail(BN_ERR_DEVICE, "received walk's order: the sort");
+    bn_cuda_free(tmp, stream);
+    bn_cuda_free(key, stream);
+    bn_cuda_free(index, stream);
+    if (r != BN_OK) {
+        bn_cuda_free(out, stream);
+        return r;
+    }
+    *order = out;
+    return BN_OK;
+}
+
 extern "C" bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_source *src,
                                          const bn_gravity_params *g, const bn_gpu_active *act,
                                          unsigned long long *counts, bn_gpu_box_far *out, cudaStream_t stream)
@@ -1054,25 +1132,25 @@ extern "C" bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_
     memset(&b, 0, sizeof b);
     b.groups_per_box = k;
     b.cap = BN_WALK_BOX_FRONT;
-    b.n_boxes = (local->group_bound + k - 1) / k;
+    b.n_boxes = (local->group_bound + k - 1) / k; /* every box writes its count (0 past the groups) */
     const size_t n = (size_t)b.n_boxes;
     bn_status r = bn_cuda_dev_alloc(&b.front, n * (size_t)b.cap, "received trees' boxes", stream);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&b.count, n, "received trees' boxes", stream);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&b.local, n * (BN_LOCAL_TERMS / 4), "received trees' boxes", stream);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&b.center, n, "received trees' boxes", stream);
-    if (r == BN_OK) { /* a box past the groups' count (group_bound is a bound) keeps a count of -1 */
-        r = cudaMemsetAsync(b.count, 0xff, n * sizeof(int), stream) == cudaSuccess
-                ? BN_OK
-                : bn_fail(BN_ERR_DEVICE, "received trees' boxes: clearing their counts");
-    }
-    if (r == BN_OK) {
-        bn_walk_box_kernel<<<(b.n_boxes + BN_WALK_WARPS - 1) / BN_WALK_WARPS, BN_WALK_WARPS * 32, 0, stream>>>(a, b);
-        const cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) r = bn_cuda_fail(e, "received trees' boxes", __FILE__, __LINE__);
-    }
-    if (r != BN_OK) {
+    if (r == BN_OK && a.act.cost) r = bn_cuda_dev_alloc(&b.share, n, "received trees' boxes", stream);
+    const char *order = getenv("BANYAN_REMOTE_ORDER");
+    if (r == BN_OK && !(order && !strcmp(order, "key"))) r = bn_walk_order_by_size(local, &b.order, stream);
+    if (r != BN_OK) { /* short of memory: every group walks from the root (a way, not the way) */
         bn_gpu_box_far_free(&b, stream);
-        return r;
+        (void)cudaGetLastError();
+        return BN_OK;
+    }
+    bn_walk_box_kernel<<<(b.n_boxes + BN_WALK_WARPS - 1) / BN_WALK_WARPS, BN_WALK_WARPS * 32, 0, stream>>>(a, b);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        bn_gpu_box_far_free(&b, stream);
+        return bn_cuda_fail(e, "received trees' boxes", __FILE__, __LINE__);
     }
     *out = b;
     return BN_OK;
@@ -1084,6 +1162,8 @@ extern "C" void bn_gpu_box_far_free(bn_gpu_box_far *b, cudaStream_t stream)
     bn_cuda_free(b->count, stream);
     bn_cuda_free(b->local, stream);
     bn_cuda_free(b->center, stream);
+    bn_cuda_free(b->share, stream);
+    bn_cuda_free(b->order, stream);
     memset(b, 0, sizeof *b);
 }
 

@@ -148,18 +148,21 @@ bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
  * cells that the neighbouring groups take too). A box is a run of
  * groups_per_box consecutive groups (key order: neighbours), its bounds
  * their boxes'. One warp per box walks src from its root with the box
- * for a group: the cells every target of the box accepts beyond the
- * box's expansion distance go into one expansion about the box's centre
- * (as a group's far cells do about the group's: the same ratio of
- * distance to size, kappa theta, bounds its truncation); the nodes every
- * group of the box opens are opened; every other cell goes to the box's
- * frontier, from which each group's walk then starts instead of the
- * root, adding the box's expansion at its targets. A group accepts no
- * cell it would have opened, and takes any cell it would have accepted
- * as that cell or as its children (more terms, never fewer). A box whose
- * frontier outgrows cap cells has count -1: its groups walk from the
- * root. Only where every group is walked (not block steps' active
- * lists) and the group expansion is on. */
+ * for a group: the cells every target of the box accepts beyond twice
+ * the box's expansion distance (BN_WALK_BOX_RATIO: the expansion is
+ * evaluated up to the box's corners, farther from its centre than a
+ * group's targets from theirs) go into one expansion about the box's
+ * centre; the nodes every group of the box opens are opened; every other
+ * cell goes to the box's frontier, from which each group's walk then
+ * starts instead of the root, adding the box's expansion at its targets.
+ * A group accepts no cell it would have opened (the tests at the box's
+ * nearest and farthest points, with margins of a few ulp), and takes any
+ * cell it would have accepted as that cell or as its children (more
+ * terms, never fewer). A box whose frontier outgrows cap cells has count
+ * -1: its groups walk from the root, as they all do where the boxes'
+ * memory is not to be had. Only where every group is walked (not block
+ * steps' active lists) and the group expansion is on. The costs: each
+ * target its box's far cells' and visits' share (share). */
 typedef struct bn_gpu_box_far {
     int n_boxes, groups_per_box, cap; /* n_boxes 0: none (the plain walk) */
     int *front;                       /* box b's frontier: front[b cap ..] */
@@ -167,10 +170,21 @@ typedef struct bn_gpu_box_far {
     float4 *local;                    /* box b's expansion: 5 float4 from
                                          local[5 b], BN_LOCAL_FIELDS order */
     float4 *center;                   /* its centre (local's frame, w 0)  */
+    float *share;                     /* with costs: each target's share of
+                                         its box's far cells and visits
+                                         (flops), else NULL              */
+    int *order;                       /* or NULL: the groups in the order
+                                         the received walk takes them, the
+                                         largest boxes first (by octaves
+                                         of size, key order within one) */
 } bn_gpu_box_far;
 /* The boxes of local's groups over src (out->n_boxes 0 where not
  * applicable, or BANYAN_REMOTE_BOX_GROUPS=0); far cells and visits
- * (with act's costs) added to counts[2], counts[4]. Queued on stream. */
+ * (with act's costs) added to counts[2], counts[4]; the order, unless
+ * BANYAN_REMOTE_ORDER=key (a tuning aid: the groups in key order; the
+ * largest groups' walks, the longest, then end the kernel with the GPU
+ * nearly idle: on 4 GPUs one rank's received walk took half as long
+ * again as the others' for fewer interactions). Queued on stream. */
 bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                               const bn_gpu_active *act, unsigned long long *counts, bn_gpu_box_far *out,
                               cudaStream_t stream);

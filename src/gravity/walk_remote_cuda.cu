@@ -563,7 +563,19 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
                       : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its lists");
     bn_gpu_box_far boxes; /* the received trees' far field per box of groups */
     memset(&boxes, 0, sizeof boxes);
+    cudaEvent_t ev[2] = {NULL, NULL}; /* traced: the boxes' pass's device time (allocations included) */
+    if (bn_trace_on()) {
+        for (int k = 0; k < 2; k++)
+            if (cudaEventCreate(&ev[k]) != cudaSuccess) ev[k] = NULL;
+        if (!ev[0] || !ev[1] || cudaEventRecord(ev[0], stream) != cudaSuccess) ev[1] = NULL;
+        (void)cudaGetLastError(); /* a tracing aid's failure is no error of the walk's */
+    }
     if (r == BN_OK) r = bn_gpu_box_far_make(local, src, g, act, src->counts, &boxes, stream);
+    if (ev[1] && cudaEventRecord(ev[1], stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaEventDestroy(ev[1]);
+        ev[1] = NULL;
+    }
     if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, &boxes, out, src->counts, list, count, stream);
     bn_gpu_active listed; /* only the listed groups, with the active bodies of act */
     memset(&listed, 0, sizeof listed);
@@ -592,17 +604,24 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
         int *c = (int *)bn_alloc_array((size_t)boxes.n_boxes, sizeof(int), "box counts");
         if (c && bn_cuda_read(c, boxes.count, (size_t)boxes.n_boxes * sizeof(int), "box counts", stream) == BN_OK) {
             double sum = 0, over = 0, most = 0;
+            const int real = (local->n_groups + boxes.groups_per_box - 1) / boxes.groups_per_box; /* the host's count:
+                                                            a tracing aid (the boxes past it hold 0 cells) */
             for (int i = 0; i < boxes.n_boxes; i++) {
                 if (c[i] < 0) over += 1;
                 else sum += c[i], most = c[i] > most ? c[i] : most;
             }
-            bn_trace_count("received walk: boxes", (double)boxes.n_boxes);
+            bn_trace_count("received walk: boxes", (double)(real > 0 && real < boxes.n_boxes ? real : boxes.n_boxes));
             bn_trace_count("received walk: boxes overflowed", over);
             bn_trace_count("received walk: frontier cells", sum);
             bn_trace_count("received walk: largest frontier", most);
         }
         free(c);
+        float ms = 0.f;
+        if (ev[1] && cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess)
+            bn_trace_ms("received walk: the boxes' pass (device)", ms);
     }
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) cudaEventDestroy(ev[k]);
     bn_gpu_box_far_free(&boxes, stream);
     bn_cuda_free(list, stream); /* stream-ordered: after the walks */
     if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
