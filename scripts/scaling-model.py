@@ -248,11 +248,38 @@ def measured_session21():
           "per GPU on 4 GPUs (the call from 58.7 to 52.8 ms).")
 
 
+# ---- session 22 (BENCHMARKS.md): the received trees' far field per box --
+# 4 H200s, weak Plummer 2^25 per GPU: the received walk's visits and time
+# (medians per rank and call) before and after the boxes; the force
+# calls' and steps' efficiency at 2 / 4 GPUs with them.
+M22_RECEIVED = {"each group from the root": (782e6, 26.3), "boxes of 16 groups": (131e6, 16.2),
+                "boxes, largest groups first": (142e6, 14.8)}
+M22_EFF = {"weak plummer": (0.94, 0.81, 0.76, 0.58), "weak hernquist": (0.96, 0.87, 0.76, 0.58),
+           "strong plummer": (0.95, 0.79, 0.76, 0.58)}
+
+
+def measured_session22():
+    """The received walk once its far field is taken per box of groups."""
+    print("\nmeasured, 4 H200s (session 22): the received walk (cells visited a rank and call, device ms):")
+    for k, (v, t) in M22_RECEIVED.items():
+        print(f"  {k}: {v / 1e6:.0f} M, {t:g} ms")
+    print("Correction 5: correction 4's traversal was mostly the far field of the other domains, which every group "
+          "took cell by cell (1335 of a group's 1800 visits). Taken once per box of 16 neighbouring groups it costs "
+          "a sixth of the visits; the walk is then 13-15 ms on three ranks and 20 on the fourth, whose domain's "
+          "groups are the costly ones in both walks (the same on any GPU). Efficiency (forces at 2 / 4 GPUs, then "
+          "the batch of steps at 2 / 4):")
+    for k, (f2, f4, s2, s4) in M22_EFF.items():
+        print(f"  {k}: forces {f2:.0%} / {f4:.0%}, steps {s2:.0%} / {s4:.0%}")
+    print("What is left at 4 GPUs (weak Plummer): the received walk 15 ms, the wait for the slowest rank 12 ms "
+          "(forces: 95.5 ms against one GPU's 77.1); the steps' crossers 28 ms (their new arrays 10 ms).")
+
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
     measured_session20()
     measured_session21()
+    measured_session22()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
