@@ -52,6 +52,14 @@ static inline double bn_walk_flops(double n_pp, double n_pc, double n_far, doubl
     X(phi) X(ax) X(ay) X(az) X(hxx) X(hyy) X(hzz) X(hxy) X(hxz) X(hyz) X(txxx) X(tyyy) X(tzzz) X(txxy) X(txxz)      \
         X(txyy) X(tyyz) X(txzz) X(tyzz) X(txyz)
 #define BN_LOCAL_TERMS 20
+/* The received trees' far field per box of groups (walk_gpu.h's
+ * bn_gpu_box_far; walk_cpu.c's the same in double): consecutive groups a
+ * box, and its far cells beyond |half diagonal| / (BN_WALK_BOX_RATIO
+ * kappa theta), twice a group's distance for its size, since the box's
+ * expansion is evaluated up to its corners (at 1 a test's distant
+ * sources' p99 grew 5x, session 22). */
+#define BN_WALK_BOX_GROUPS 16
+#define BN_WALK_BOX_RATIO 0.5
 
 /* Multipole moments of a cell as the walk sees them: mass, centre of
  * mass, and the traceless quadrupole Q_ij = sum m (3 x_i x_j - r^2 d_ij)

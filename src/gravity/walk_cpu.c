@@ -20,6 +20,7 @@
 #include "core/error.h"
 #include "gravity/interact.h"
 #include "gravity/walk_cpu.h"
+#include "gravity/walk_remote.h"
 
 /* Sources per tile: 10 arrays of doubles for cells = 20 KiB, fits L1. */
 #define TILE 256
@@ -35,12 +36,14 @@ typedef struct walk_scratch {
     double count_pp, count_pc, count_far;
     double local[BN_LOCAL_TERMS];  /* the group's far-field expansion, in
                                       BN_LOCAL_FIELDS order               */
+    int32_t *front;                /* a box's frontier (received trees)   */
 } walk_scratch;
 
 static void scratch_free(walk_scratch *s)
 {
     free(s->cur);
     free(s->next);
+    free(s->front);
     for (int k = 0; k < 4; k++) free(s->pp[k]);
     for (int k = 0; k < 10; k++) free(s->pc[k]);
     for (int k = 0; k < 10; k++) free(s->fc[k]);
@@ -52,6 +55,7 @@ static int scratch_alloc(walk_scratch *s, int n_nodes, int max_group)
 {
     int ok = (s->cur = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
     ok &= (s->next = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
+    ok &= (s->front = malloc((size_t)n_nodes * sizeof(int32_t))) != NULL;
     for (int k = 0; k < 4; k++) ok &= (s->pp[k] = malloc(TILE * sizeof(double))) != NULL;
     for (int k = 0; k < 10; k++) ok &= (s->pc[k] = malloc(TILE * sizeof(double))) != NULL;
     for (int k = 0; k < 10; k++) ok &= (s->fc[k] = malloc(TILE * sizeof(double))) != NULL;
@@ -158,12 +162,17 @@ static int opens(const bn_walk_cell *cell, const walk_group *g, bn_mac mac)
     return bn_walk_opens(cell, g->lo, g->hi, mac, g->alpha_amin);
 }
 
+/* The group's walk from the root, or (start) from a box's frontier. */
 static void walk_group_cells(const bn_tree *t, const bn_walk_source *src, const walk_group *g, bn_mac mac,
-                             double eps2, walk_scratch *s)
+                             double eps2, const int32_t *start, int n_start, walk_scratch *s)
 {
     const bn_walk_cell *cells = src->cells;
     int ncur = 1, nnext;
     s->cur[0] = 0;
+    if (start) {
+        for (int i = 0; i < n_start; i++) s->cur[i] = start[i];
+        ncur = n_start;
+    }
     while (ncur > 0) {
         nnext = 0;
         for (int i = 0; i < ncur; i++) {
@@ -211,26 +220,112 @@ static void setup_group(const bn_tree *t, int gi, const bn_gravity_params *gp, b
     }
 }
 
-/* The group's far-field expansion at each of its targets. */
-static void add_far_field(const bn_tree *t, const walk_group *g, walk_scratch *s)
+/* The expansion terms (BN_LOCAL_FIELDS order) about centre at each of
+ * g's targets. */
+static void add_expansion(const bn_tree *t, const walk_group *g, const double *terms, const double centre[3],
+                          walk_scratch *s)
 {
     bn_local_d L;
     int k = 0;
-#define LOAD_TERM(f) L.f = s->local[k++];
+#define LOAD_TERM(f) L.f = terms[k++];
     BN_LOCAL_FIELDS(LOAD_TERM)
 #undef LOAD_TERM
     for (int i = 0; i < g->count; i++) {
         const int b = g->first + i;
-        bn_local_eval_d(&L, t->pos[0][b] - g->centre[0], t->pos[1][b] - g->centre[1], t->pos[2][b] - g->centre[2],
+        bn_local_eval_d(&L, t->pos[0][b] - centre[0], t->pos[1][b] - centre[1], t->pos[2][b] - centre[2],
                         &s->acc[0][i], &s->acc[1][i], &s->acc[2][i], &s->acc[3][i]);
     }
+}
+
+/* ---- the received trees' far field per box of groups: walk_gpu.h's
+ * bn_gpu_box_far, in double. A box (BN_WALK_BOX_GROUPS consecutive
+ * groups) walks src once: the cells every group accepts (the MAC at the
+ * box's nearest point, the groups' smallest alpha |a_old|) beyond its
+ * far distance (interact.h's BN_WALK_BOX_RATIO) go into its expansion,
+ * the nodes every group opens (the farthest point, the largest alpha)
+ * are opened, the rest is its frontier; each group walks from there and
+ * adds the box's expansion. ---- */
+typedef struct walk_box {
+    walk_group g;         /* the box's bounds, centre, far distance; alpha_amin the groups' smallest */
+    double alpha_max;     /* the groups' largest alpha |a_old|                    */
+    int g0, g1;           /* its groups                                           */
+    int n_front;          /* its frontier: the scratch's front[0 .. n_front)     */
+    int has_far;          /* a cell went into its expansion                       */
+    double local[BN_LOCAL_TERMS];
+} walk_box;
+
+static int opens_at(const bn_walk_cell *cell, double d2, bn_mac mac, double alpha_amin)
+{
+    if (mac != BN_MAC_ACCEL) return bn_mac_geometric_open_d(d2, cell->r2);
+    return bn_mac_accel_open_d(d2, cell->r2, cell->gml2, alpha_amin);
+}
+
+static void setup_box(const bn_tree *t, int g0, int g1, const bn_gravity_params *gp, bn_mac mac,
+                      const double *acc_old, walk_box *b)
+{
+    walk_group one;
+    b->g0 = g0;
+    b->g1 = g1;
+    b->alpha_max = 0;
+    b->g.alpha_amin = INFINITY;
+    for (int k = 0; k < 3; k++) b->g.lo[k] = INFINITY, b->g.hi[k] = -INFINITY;
+    for (int gi = g0; gi < g1; gi++) {
+        setup_group(t, gi, gp, mac, acc_old, &one);
+        for (int k = 0; k < 3; k++) b->g.lo[k] = fmin(b->g.lo[k], one.lo[k]), b->g.hi[k] = fmax(b->g.hi[k], one.hi[k]);
+        b->g.alpha_amin = fmin(b->g.alpha_amin, one.alpha_amin);
+        b->alpha_max = fmax(b->alpha_max, one.alpha_amin);
+    }
+    b->g.first = t->group_first[g0];
+    b->g.count = t->group_first[g1 - 1] + t->group_count[g1 - 1] - b->g.first;
+    double r2 = 0;
+    for (int k = 0; k < 3; k++) {
+        b->g.centre[k] = 0.5 * (b->g.lo[k] + b->g.hi[k]);
+        r2 += 0.25 * (b->g.hi[k] - b->g.lo[k]) * (b->g.hi[k] - b->g.lo[k]);
+    }
+    const double kt = BN_WALK_BOX_RATIO * gp->group_expansion * gp->theta;
+    b->g.far_r2 = r2 / (kt * kt);
+}
+
+static void walk_box_cells(const bn_walk_source *src, walk_box *b, bn_mac mac, double eps2, walk_scratch *s)
+{
+    int ncur = 1;
+    s->cur[0] = 0;
+    b->n_front = 0;
+    const double far_before = s->count_far + s->nfc;
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) s->local[k] = 0;
+    while (ncur > 0) {
+        int nnext = 0;
+        for (int i = 0; i < ncur; i++) {
+            const int c = s->cur[i];
+            const bn_walk_cell *cell = src->cells + c;
+            const double *cm = cell->com, *lo = b->g.lo, *hi = b->g.hi;
+            const int accepted = !opens_at(cell, bn_box_dist2_d(cm[0], cm[1], cm[2], lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]),
+                                           mac, b->g.alpha_amin);
+            double far2 = 0; /* to the box's farthest point */
+            for (int k = 0; k < 3; k++) {
+                const double e = fabs(cm[k] - b->g.centre[k]) + 0.5 * (hi[k] - lo[k]);
+                far2 += e * e;
+            }
+            if (accepted && is_far(cell, &b->g)) push_far(src, c, &b->g, eps2, s);
+            else if (!accepted && cell->n_children > 0 && opens_at(cell, far2, mac, b->alpha_max))
+                for (int j = 0; j < cell->n_children; j++) s->next[nnext++] = cell->first_child + j;
+            else s->front[b->n_front++] = c;
+        }
+        int32_t *tmp = s->cur;
+        s->cur = s->next;
+        s->next = tmp;
+        ncur = nnext;
+    }
+    flush_far(&b->g, eps2, s);
+    b->has_far = s->count_far > far_before;
+    for (int k = 0; k < BN_LOCAL_TERMS; k++) b->local[k] = s->local[k];
 }
 
 /* Walk one group of t over the source src. self: src is t's own tree:
  * write the targets' results with the self term removed; otherwise add
  * them (a remote tree's field). */
 static void walk_one(const bn_tree *t, const bn_walk_source *src, int self, int gi, const bn_gravity_params *gp,
-                     bn_mac mac, const double *acc_old, double *out, walk_scratch *s)
+                     bn_mac mac, const double *acc_old, const walk_box *box, double *out, walk_scratch *s)
 {
     walk_group g;
     setup_group(t, gi, gp, mac, acc_old, &g);
@@ -238,8 +333,9 @@ static void walk_one(const bn_tree *t, const bn_walk_source *src, int self, int 
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < g.count; i++) s->acc[k][i] = 0;
     for (int k = 0; k < BN_LOCAL_TERMS; k++) s->local[k] = 0;
-    walk_group_cells(t, src, &g, mac, eps2, s);
-    add_far_field(t, &g, s);
+    walk_group_cells(t, src, &g, mac, eps2, box ? s->front : NULL, box ? box->n_front : 0, s);
+    add_expansion(t, &g, s->local, g.centre, s);
+    if (box) add_expansion(t, &g, box->local, box->g.centre, s);
     const double self_phi = self && eps2 > 0 ? 1.0 / sqrt(eps2) : 0.0; /* bn_pp_d's 1/r at r = 0 */
     for (int i = 0; i < g.count; i++) {
         double *o = out + 4 * (size_t)(g.first + i);
@@ -295,6 +391,28 @@ static void charge_group(const bn_tree *t, int gi, const walk_scratch *s, double
     before[2] = s->count_far;
 }
 
+/* Box bi's pass, then its groups [g0, g0 + k) over src from its
+ * frontier; its far cells' flops (and their expansion's evaluation)
+ * shared by its bodies' costs, then each group's own as charge_group. */
+static void walk_box_groups(const bn_tree *t, const bn_walk_source *src, int g0, int k, const bn_gravity_params *g,
+                            bn_mac mac, const double *acc_old, double *out, double *cost, double before[3],
+                            walk_scratch *s)
+{
+    walk_box box;
+    const int g1 = g0 + k < t->n_groups ? g0 + k : t->n_groups;
+    setup_box(t, g0, g1, g, mac, acc_old, &box);
+    walk_box_cells(src, &box, mac, g->softening * g->softening, s);
+    if (cost) {
+        const double flops = BN_FLOPS_FAR * (s->count_far - before[2]) + (box.has_far ? BN_FLOPS_FAR_EVAL : 0) * box.g.count;
+        for (int b = box.g.first; b < box.g.first + box.g.count; b++) cost[t->order[b]] += flops / box.g.count;
+        before[2] = s->count_far;
+    }
+    for (int gi = g0; gi < g1; gi++) {
+        walk_one(t, src, 0, gi, g, mac, acc_old, &box, out, s);
+        if (cost) charge_group(t, gi, s, before, cost);
+    }
+}
+
 /* Every (active) group of t over src: see walk_cpu.h. */
 static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int self, const bn_gravity_params *g,
                              bn_mac mac, const double *acc_old, const uint8_t *bin, int bin_min, double *out,
@@ -306,17 +424,26 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
     for (int i = 0; i < t->n_groups; i++) max_group = t->group_count[i] > max_group ? t->group_count[i] : max_group;
     int failed = 0;
     double cpp = 0, cpc = 0, cfar = 0;
+    /* a received tree, every group walked, the group expansion on: by boxes */
+    const int per_box = !self && !bin && g->group_expansion * g->theta > 0 ? bn_remote_box_groups() : 0;
+    const int n_boxes = per_box > 0 ? (t->n_groups + per_box - 1) / per_box : 0;
 #pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
     {
         walk_scratch s = {0};
         double before[3] = {0, 0, 0};
         if (!scratch_alloc(&s, src->n_cells, max_group)) failed = 1;
+        if (per_box > 0) {
+#pragma omp for schedule(dynamic, 1)
+            for (int bi = 0; bi < n_boxes; bi++)
+                if (!failed) walk_box_groups(t, src, bi * per_box, per_box, g, mac, acc_old, out, cost, before, &s);
+        } else {
 #pragma omp for schedule(dynamic, 4)
-        for (int gi = 0; gi < t->n_groups; gi++)
-            if (!failed && group_active(t, gi, bin, bin_min)) {
-                walk_one(t, src, self, gi, g, mac, acc_old, out, &s);
-                if (cost) charge_group(t, gi, &s, before, cost);
-            }
+            for (int gi = 0; gi < t->n_groups; gi++)
+                if (!failed && group_active(t, gi, bin, bin_min)) {
+                    walk_one(t, src, self, gi, g, mac, acc_old, NULL, out, &s);
+                    if (cost) charge_group(t, gi, &s, before, cost);
+                }
+        }
         cpp += s.count_pp;
         cpc += s.count_pc;
         cfar += s.count_far;

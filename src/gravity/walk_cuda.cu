@@ -54,6 +54,7 @@
 #include "core/trace.h"
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
+#include "gravity/walk_remote.h"
 
 #ifndef BN_WALK_WARPS
 #define BN_WALK_WARPS 4       /* warps per block (neighbouring groups on one
@@ -88,23 +89,10 @@
                                  block): the groups that overflowed the
                                  first one's                              */
 #endif
-#ifndef BN_WALK_BOX_GROUPS
-#define BN_WALK_BOX_GROUPS 16 /* consecutive groups per box of the received
-                                 trees' far field (bn_gpu_box_far)        */
-#endif
 #ifndef BN_WALK_BOX_FRONT
 #define BN_WALK_BOX_FRONT 1024 /* a box's frontier cells at most (beyond:
                                  its groups walk from the root; 4 GPUs,
                                  weak Plummer: median 36, largest 340)  */
-#endif
-#ifndef BN_WALK_BOX_RATIO
-#define BN_WALK_BOX_RATIO 0.5f /* a box's far cells: beyond |box half
-                                 diagonal| / (this x kappa theta), twice
-                                 a group's distance for its size, so that
-                                 the expansion, evaluated up to the box's
-                                 corners (2.5 groups' sizes away for 16),
-                                 keeps a group's accuracy: at 1 a test's
-                                 distant sources' p99 grew 5x (session 22) */
 #endif
 #define BN_WALK_RING 64       /* entries of each interaction ring buffer:
                                  two tiles of 32 (flushes take whole tiles
@@ -617,7 +605,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk
     const int g = b * o.groups_per_box + lane; /* the box's bodies, whose costs share its walk's */
     const int bodies = __reduce_add_sync(
         BN_FULL, lane < o.groups_per_box && g < bn_gpu_tree_groups(&a.t) ? a.t.group_body[g].y : 0);
-    const float far_r2 = (bh.x * bh.x + bh.y * bh.y + bh.z * bh.z) / (BN_WALK_BOX_RATIO * BN_WALK_BOX_RATIO * a.far_kt2);
+    const float far_r2 = (bh.x * bh.x + bh.y * bh.y + bh.z * bh.z) / ((float)(BN_WALK_BOX_RATIO * BN_WALK_BOX_RATIO) * a.far_kt2);
 #pragma unroll
     for (int q = 0; q < BN_LOCAL_TERMS / 4; q++) sm->local[lane][q] = make_float4(0.f, 0.f, 0.f, 0.f);
     int size = 1, far_head = 0, far_n = 0, n_front = 0;
@@ -1057,15 +1045,6 @@ static bn_walk_args bn_walk_source_args(const bn_gpu_tree *local, const bn_gpu_s
     return a;
 }
 
-/* Groups per box of the received trees' far field: BN_WALK_BOX_GROUPS,
- * or BANYAN_REMOTE_BOX_GROUPS (0: off, at most 32), a tuning aid. */
-static int bn_walk_box_groups(void)
-{
-    const char *e = getenv("BANYAN_REMOTE_BOX_GROUPS");
-    if (!e || !*e) return BN_WALK_BOX_GROUPS;
-    const long v = strtol(e, NULL, 10);
-    return v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS;
-}
 
 /* Each group's sort key for the received walk's order: octaves of its
  * box's size, the largest 0 (groups past the count, g >= *n: 255). */
@@ -1124,7 +1103,7 @@ extern "C" bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_
                                          unsigned long long *counts, bn_gpu_box_far *out, cudaStream_t stream)
 {
     memset(out, 0, sizeof *out);
-    const int k = bn_walk_box_groups();
+    const int k = bn_remote_box_groups();
     bn_walk_args a = bn_walk_source_args(local, src, g, act, NULL, NULL, counts, NULL, NULL);
     if (k == 0 || a.far_kt2 <= 0.f || (act && act->groups) || local->group_bound <= 0 || src->n_cells == 0)
         return BN_OK;

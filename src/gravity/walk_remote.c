@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "gravity/interact.h"
 
 _Static_assert(sizeof(bn_walk_cell) == 64, "a cell is staged as 8 words");
 
@@ -120,4 +121,12 @@ void bn_remote_stage(const bn_walk_source *src, const bn_remote_shape *shape, ui
     memcpy(q, src->quad, 6 * nc * sizeof *q);
     for (int k = 0; k < 3 && nb; k++) memcpy(b + k * nb, src->pos[k], nb * sizeof *b);
     if (nb) memcpy(b + 3 * nb, src->mass, nb * sizeof *b);
+}
+
+int bn_remote_box_groups(void)
+{
+    const char *e = getenv("BANYAN_REMOTE_BOX_GROUPS");
+    if (!e || !*e) return BN_WALK_BOX_GROUPS;
+    const long v = strtol(e, NULL, 10);
+    return v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS;
 }

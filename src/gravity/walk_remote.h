@@ -55,6 +55,11 @@ size_t bn_remote_stage_words(const bn_remote_shape *shape);
 /* Copy a checked src into words (bn_remote_stage_words of them). */
 void bn_remote_stage(const bn_walk_source *src, const bn_remote_shape *shape, uint64_t *words);
 
+/* Groups per box of the received trees' far field (interact.h's
+ * BN_WALK_BOX_GROUPS), or BANYAN_REMOTE_BOX_GROUPS (0: off, each group
+ * from the root; at most 32), a tuning aid; both backends. */
+int bn_remote_box_groups(void);
+
 #ifdef __cplusplus
 }
 #endif
