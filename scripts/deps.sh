@@ -4,11 +4,12 @@
 set -euo pipefail
 # `deps.sh test` adds what only the tests use: yt (Debian's python3-yt,
 # for the check that yt opens our snapshots), h5dump, and numpy, pytest
-# and matplotlib for the Python package's tests (tests/cli_python.sh).
+# and matplotlib for the Python package's tests (tests/cli_python.sh), pip
+# and wheel for its `pip install ./python` check.
 pkgs=(cmake make gcc g++ pkg-config libhdf5-dev libyaml-dev libpng-dev libcmocka-dev libfftw3-dev
       libopenmpi-dev openmpi-bin)
 if [ "${1:-}" = "test" ]; then
-  pkgs+=(hdf5-tools python3-yt python3-h5py python3-numpy python3-pytest python3-matplotlib)
+  pkgs+=(hdf5-tools python3-yt python3-h5py python3-numpy python3-pytest python3-matplotlib python3-pip python3-wheel)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

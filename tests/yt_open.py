@@ -1,8 +1,13 @@
 """yt must open banyan's snapshots as GADGET HDF5 data (not SWIFT).
 
 usage: /usr/bin/python3 yt_open.py SNAP.hdf5 REF.hdf5
-SNAP was written by banyan; REF is the h5py-made file it came from. yt's
-particle count, total mass, positions and ids must match REF's.
+SNAP was written by banyan; REF is the h5py-made file it came from (or
+SNAP itself). yt's particle count, total mass, positions and ids must
+match REF's, over every PartType. Where SNAP has a /Units group, yt opened
+with those units as its unit_base (yt 4.1 does not read them from the
+file: a plain yt.load takes its default of 1e10 Msun and kpc) must give
+the masses in grams and the positions in centimetres that the file's
+values times its units are.
 """
 import sys
 
@@ -18,10 +23,16 @@ kind = type(ds).__name__
 assert kind == "GadgetHDF5Dataset", f"yt opened {snap} as {kind}, expected GadgetHDF5Dataset"
 assert not ds.cosmological_simulation, "yt thinks the run is cosmological"
 
-with h5py.File(ref, "r") as f:
-    ref_pos = f["PartType1/Coordinates"][()]
-    ref_mass = f["PartType1/Masses"][()]
-    ref_ids = f["PartType1/ParticleIDs"][()].astype(np.int64)
+def read_all(path):
+    """Positions, masses and ids of every PartType of path, concatenated."""
+    with h5py.File(path, "r") as f:
+        types = sorted(k for k in f if k.startswith("PartType"))
+        return (np.concatenate([f[t]["Coordinates"][()] for t in types]),
+                np.concatenate([f[t]["Masses"][()] for t in types]),
+                np.concatenate([f[t]["ParticleIDs"][()].astype(np.int64) for t in types]))
+
+
+ref_pos, ref_mass, ref_ids = read_all(ref)
 
 ad = ds.all_data()
 ids = ad["all", "particle_index"].d.astype(np.int64)
@@ -35,3 +46,18 @@ assert np.array_equal(ids[order], ref_ids[ref_order]), "particle ids differ"
 assert np.allclose(pos[order], ref_pos[ref_order], rtol=1e-14, atol=0), "positions differ"
 assert np.allclose(mass[order], ref_mass[ref_order], rtol=1e-14, atol=0), "masses differ"
 print(f"yt {yt.__version__} opened {snap} as {kind}: {len(ids)} particles, total mass {mass.sum():.6g}")
+
+with h5py.File(snap, "r") as f:
+    units = dict(f["Units"].attrs) if "Units" in f else None
+if units:
+    base = {k: float(units[k]) for k in ("UnitLength_in_cm", "UnitMass_in_g", "UnitVelocity_in_cm_per_s")}
+    du = yt.load(snap, unit_base=base)
+    au = du.all_data()
+    grams = au["all", "particle_mass"].to("g").d
+    cm = au["all", "particle_position"].to("cm").d
+    uid = au["all", "particle_index"].d.astype(np.int64)
+    uorder = np.argsort(uid)
+    assert np.allclose(grams[uorder], ref_mass[ref_order] * base["UnitMass_in_g"], rtol=1e-12, atol=0), "masses in g"
+    assert np.allclose(cm[uorder], ref_pos[ref_order] * base["UnitLength_in_cm"], rtol=1e-12, atol=0), "positions in cm"
+    print(f"  with the file's units as unit_base: total mass {grams.sum():.6g} g "
+          f"({au['all', 'particle_mass'].sum().to('Msun'):.6g}), types {sorted(du.particle_types_raw)}")
