@@ -4,6 +4,9 @@
 # matplotlib; skipped without them or for the sanitizer build, whose
 # library python cannot load); refusals: a missing input, the output
 # onto the input, a file of the other kind; nothing written then.
+# Without -o the PNG goes next to the input (energy.txt -> energy.png,
+# --errors bench.json -> bench-errors.png), never onto the input; the
+# PNGs get mode 0666 less the umask, as `banyan run`'s outputs do.
 set -u
 banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 export BANYAN_PYTHON=/usr/bin/python3
@@ -40,5 +43,32 @@ grep -q "energy.txt" err.txt || fail "wrong kind: $(cat err.txt)"
 "$banyan" plot run/energy.txt -o no/such/dir/e.png 2>err.txt && fail "an output in a missing folder"
 grep -q "no/such/dir/e.png" err.txt || fail "missing output folder: $(cat err.txt)"
 [ -e m.png ] || [ -e x.png ] || [ -e y.png ] && fail "a refused plot left a file: $(ls)"
+# without -o: next to the input, its extension replaced, and the line saying where
+"$banyan" plot run/energy.txt >out.txt 2>err.txt || fail "plot energy.txt without -o: $(cat err.txt)"
+png run/energy.png || fail "no run/energy.png beside run/energy.txt: $(ls run)"
+grep -q "wrote run/energy.png" out.txt || fail "no 'wrote run/energy.png' line: $(cat out.txt)"
+"$banyan" plot --errors bench.json >out.txt 2>err.txt || fail "plot --errors without -o: $(cat err.txt)"
+png bench-errors.png || fail "no bench-errors.png beside bench.json: $(ls)"
+grep -q "wrote bench-errors.png" out.txt || fail "no 'wrote bench-errors.png' line: $(cat out.txt)"
+# the default would be the input itself (energy.png -> energy.png): refused, the input kept
+cp energy.png in.png
+"$banyan" plot in.png 2>err.txt && fail "the default output onto the input"
+grep -q "in.png is the input" err.txt || fail "default onto input: $(cat err.txt)"
+cmp -s in.png energy.png || fail "the input was changed by a default output"
+# the PNGs' mode as banyan's other outputs': 0666 less the umask (not mkstemp's 0600)
+for mask in 022 027; do
+  want=$(printf '%o' $((0666 & ~0$mask)))
+  rm -f m$mask.png
+  (umask $mask && "$banyan" plot run/energy.txt -o m$mask.png >/dev/null 2>err.txt) || fail "umask $mask: $(cat err.txt)"
+  (umask $mask && "$banyan" plot --errors bench.json >/dev/null 2>err.txt) || fail "umask $mask --errors: $(cat err.txt)"
+  [ "$(stat -c %a m$mask.png)" = "$want" ] || fail "umask $mask: m$mask.png has mode $(stat -c %a m$mask.png), not $want"
+  [ "$(stat -c %a bench-errors.png)" = "$want" ] ||
+    fail "umask $mask: bench-errors.png (replaced) has mode $(stat -c %a bench-errors.png), not $want"
+  (umask $mask && "$banyan" run -P InitialConditions:n:64 -P Gravity:backend:cpu -P Snapshots:render:no \
+    -P TimeIntegration:t_end:0.0625 -q -o r$mask >/dev/null 2>&1) || fail "umask $mask: run"
+  [ "$(stat -c %a r$mask/used_parameters.yml)" = "$want" ] ||
+    fail "umask $mask: banyan run's used_parameters.yml has mode $(stat -c %a r$mask/used_parameters.yml), not $want"
+done
+ls -a | grep -q '\.tmp\.' && fail "a temporary file was left: $(ls -a)"
 [ $failures -eq 0 ] && echo "cli_plot: all passed"
 exit $((failures > 0))

@@ -5,12 +5,15 @@ runs):
 
     python3 -m banyan.plot_command energy.txt -o energy.png
     python3 -m banyan.plot_command --errors bench.json -o errors.png
+
+Without -o the PNG goes next to the input, named after it: energy.txt
+gives energy.png, and with --errors bench.json gives bench-errors.png.
 """
 import argparse
+import itertools
 import json
 import os
 import sys
-import tempfile
 
 import numpy as np
 
@@ -33,13 +36,36 @@ def _pyplot(out):
     return plt
 
 
+_tmp_counter = itertools.count()
+
+
+def _write_target(out):
+    """The file a write of out replaces: out itself, or, when out is a
+    symbolic link to a regular file, that file (a rename onto the link
+    would replace the link; banyan's C writers do the same)."""
+    if os.path.islink(out) and os.path.isfile(out):
+        return os.path.realpath(out)
+    return out
+
+
 def _save(fig, out):
-    """Through a temporary file in out's folder, renamed at the end."""
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=os.path.dirname(os.path.abspath(out)))
-    os.close(fd)
+    """Through a temporary file next to out, renamed at the end. Created
+    with mode 0666 less the umask (as banyan's other outputs, 0644 under
+    the usual umask 022), where tempfile.mkstemp would give 0600."""
+    target = _write_target(os.fspath(out))
+    for _ in range(100):
+        tmp = f"{target}.tmp.{os.getpid()}.{next(_tmp_counter)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise OSError(f"cannot find a free temporary name next to {target}")
     try:
-        fig.savefig(tmp, dpi=100, format="png")
-        os.replace(tmp, out)
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=100, format="png")
+        os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -101,26 +127,36 @@ def errors(path, out=None):
     return _finish(fig, path, out)
 
 
+def default_output(path, errors=False):
+    """Where `banyan plot` writes without -o: next to the input, its name
+    with the extension replaced (energy.txt -> energy.png; with --errors
+    bench.json -> bench-errors.png)."""
+    stem = os.path.splitext(os.fspath(path))[0]
+    return stem + ("-errors.png" if errors else ".png")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="banyan plot", description="a run's energy log, or a benchmark's errors, as PNG")
     ap.add_argument("input", help="energy.txt of banyan run, or with --errors the JSON of banyan bench --json --check")
-    ap.add_argument("-o", "--output", required=True, help="the PNG to write")
+    ap.add_argument("-o", "--output", help="the PNG to write (default: next to the input, its extension replaced: "
+                    "energy.txt -> energy.png, with --errors bench.json -> bench-errors.png)")
     ap.add_argument("--errors", action="store_true", help="the input is banyan bench JSON: error against time")
     a = ap.parse_args(argv)
     if not os.path.exists(a.input):
         print(f"banyan plot: error: {a.input}: no such file", file=sys.stderr)
         return 1
-    if os.path.exists(a.output) and os.path.samefile(a.input, a.output):
-        print(f"banyan plot: error: the output {a.output} is the input", file=sys.stderr)
+    out = a.output if a.output is not None else default_output(a.input, a.errors)
+    if os.path.exists(out) and os.path.samefile(a.input, out):
+        how = "" if a.output is not None else " (the default: name another with -o)"
+        print(f"banyan plot: error: the output {out} is the input{how}", file=sys.stderr)
         return 1
     try:
-        (errors if a.errors else energy)(a.input, a.output)
+        (errors if a.errors else energy)(a.input, out)
     except (ValueError, KeyError, json.JSONDecodeError) as e:
         print(f"banyan plot: error: {a.input}: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # an output folder that does not exist, or cannot be written
-        print(f"banyan plot: error: {a.output}: {e.strerror or e}", file=sys.stderr)
+        print(f"banyan plot: error: {out}: {e.strerror or e}", file=sys.stderr)
         return 1
-    print(f"banyan plot: wrote {a.output}")
+    print(f"banyan plot: wrote {out}")
     return 0
-

@@ -15,14 +15,17 @@
 
 static void plot_help(void)
 {
-    printf("usage: banyan plot ENERGY_TXT -o OUT.png\n"
-           "       banyan plot --errors BENCH_JSON -o OUT.png\n\n"
+    printf("usage: banyan plot ENERGY_TXT [-o OUT.png]\n"
+           "       banyan plot --errors BENCH_JSON [-o OUT.png]\n\n"
            "The relative energy error |E - E0| / |E0| and |P|, |L| against time from a\n"
            "run's energy.txt, or with --errors the p99 and p50 of the acceleration error\n"
            "against the force time of `banyan bench --json --check` runs (one JSON object\n"
-           "after another), each labelled by its criterion and theta. Drawn by the Python\n"
-           "package (python/, matplotlib): `python3 -m banyan.plot_command` with the\n"
-           "same arguments; BANYAN_PYTHON names the interpreter (default python3).\n");
+           "after another), each labelled by its criterion and theta. Without -o the PNG\n"
+           "goes next to the input, its extension replaced: run/energy.txt gives\n"
+           "run/energy.png, --errors bench.json gives bench-errors.png (never the input\n"
+           "itself); the command prints where it wrote. Drawn by the Python package\n"
+           "(python/, matplotlib): `python3 -m banyan.plot_command` with the same\n"
+           "arguments; BANYAN_PYTHON names the interpreter (default python3).\n");
 }
 
 /* The folder of this program, from /proc/self/exe ("" when unknown). */

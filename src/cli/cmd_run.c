@@ -44,7 +44,7 @@ typedef struct run_ctx {
     bn_energies first;  /* at the start: the log's part types       */
     /* restart files (run_restart.c) */
     const char *restart_from; /* --restart DIR, or NULL            */
-    long stop_after;    /* --stop-after-steps: 0 = never            */
+    long stop_after;    /* --stop-after-steps (0 = never): at a batch end, restart_due */
     char restart_dir[RUN_PATH_MAX];
     run_saved saved;    /* index: the next file's number            */
     double last_restart; /* wall seconds of the last restart file    */
@@ -82,7 +82,11 @@ static void run_help(void)
            "  -q, --quiet              no progress line and no summary\n"
            "      --restart DIR        continue the run of the newest restart file in DIR that loads\n"
            "                           (no PARAMS.yml; -P only TimeIntegration:t_end, Gravity:backend)\n"
-           "      --stop-after-steps N write a restart file and stop after N steps (tests, job limits)\n"
+           "      --stop-after-steps N write a restart file and stop at the end of the batch of steps\n"
+           "                           in which the step count (from the run's start, restarts\n"
+           "                           included) reaches N: at step N to N + 63 (steps run in\n"
+           "                           batches of up to 64, cut at outputs; exactly N with\n"
+           "                           -P Statistics:interval:0, one step a batch) (tests, job limits)\n"
            "      --print-defaults     print every parameter with its meaning and default (with\n"
            "                           PARAMS.yml or -P: their values, checked), and exit\n"
            "  -h, --help               this help\n");
@@ -483,7 +487,14 @@ static bn_status write_restart(run_ctx *c)
 }
 
 /* A restart file when the interval has passed, a signal came (every
- * rank's counts) or --stop-after-steps is reached; the last two stop. */
+ * rank's counts) or --stop-after-steps is reached; the last two stop.
+ * Looked at only between batches (integrate), so --stop-after-steps N
+ * stops at the end of the batch in which step N falls: N to N + 63
+ * steps (RUN_BATCH_STEPS), exactly N when batches are of one step
+ * (Statistics:interval 0). The batches are not cut at N, so the
+ * continued run's batches begin where an unstopped run's do (what
+ * happens at batch starts and ends -- block steps' error checks,
+ * rebalancing -- stays the same, and the restart bit-identical). */
 static bn_status restart_due(run_ctx *c)
 {
     const double minutes = c->prm->restart_interval;
