@@ -2,8 +2,10 @@
 # The Python package (python/, issue 20): its pytest suite against the
 # library built beside this banyan program (BANYAN_LIB), then `pip
 # install ./python` into a scratch folder and the installed package used
-# from elsewhere with the library it copied; and under mpirun with 2 and
-# 3 ranks (python/tests/ranks_check.py) where the library has MPI. Skipped (77) without
+# from elsewhere with the library it copied; under mpirun with 2 and
+# 3 ranks (python/tests/ranks_check.py) where the library has MPI; and
+# the example session (examples/python_session.py, about 25 s of CPU)
+# where matplotlib is installed. Skipped (77) without
 # Debian's python3 with numpy and pytest, and for the sanitizer build
 # (its library needs the sanitizers' runtime preloaded into python).
 set -u
@@ -29,6 +31,19 @@ if command -v mpirun >/dev/null && BANYAN_LIB="$lib" PYTHONPATH="$here/python" "
   done
 else
   echo "cli_python: no mpirun or no MPI in the library: the ranks' check skipped"
+fi
+# the example session, run as a user would (its output checked, its files in the scratch folder)
+if "$py" -c "import matplotlib" 2>/dev/null; then
+  if (cd "$scratch" && env BANYAN_LIB="$lib" PYTHONPATH="$here/python" timeout 300 "$py" \
+      "$here/examples/python_session.py" "$scratch/session") >"$scratch/session.log" 2>&1 \
+      && grep -q "the same positions: True" "$scratch/session.log" && grep -q "^M31: G = " "$scratch/session.log" \
+      && [ -s "$scratch/session/energy.png" ]; then
+    echo "cli_python: examples/python_session.py ran:"; sed 's/^/  /' "$scratch/session.log"
+  else
+    echo "FAIL: examples/python_session.py: $(tail -5 "$scratch/session.log")"; fail=1
+  fi
+else
+  echo "cli_python: no matplotlib: examples/python_session.py not run"
 fi
 # pip builds in the source tree: a copy of python/ beside a build/ with the library keeps the checkout clean
 mkdir -p "$scratch/src/build" && cp -r "$here/python" "$scratch/src/python" && cp "$lib" "$scratch/src/build/"

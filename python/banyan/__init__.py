@@ -13,6 +13,7 @@ is taken as the file would take it, with the same checks and messages;
 a failed call raises BanyanError with the library's message.
 """
 import ctypes
+import os
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from .particles import CParticles, Particles, from_c, owned
 from .ranks import world as ranks_world
 
 __all__ = ["BanyanError", "Mesh", "Particles", "Simulation", "forces", "gpu_available", "ic", "plot", "potential", "ranks",
-           "read", "write"]
+           "read", "write", "write_format"]
 
 
 def gpu_available():
@@ -49,9 +50,8 @@ def forces(pos, mass, eps=None, G=None, error_target=None, backend=None, ranks=F
     of a parameter file (theta, mac, method, leaf_size, ...).
     ranks=True (under mpirun): every rank passes its own particles and
     gets their forces from every rank's; collective (banyan.ranks)."""
-    p = Particles(pos, mass)
     g = _gravity(eps, G, error_target, backend, **gravity)
-    cp = CParticles(p)
+    cp = CParticles(pos, mass)  # pos's columns and mass copied once, into the library's arrays
     solver = ctypes.c_void_p()
     _lib.check(_lib.gravity_create(ctypes.byref(solver), g.ptr))
     try:
@@ -60,8 +60,7 @@ def forces(pos, mass, eps=None, G=None, error_target=None, backend=None, ranks=F
         _lib.check(_lib.gravity_compute(solver, cp.ptr))
     finally:
         _lib.gravity_free(solver)
-    out = from_c(cp.ptr)
-    return out.acc, out.pot
+    return cp.forces()  # copied out once; nothing else
 
 
 def read(path):
@@ -86,24 +85,53 @@ def _header(meta):
     return out
 
 
-def write(path, particles, **header):
-    """Write particles to an HDF5 snapshot (GADGET-4/SWIFT layout, read by
-    yt and pynbody), through a temporary file renamed at the end; header
-    keywords: time, redshift, box_size, G, length_in_cm, mass_in_g,
-    velocity_in_cm_per_s."""
+# a snapshot's format from its name, as `banyan convert` tells it
+_FORMAT_BY_SUFFIX = {".hdf5": "hdf5", ".h5": "hdf5", ".gadget": "gadget2", ".g2": "gadget2", ".tipsy": "tipsy",
+                     ".std": "tipsy"}
+FORMATS = ("hdf5", "gadget2", "gadget2-format2", "tipsy", "tipsy-native")
+
+
+def write_format(path):
+    """The format write() gives the file at path from its name (as
+    `banyan convert` does): .hdf5 or .h5 hdf5, .gadget or .g2 gadget2,
+    .tipsy or .std tipsy; ValueError for any other name."""
+    name = os.fsdecode(path)
+    for suffix, fmt in _FORMAT_BY_SUFFIX.items():
+        if len(name) > len(suffix) and name.endswith(suffix):
+            return fmt
+    raise ValueError(f"banyan.write: cannot tell the format of '{name}' from its name: name it .hdf5 or .h5 "
+                     f"(HDF5, GADGET-4 layout), .gadget or .g2 (GADGET-2 format 1), .tipsy or .std (tipsy), "
+                     f"or give format= one of {', '.join(FORMATS)}")
+
+
+def write(path, particles, format=None, big_endian=False, files=1, **header):
+    """Write particles to a snapshot, through a temporary file renamed at
+    the end. The format is format= (hdf5, gadget2, gadget2-format2, tipsy
+    (big-endian, the standard), tipsy-native) or else path's name tells it
+    (write_format: .hdf5/.h5, .gadget/.g2, .tipsy/.std; any other name is
+    refused). HDF5 is GADGET-4/SWIFT's layout (read by yt and pynbody) in
+    double precision, with accelerations and potentials when particles
+    holds them; GADGET-2 and tipsy hold float32 values (a value beyond
+    float's range is refused), tipsy keeps gas (PartType0) and stars
+    (PartType4), makes every other type dark matter and has no ids.
+    big_endian: GADGET-2's byte order (default little-endian); files > 1:
+    a GADGET-2 set path.0 ... path.<files-1>. Header keywords: time,
+    redshift, box_size, G, length_in_cm, mass_in_g, velocity_in_cm_per_s.
+    Returns the format written."""
+    fmt = write_format(path) if format is None else format
+    if isinstance(files, bool) or not isinstance(files, (int, np.integer)) or not 1 <= files <= 65536:
+        raise ValueError(f"banyan.write: files must be an integer from 1 to 65536, got {files!r}")
+    opts = _lib.WriteOptions(big_endian=int(bool(big_endian)), n_files=int(files))
+    code = ctypes.c_int()
+    _lib.check(_lib.snapshot_format_parse(str(fmt).encode(), ctypes.byref(code)))
+    opts.format = code.value
     meta = _lib.Struct("bn_snapshot_meta")
     for key, value in header.items():
         v = ctypes.c_double(float(value))
         _lib.check(_lib.snapshot_meta_number(meta.ptr, key.encode(), ctypes.byref(v), None))
-    cp = CParticles(particles)
-    if particles.acc is not None and particles.pot is not None:
-        _lib.check(_lib.particles_ensure_forces(cp.ptr))
-        c = cp.ptr.contents
-        from .particles import _fill
-        for k in range(3):
-            _fill(c.acc[k], particles.acc[:, k], len(particles))
-        _fill(c.pot, particles.pot, len(particles))
-    _lib.check(_lib.snapshot_write(str(path).encode(), cp.ptr, meta.ptr))
+    cp = CParticles.of(particles, forces=True)
+    _lib.check(_lib.snapshot_write_as(os.fsencode(path), cp.ptr, meta.ptr, ctypes.byref(opts)))
+    return fmt
 
 
 _INTEGRATOR_KEYS = ("dt", "eta", "dt_min", "time_bins", "criterion", "tree_rebuild", "rebuild_cost")
@@ -149,7 +177,7 @@ class Simulation:
 
     @particles.setter
     def particles(self, p):
-        cp = CParticles(p)  # held until the library has copied it
+        cp = CParticles.of(p)  # held until the library has copied it
         _lib.check(_lib.simulation_set_particles(self._sim, cp.ptr))
 
     @property

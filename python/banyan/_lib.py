@@ -59,6 +59,11 @@ class Particles_c(ctypes.Structure):
                 ("type", ctypes.POINTER(ctypes.c_uint8))]
 
 
+class WriteOptions(ctypes.Structure):
+    """bn_snapshot_write_options (banyan.h): format (an enum: int), big_endian, n_files."""
+    _fields_ = [("format", ctypes.c_int), ("big_endian", ctypes.c_int), ("n_files", ctypes.c_int)]
+
+
 def _sig(name, res, *args):
     f = getattr(lib, name)
     f.restype = res
@@ -93,6 +98,8 @@ galaxy_model_G = _sig("bn_galaxy_model_G", _d, _vp)
 ic_galaxy = _sig("bn_ic_galaxy", _st, _vp, ctypes.c_size_t, ctypes.c_uint64, _ppp)
 snapshot_read = _sig("bn_snapshot_read", _st, _cp, _ppp, _vp)
 snapshot_write = _sig("bn_snapshot_write", _st, _cp, _pp, _vp)
+snapshot_format_parse = _sig("bn_snapshot_format_parse", _st, _cp, ctypes.POINTER(ctypes.c_int))
+snapshot_write_as = _sig("bn_snapshot_write_as", _st, _cp, _pp, _vp, _vp)
 snapshot_meta_number = _sig("bn_snapshot_meta_number", _st, _vp, _cp, _pd, _pd)
 simulation_create = _sig("bn_simulation_create", _st, ctypes.POINTER(_vp))
 simulation_free = _sig("bn_simulation_free", None, _vp)
