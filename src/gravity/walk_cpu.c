@@ -246,9 +246,11 @@ static void add_expansion(const bn_tree *t, const walk_group *g, const double *t
  * are opened, the rest is its frontier; each group walks from there and
  * adds the box's expansion. ---- */
 typedef struct walk_box {
-    walk_group g;         /* the box's bounds, centre, far distance; alpha_amin the groups' smallest */
+    walk_group g;         /* the box's bounds, centre, far distance; alpha_amin the groups' smallest;
+                             first, count unused (its groups need not be one body range) */
     double alpha_max;     /* the groups' largest alpha |a_old|                    */
-    int g0, g1;           /* its groups                                           */
+    const int *groups;    /* its groups: groups[0 .. n_groups)                    */
+    int n_groups, bodies;
     int n_front;          /* its frontier: the scratch's front[0 .. n_front)     */
     int has_far;          /* a cell went into its expansion                       */
     double local[BN_LOCAL_TERMS];
@@ -260,23 +262,24 @@ static int opens_at(const bn_walk_cell *cell, double d2, bn_mac mac, double alph
     return bn_mac_accel_open_d(d2, cell->r2, cell->gml2, alpha_amin);
 }
 
-static void setup_box(const bn_tree *t, int g0, int g1, const bn_gravity_params *gp, bn_mac mac,
+static void setup_box(const bn_tree *t, const int *groups, int n_groups, const bn_gravity_params *gp, bn_mac mac,
                       const double *acc_old, walk_box *b)
 {
     walk_group one;
-    b->g0 = g0;
-    b->g1 = g1;
+    b->groups = groups;
+    b->n_groups = n_groups;
+    b->bodies = 0;
     b->alpha_max = 0;
     b->g.alpha_amin = INFINITY;
     for (int k = 0; k < 3; k++) b->g.lo[k] = INFINITY, b->g.hi[k] = -INFINITY;
-    for (int gi = g0; gi < g1; gi++) {
-        setup_group(t, gi, gp, mac, acc_old, &one);
+    for (int j = 0; j < n_groups; j++) {
+        setup_group(t, groups[j], gp, mac, acc_old, &one);
+        b->bodies += one.count;
         for (int k = 0; k < 3; k++) b->g.lo[k] = fmin(b->g.lo[k], one.lo[k]), b->g.hi[k] = fmax(b->g.hi[k], one.hi[k]);
         b->g.alpha_amin = fmin(b->g.alpha_amin, one.alpha_amin);
         b->alpha_max = fmax(b->alpha_max, one.alpha_amin);
     }
-    b->g.first = t->group_first[g0];
-    b->g.count = t->group_first[g1 - 1] + t->group_count[g1 - 1] - b->g.first;
+    b->g.first = b->g.count = 0;
     double r2 = 0;
     for (int k = 0; k < 3; k++) {
         b->g.centre[k] = 0.5 * (b->g.lo[k] + b->g.hi[k]);
@@ -391,26 +394,58 @@ static void charge_group(const bn_tree *t, int gi, const walk_scratch *s, double
     before[2] = s->count_far;
 }
 
-/* Box bi's pass, then its groups [g0, g0 + k) over src from its
- * frontier; its far cells' flops (and their expansion's evaluation)
- * shared by its bodies' costs, then each group's own as charge_group. */
-static void walk_box_groups(const bn_tree *t, const bn_walk_source *src, int g0, int k, const bn_gravity_params *g,
-                            bn_mac mac, const double *acc_old, double *out, double *cost, double before[3],
-                            walk_scratch *s)
+/* The box of groups[0 .. n) (neighbours in body order): its pass, then
+ * each group over src from its frontier; its far cells' flops (and their
+ * expansion's evaluation at each body) shared by its bodies' costs, then
+ * each group's own as charge_group. */
+static void walk_box_groups(const bn_tree *t, const bn_walk_source *src, const int *groups, int n,
+                            const bn_gravity_params *g, bn_mac mac, const double *acc_old, double *out, double *cost,
+                            double before[3], walk_scratch *s)
 {
     walk_box box;
-    const int g1 = g0 + k < t->n_groups ? g0 + k : t->n_groups;
-    setup_box(t, g0, g1, g, mac, acc_old, &box);
+    setup_box(t, groups, n, g, mac, acc_old, &box);
     walk_box_cells(src, &box, mac, g->softening * g->softening, s);
-    if (cost) {
-        const double flops = BN_FLOPS_FAR * (s->count_far - before[2]) + (box.has_far ? BN_FLOPS_FAR_EVAL : 0) * box.g.count;
-        for (int b = box.g.first; b < box.g.first + box.g.count; b++) cost[t->order[b]] += flops / box.g.count;
+    if (cost && box.bodies > 0) {
+        const double share = (BN_FLOPS_FAR * (s->count_far - before[2]) + (box.has_far ? BN_FLOPS_FAR_EVAL : 0) * box.bodies) /
+                             box.bodies;
+        for (int j = 0; j < n; j++)
+            for (int b = t->group_first[groups[j]]; b < t->group_first[groups[j]] + t->group_count[groups[j]]; b++)
+                cost[t->order[b]] += share;
         before[2] = s->count_far;
     }
-    for (int gi = g0; gi < g1; gi++) {
-        walk_one(t, src, 0, gi, g, mac, acc_old, &box, out, s);
-        if (cost) charge_group(t, gi, s, before, cost);
+    for (int j = 0; j < n; j++) {
+        walk_one(t, src, 0, groups[j], g, mac, acc_old, &box, out, s);
+        if (cost) charge_group(t, groups[j], s, before, cost);
     }
+}
+
+/* The groups in body order (the GPU's order, whose boxes are runs of
+ * neighbours): the CPU's builder lists them node by node. */
+typedef struct first_group {
+    int first, group;
+} first_group;
+
+static int by_first_body(const void *x, const void *y)
+{
+    const int a = ((const first_group *)x)->first, b = ((const first_group *)y)->first;
+    return (a > b) - (a < b);
+}
+
+static int *groups_by_body(const bn_tree *t)
+{
+    const size_t n = (size_t)(t->n_groups > 0 ? t->n_groups : 1);
+    first_group *pairs = malloc(n * sizeof *pairs);
+    int *order = malloc(n * sizeof *order);
+    if (pairs && order) {
+        for (int i = 0; i < t->n_groups; i++) pairs[i] = (first_group){t->group_first[i], i};
+        qsort(pairs, (size_t)t->n_groups, sizeof *pairs, by_first_body);
+        for (int i = 0; i < t->n_groups; i++) order[i] = pairs[i].group;
+    } else {
+        free(order);
+        order = NULL;
+    }
+    free(pairs);
+    return order;
 }
 
 /* Every (active) group of t over src: see walk_cpu.h. */
@@ -427,6 +462,8 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
     /* a received tree, every group walked, the group expansion on: by boxes */
     const int per_box = !self && !bin && g->group_expansion * g->theta > 0 ? bn_remote_box_groups() : 0;
     const int n_boxes = per_box > 0 ? (t->n_groups + per_box - 1) / per_box : 0;
+    int *by_body = per_box > 0 ? groups_by_body(t) : NULL;
+    if (per_box > 0 && !by_body) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the groups' order");
 #pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
     {
         walk_scratch s = {0};
@@ -435,7 +472,10 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
         if (per_box > 0) {
 #pragma omp for schedule(dynamic, 1)
             for (int bi = 0; bi < n_boxes; bi++)
-                if (!failed) walk_box_groups(t, src, bi * per_box, per_box, g, mac, acc_old, out, cost, before, &s);
+                if (!failed) {
+                    const int g0 = bi * per_box, n = g0 + per_box < t->n_groups ? per_box : t->n_groups - g0;
+                    walk_box_groups(t, src, by_body + g0, n, g, mac, acc_old, out, cost, before, &s);
+                }
         } else {
 #pragma omp for schedule(dynamic, 4)
             for (int gi = 0; gi < t->n_groups; gi++)
@@ -449,6 +489,7 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
         cfar += s.count_far;
         scratch_free(&s);
     }
+    free(by_body);
     if (failed) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the interaction lists");
     if (stats) {
         stats->n_pp = self ? cpp : stats->n_pp + cpp;
