@@ -23,6 +23,7 @@
 # and a table last. Efficiency: weak t(1) / t(P); strong t(1) / (P t(P)).
 #   scripts/gpu-scaling.sh BANYAN [GPU COUNTS...]   (default: 1 2)
 set -u
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
 COUNTS=${*:-"1 2"}
@@ -31,17 +32,11 @@ PARTS=${PARTS:-"weak strong forces galaxy mesh ab"}
 OUT=${OUT:-$PWD/out-gpu-scaling}
 mkdir -p "$OUT"
 cd "$OUT" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-    OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_GRAVITY_TRACE=1 BANYAN_FIELD_TRACE=1
-TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
+source "$SCRIPTS/device-mpi-env.sh"
+export BANYAN_GRAVITY_TRACE=1 BANYAN_FIELD_TRACE=1
 GOTHIC="--mac accel --alpha 0.0078125"
 CORES=$(nproc)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >gpus.txt 2>&1
-if [ -z "${BANYAN_NCCL_LIBRARY:-}" ]; then
-    d=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
-    [ -n "$d" ] && [ -f "$d/lib/libnccl.so.2" ] && export BANYAN_NCCL_LIBRARY=$d/lib/libnccl.so.2
-fi
-export NCCL_NVLS_ENABLE=0 # never NVLink multicast (shared machines)
 echo "NCCL: ${BANYAN_NCCL_LIBRARY:-libnccl.so.2 from the library path}" >>gpus.txt
 fail=0
 cat >table.py <<'PY'

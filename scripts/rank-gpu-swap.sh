@@ -7,18 +7,14 @@
 # GPU moves to the other rank.
 #   scripts/rank-gpu-swap.sh BANYAN [P]
 set -u
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 P=${2:-4}
 N=${N:-33554432}
 OUT=${OUT:-$PWD/out-rank-swap}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-    OMPI_MCA_rmaps_base_oversubscribe=1 BANYAN_GRAVITY_TRACE=1 NCCL_NVLS_ENABLE=0
-if [ -z "${BANYAN_NCCL_LIBRARY:-}" ]; then
-    d=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
-    [ -n "$d" ] && [ -f "$d/lib/libnccl.so.2" ] && export BANYAN_NCCL_LIBRARY=$d/lib/libnccl.so.2
-fi
-TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
+source "$SCRIPTS/device-mpi-env.sh"
+export BANYAN_GRAVITY_TRACE=1
 order=$(seq 0 $((P - 1)) | paste -sd,)
 reversed=$(seq $((P - 1)) -1 0 | paste -sd,)
 for o in "$order" "$reversed"; do

@@ -8,19 +8,14 @@
 # ranks) and the call's time. A line per run last.
 #   scripts/remote-walk-ab.sh DIR P BIN...
 set -u
+SCRIPTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DIR=$(cd "$1" && pwd)
 P=$2
 shift 2
 N=${N:-33554432}
 OUT=${OUT:-$PWD/out-remote-ab}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
-    OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_NVLS_ENABLE=0
-if [ -z "${BANYAN_NCCL_LIBRARY:-}" ]; then
-    d=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null)
-    [ -n "$d" ] && [ -f "$d/lib/libnccl.so.2" ] && export BANYAN_NCCL_LIBRARY=$d/lib/libnccl.so.2
-fi
-TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
+source "$SCRIPTS/device-mpi-env.sh"
 fail=0
 for t in test_gpu_walk test_gpu_let; do
     timeout 120 "$DIR/tests/$t" >"$t.log" 2>&1 || { echo "FAIL: $t"; fail=1; }
