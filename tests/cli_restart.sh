@@ -3,9 +3,17 @@
 # block steps between a cycle's sub-steps, i.e. mid-cycle) and continued
 # with --restart gives the same bits as a run that never stopped: the
 # energy log's columns (all but the wall time) and the last snapshot's
-# positions and velocities compared byte for byte. SIGTERM to a running
-# `banyan run` leaves a restart file and exit code 0; a truncated newest
-# restart file is refused with a message and the one before it is used.
+# positions and velocities compared byte for byte, and no "not bitwise"
+# notice. SIGTERM to a running `banyan run` leaves one restart file and
+# exit code 0; SIGUSR1 with Restart:interval 0.01 (minutes) and keep 3
+# leaves exactly 3 (of at least 4 written) and the newest continues bit
+# for bit; a truncated newest restart file is refused with a message and
+# the one before it is used; without a GPU, -P Gravity:backend:gpu stops
+# with the device's message, not as a damaged file. Gravity:mac accel and tree_rebuild 4 are not
+# bitwise (nothing of the old |a| nor of the refreshed tree is saved):
+# the continued run says so; its last total energy lies within 1e-4 of
+# the unstopped run's (the tree's force error level; measured 1.4e-9 and
+# 3.3e-9) and its |E-E0|/|E0| within 1e-4 throughout (measured 1e-5, 6e-6).
 set -u
 banyan="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 scratch="$(mktemp -d)"
@@ -41,7 +49,8 @@ for kind in shared block; do
     d=${kind}_$stop
     "$banyan" run $common $extra -q -o $d --stop-after-steps $stop || fail "$d: stopped run"
     [ -f $d/restart/restart_0000.hdf5 ] || fail "$d: no restart file"
-    "$banyan" run --restart $d/restart -o $d -q || fail "$d: continued run"
+    "$banyan" run --restart $d/restart -o $d -q >$d.out || fail "$d: continued run"
+    grep -q "not bitwise" $d.out && fail "$d: a notice where the bits are the same: $(cat $d.out)"
     same ref_$kind $d "$kind stopped at step $stop"
   done
   # stopped twice: a restart of a restart
@@ -69,6 +78,14 @@ printf '\x55' | dd of=flip/restart/restart_0000.hdf5 bs=1 seek=$(( $(stat -c %s 
 "$banyan" run --restart flip/restart -o flip -q 2>flip.err && fail "flip: a damaged only file was accepted"
 grep -q "restart_0000.hdf5" flip.err || fail "flip: no message naming the file: $(cat flip.err)"
 
+# without a GPU, -P Gravity:backend:gpu stops with the device's message naming the file, not as a damaged
+# file with a fall back to the one before it (with a GPU the run goes on from its last file, at t_end)
+cp -r shared_7 gpu
+if ! "$banyan" run --restart gpu/restart -o gpu -q -P Gravity:backend:gpu >/dev/null 2>gpu.err; then
+  grep -q "restart file 1: backend 'gpu'" gpu.err || fail "no GPU: not the device's message: $(cat gpu.err)"
+  grep -q "trying the restart file before it" gpu.err && fail "no GPU: treated as a damaged file: $(cat gpu.err)"
+fi
+
 # SIGTERM to a running banyan run: a restart file, exit code 0, and it continues
 d=sig
 "$banyan" run $common $block -P TimeIntegration:t_end:1000 -q -o $d &
@@ -79,8 +96,64 @@ wait $pid
 rc=$?
 [ $rc = 0 ] || fail "SIGTERM: exit code $rc"
 [ -f $d/restart/restart_0000.hdf5 ] || fail "SIGTERM: no restart file"
+n=$(ls $d/restart | wc -l)
+[ "$n" = 1 ] || fail "SIGTERM: $n restart files, expected the signal's alone (Restart:interval 60 minutes)"
 timeout 60 "$banyan" run --restart $d/restart -o $d -q -P TimeIntegration:t_end:1 --stop-after-steps 1 ||
   fail "SIGTERM: the restart file does not continue"
+
+# SIGUSR1 with restart files every 0.01 minutes (0.6 s) of which 3 are
+# kept: after 3 s at least 4 written (about 5 by the interval and the
+# signal's), exactly 3 left, the newest the one the stop names; the run
+# continued from it gives the bits of a run that never stopped, both
+# stopped 16 steps later (Statistics:interval 0: exactly there)
+d=usr1
+long="$common $block -P TimeIntegration:t_end:1000 -P Snapshots:interval:0"
+"$banyan" run $long -P Restart:interval:0.01 -P Restart:keep:3 -o $d >$d.out &
+pid=$!
+sleep 3
+kill -USR1 $pid
+wait $pid
+rc=$?
+[ $rc = 0 ] || fail "SIGUSR1: exit code $rc"
+files=$(ls $d/restart | wc -l)
+[ "$files" = 3 ] || fail "SIGUSR1, keep 3: $files restart files: $(ls $d/restart)"
+last=$(ls $d/restart | sed -n 's/^restart_0*\([0-9][0-9]*\)\.hdf5$/\1/p' | sort -n | tail -1)
+[ "${last:-0}" -ge 3 ] || fail "SIGUSR1, interval 0.6 s: newest restart file ${last:-none} after 3 s (at least 3)"
+[ "$(ls $d/restart | sed -n 's/^restart_0*\([0-9][0-9]*\)\.hdf5$/\1/p' | sort -n | tr '\n' ' ')" = \
+  "$((last - 2)) $((last - 1)) $last " ] || fail "SIGUSR1: not the newest 3 kept: $(ls $d/restart)"
+grep -q "restart file $last in" $d.out || fail "SIGUSR1: the stop does not name file $last: $(cat $d.out)"
+step=$(sed -n 's/.*stopped at t = [^ ]* (step \([0-9]*\)).*/\1/p' $d.out)
+if [ -n "$step" ]; then
+  "$banyan" run $long -q -o usr1_ref --stop-after-steps $((step + 16)) || fail "SIGUSR1: reference run"
+  "$banyan" run --restart $d/restart -o $d -q --stop-after-steps $((step + 16)) >$d.cont || fail "SIGUSR1: continued"
+  grep -q "not bitwise" $d.cont && fail "SIGUSR1: a notice where the bits are the same: $(cat $d.cont)"
+  rows usr1_ref >usr1_ref.rows; rows $d >$d.rows
+  cmp -s usr1_ref.rows $d.rows || fail "SIGUSR1: energy.txt differs from the unstopped run's"
+  [ "$(wc -l <$d.rows)" -gt 3 ] || fail "SIGUSR1: only $(wc -l <$d.rows) rows"
+else
+  fail "SIGUSR1: no 'stopped at ... (step N)': $(cat $d.out)"
+fi
+
+# not bitwise, and saying so: the accel criterion (shared steps) and a
+# refreshed tree (block steps, tree_rebuild 4) stopped at step 13
+close() { # REFERENCE DIR WHAT: both at t_end, the last total energies within 1e-4, and |E-E0|/|E0| within
+  # 1e-4 throughout the continued run (the times of adaptive shared steps differ after the stop: rows not paired)
+  awk 'FNR == 1 { f++ } /^#/ { next } { t[f] = $1; e[f] = $4; if (f == 2 && $5 > m) m = $5 }
+       END { d = (e[2] - e[1]) / e[1]; if (d < 0) d = -d; printf "t %s %s, last E %.3e apart, |E-E0|/|E0| <= %.3e\n", t[1], t[2], d, m
+             exit !(t[1] == 0.25 && t[2] == 0.25 && d <= 1e-4 && m <= 1e-4) }' \
+    "$1/energy.txt" "$2/energy.txt" >"$2.close" || fail "$3: not within 1e-4 of the unstopped run: $(cat "$2.close")"
+}
+not_bitwise() { # NAME NOTICE OPTIONS...
+  local name=$1 notice=$2
+  shift 2
+  "$banyan" run $common "$@" -q -o nb_ref_$name || fail "$name: reference run"
+  "$banyan" run $common "$@" -q -o nb_$name --stop-after-steps 13 || fail "$name: stopped run"
+  "$banyan" run --restart nb_$name/restart -o nb_$name -q >nb_$name.out || fail "$name: continued run"
+  grep -q "continuing with $notice: not bitwise" nb_$name.out || fail "$name: no notice: $(cat nb_$name.out)"
+  close nb_ref_$name nb_$name "$name"
+}
+not_bitwise accel "Gravity:mac accel" -P Gravity:mac:accel
+not_bitwise rebuild4 "TimeIntegration:tree_rebuild = 4" $block -P TimeIntegration:tree_rebuild:4
 
 [ $failures = 0 ] && echo "cli_restart: all checks passed"
 exit $((failures > 0))

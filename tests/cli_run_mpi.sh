@@ -198,17 +198,22 @@ expect_fail "GPU backend" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -o ba
 expect_fail "GPU direct summation" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -P Gravity:method:direct -o bad4
 expect_fail "usage" "unknown option" 2 --no-such-option
 
-# restart files across ranks (issue 20): 2 ranks with block steps stopped after 40 steps (a cut of the
-# domains by measured cost behind them and another ahead: the costs since the last cut are saved) and
-# continued give the energies of the unstopped run bit for bit (the wall column aside) and its final
-# positions and velocities by id; 3 ranks cannot continue 2 ranks' files (refused, naming the count)
+# restart files across ranks (issue 20): 2 ranks with block steps stopped after 40 steps (at the batch's end,
+# step 64, a cycle's end; a cut of the domains by measured cost behind them and another ahead: the costs since the
+# last cut are saved) and continued give the energies of the unstopped run bit for bit (the wall column aside) and
+# its final positions and velocities by id. The same files continue on 3 ranks and on 1: every rank's particles
+# read, the domains cut anew, the forces computed again, and the run says "continuing from 2 ranks' restart on N
+# ranks: not bitwise". Bounds as for P ranks against one process above: every row's total energy within 1e-4 of
+# the unstopped run's (measured 7e-6), the final positions' rms difference within 1e-4 of the rms radius (measured 1.4e-6). A file
+# written inside a block-step cycle (step 7) continues on its own rank count only: 3 ranks refuse it, saying so,
+# and fall back to no older file.
 rst="-P InitialConditions:n:2048 -P Gravity:backend:cpu -P Snapshots:render:no -P TimeIntegration:time_bins:4
   -P TimeIntegration:eta:0.02 -P TimeIntegration:t_end:0.25"
 mpirun -np 2 "$banyan" run $rst -q -o rs_ref >/dev/null 2>&1 || fail "restart: the unstopped 2-rank run"
 mpirun -np 2 "$banyan" run $rst -q -o rs --stop-after-steps 40 >/dev/null 2>&1 || fail "restart: the stopped run"
-mpirun -np 3 "$banyan" run --restart rs/restart -o rs3 -q >/dev/null 2>err.txt && fail "restart: 3 ranks took 2 ranks' files"
-grep -q "written by 2 rank" err.txt || fail "restart: 3 ranks: no message naming the count: $(cat err.txt)"
-mpirun -np 2 "$banyan" run --restart rs/restart -o rs -q >/dev/null 2>&1 || fail "restart: the continued run"
+cp -r rs rs3 && cp -r rs rs1
+mpirun -np 2 "$banyan" run --restart rs/restart -o rs -q >rs.out 2>&1 || fail "restart: the continued run"
+grep -q "not bitwise" rs.out && fail "restart on the same 2 ranks: a notice: $(cat rs.out)"
 cmp -s <(grep -v '^#' rs_ref/energy.txt | awk '{$8=""; print}') <(grep -v '^#' rs/energy.txt | awk '{$8=""; print}') ||
   fail "restart across ranks: energy.txt differs from the unstopped run's"
 "$py" - rs_ref/snapshot_0000.hdf5 rs/snapshot_0000.hdf5 <<'PY' || fail "restart across ranks: final particles differ"
@@ -220,6 +225,40 @@ def by_id(path):
 a, b = by_id(sys.argv[1]), by_id(sys.argv[2])
 sys.exit(0 if all(np.array_equal(x, y) for x, y in zip(a, b)) else 1)
 PY
+timeout 120 mpirun -np 3 "$banyan" run --restart rs3/restart -o rs3 -q >rs3.out 2>rs3.err ||
+  fail "restart: 3 ranks from 2 ranks' files: $(cat rs3.err)"
+grep -q "continuing from 2 ranks' restart on 3 ranks: not bitwise" rs3.out || fail "restart on 3 ranks: no notice: $(cat rs3.out)"
+timeout 120 "$banyan" run --restart rs1/restart -o rs1 -q >rs1.out 2>rs1.err ||
+  fail "restart: one process from 2 ranks' files: $(cat rs1.err)"
+grep -q "continuing from 2 ranks' restart on 1 rank: not bitwise" rs1.out || fail "restart on 1 rank: no notice: $(cat rs1.out)"
+[ -f rs3/restart/restart_0001.2.hdf5 ] && [ -f rs1/restart/restart_0001.hdf5 ] ||
+  fail "restart on 3 and 1 ranks: their own last restart files missing: $(ls rs3/restart rs1/restart)"
+for d in rs3 rs1; do
+  "$py" - rs_ref $d <<'PY' || fail "restart from 2 ranks' files on ${d#rs} rank(s): not close to the unstopped run"
+import h5py, numpy as np, sys
+ref, d = sys.argv[1], sys.argv[2]
+ea, eb = np.loadtxt(f"{ref}/energy.txt", comments="#"), np.loadtxt(f"{d}/energy.txt", comments="#")
+assert ea.shape == eb.shape and np.array_equal(ea[:, 0], eb[:, 0]), (ea[:, 0], eb[:, 0])
+rel = np.max(abs(eb[:, 3] - ea[:, 3]) / abs(ea[:, 3]))
+assert rel <= 1e-4, f"total energies {rel:.3e} apart > 1e-4"
+def by_id(path):
+    f = h5py.File(path, "r")["PartType1"]
+    return f["Coordinates"][...][np.argsort(f["ParticleIDs"][...])]
+xa, xb = by_id(f"{ref}/snapshot_0000.hdf5"), by_id(f"{d}/snapshot_0000.hdf5")
+r = np.sqrt(np.mean(np.sum(xa**2, axis=1)))
+dx = np.sqrt(np.mean(np.sum((xb - xa)**2, axis=1))) / r
+assert dx <= 1e-4, f"final positions {dx:.3e} of the rms radius apart > 1e-4"
+print(f"{d}: energies {rel:.2e} apart, final positions {dx:.2e} of the rms radius")
+PY
+done
+mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -q -o mid --stop-after-steps 7 >/dev/null 2>&1 ||
+  fail "restart: the run stopped inside a cycle"
+timeout 60 mpirun -np 3 "$banyan" run --restart mid/restart -o mid -q >/dev/null 2>err.txt &&
+  fail "restart: 3 ranks took 2 ranks' file from inside a cycle"
+grep -q "written by 2 rank(s) inside a block-step cycle.*mpirun -np 2" err.txt ||
+  fail "restart inside a cycle on 3 ranks: no message naming the count: $(cat err.txt)"
+grep -q "trying the restart file before it" err.txt && fail "restart inside a cycle: treated as damaged: $(cat err.txt)"
+[ "$(grep -c 'banyan run: error' err.txt)" = 1 ] || fail "restart inside a cycle: not one message: $(cat err.txt)"
 
 [ $failures -eq 0 ] && echo "cli_run_mpi: all passed"
 exit $((failures > 0))

@@ -47,6 +47,10 @@ typedef struct run_ctx {
     long stop_after;    /* --stop-after-steps (0 = never): at a batch end, restart_due */
     char restart_dir[RUN_PATH_MAX];
     run_saved saved;    /* index: the next file's number            */
+    long step0;         /* steps before this simulation began: a run
+                           continued on another rank count starts anew */
+    double forces0;     /* block steps' particle forces before it      */
+    long builds0;       /* and tree builds                              */
     double last_restart; /* wall seconds of the last restart file    */
     int stopped;        /* stopped before t_end, with a restart file */
     char restart_off[512]; /* why this run writes no restart files ("": it does) */
@@ -65,6 +69,9 @@ typedef struct run_ctx {
 
 static int several(const run_ctx *c) { return bn_comm_size(c->comm) > 1; }
 
+/* Steps since the run's start (restarts included). */
+static long steps_of(const run_ctx *c) { return c->step0 + bn_simulation_steps(c->sim); }
+
 static void run_help(void)
 {
     printf("usage: banyan run [PARAMS.yml] [-P Section:key:value ...] [--output-dir DIR]\n\n"
@@ -81,7 +88,9 @@ static void run_help(void)
            "  -o, --output-dir DIR     where outputs go (default: the current directory)\n"
            "  -q, --quiet              no progress line and no summary\n"
            "      --restart DIR        continue the run of the newest restart file in DIR that loads\n"
-           "                           (no PARAMS.yml; -P only TimeIntegration:t_end, Gravity:backend)\n"
+           "                           (no PARAMS.yml; -P only TimeIntegration:t_end, Gravity:backend);\n"
+           "                           says so when the result is not bit-identical to an unstopped run\n"
+           "                           (another backend or rank count, Gravity:mac accel, tree_rebuild != 1)\n"
            "      --stop-after-steps N write a restart file and stop at the end of the batch of steps\n"
            "                           in which the step count (from the run's start, restarts\n"
            "                           included) reaches N: at step N to N + 63 (steps run in\n"
@@ -311,6 +320,47 @@ static bn_status apply_restart_overrides(run_ctx *c)
     return bn_run_params_validate(c->prm);
 }
 
+/* A restart file of another rank count: its particles (this rank's
+ * share, *p) on the run's ranks, the domains cut anew as at a start and
+ * the forces computed again. */
+static bn_status setup_moved(run_ctx *c, bn_particles *p)
+{
+    bn_integrator_params integ = c->prm->integ;
+    integ.dt_min = run_plan_dt_min(c->prm, c->t_start);
+    bn_status s = bn_simulation_set_gravity(c->sim, &c->prm->gravity);
+    if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &integ);
+    if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
+    if (s == BN_OK) s = bn_simulation_set_time(c->sim, c->saved.time);
+    BN_TRY(bn_comm_agree(c->comm, s));
+    BN_TRY(bn_simulation_rebalance(c->sim, NULL));
+    return bn_simulation_compute_forces(c->sim);
+}
+
+/* Why the continued run will not give an unstopped run's bits (rank 0,
+ * with -q too: a user comparing bits must know). */
+static void print_not_bitwise(const run_ctx *c, const run_restart_found *f)
+{
+    if (!c->root) return;
+    const int ranks = bn_comm_size(c->comm);
+    const bn_backend now = bn_simulation_backend(c->sim);
+    const bn_gravity_params *g = bn_simulation_gravity(c->sim);
+    if (f->ranks != ranks)
+        printf("banyan run: continuing from %d rank%s restart on %d rank%s: not bitwise (every rank's particles read, "
+               "the domains cut anew, the forces computed again)\n", f->ranks, f->ranks == 1 ? "'s" : "s'", ranks,
+               ranks == 1 ? "" : "s");
+    if (now != f->info.backend)
+        printf("banyan run: continuing from the %s backend's restart on the %s backend: not bitwise\n",
+               bn_backend_name(f->info.backend), bn_backend_name(now));
+    if (g->method == BN_METHOD_TREE && g->mac == BN_MAC_ACCEL)
+        printf("banyan run: continuing with Gravity:mac accel: not bitwise (a restart file holds no old "
+               "accelerations: the first walk after it uses the bonsai criterion)\n");
+    if (g->method == BN_METHOD_TREE && c->prm->integ.time_bins > 0 && c->prm->integ.tree_rebuild != 1)
+        printf("banyan run: continuing with TimeIntegration:tree_rebuild = %d: not bitwise (a restart file holds no "
+               "tree: the first step after it builds one where the unstopped run may refresh its own)\n",
+               c->prm->integ.tree_rebuild);
+    fflush(stdout);
+}
+
 /* The simulation and the CLI's state from the newest restart file that
  * loads; the energy log continues where that file left it. */
 static bn_status setup_restart(run_ctx *c)
@@ -323,11 +373,11 @@ static bn_status setup_restart(run_ctx *c)
     BN_TRY(bn_simulation_create(&c->sim));
     BN_TRY(bn_simulation_set_comm(c->sim, c->comm));
     BN_TRY(bn_simulation_set_gravity(c->sim, &g));
-    bn_state_info info;
-    BN_TRY(run_restart_load(c->sim, c->restart_dir, &c->saved, &info, c->comm));
+    run_restart_found found;
+    BN_TRY(run_restart_load(c->sim, c->restart_dir, &c->saved, &found, c->comm));
     const run_saved *v = &c->saved;
     *c->prm = v->prm;
-    BN_TRY(bn_comm_agree(c->comm, apply_restart_overrides(c)));
+    bn_status s = bn_comm_agree(c->comm, apply_restart_overrides(c));
     c->t_start = v->t_start;
     c->next_energy = v->next_energy;
     c->units = v->units;
@@ -335,14 +385,26 @@ static bn_status setup_restart(run_ctx *c)
     c->energy_rows = v->energy_rows;
     c->balanced_at = v->balanced_at;
     c->rebalances = v->rebalances;
+    c->step0 = v->step0;
+    c->forces0 = v->forces0;
+    c->builds0 = v->builds0;
     c->log = v->log;
+    if (s == BN_OK && found.p) { /* the simulation counts from 0 */
+        s = setup_moved(c, found.p);
+        c->step0 = v->steps;
+        c->forces0 = v->forces;
+        c->builds0 = v->builds;
+        c->balanced_at = v->steps;
+    }
+    bn_particles_free(found.p);
+    BN_TRY(s);
     BN_TRY(bn_comm_agree(c->comm, run_schedule_build(&c->sched, c->prm, c->t_start)));
     c->sched.next = v->sched_next;
     BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
-    const bn_backend now = bn_simulation_backend(c->sim);
     if (c->root && !c->quiet)
-        printf("banyan run: continuing from restart file %d (t = %.9g, step %ld)%s\n", v->index - 1, info.time,
-               info.steps, now == info.backend ? "" : "; another backend: not bit-identical to an unstopped run");
+        printf("banyan run: continuing from restart file %d (t = %.9g, step %ld)\n", v->index - 1, found.info.time,
+               v->steps);
+    print_not_bitwise(c, &found);
     char path[RUN_PATH_MAX];
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
     return bn_comm_agree(c->comm, c->root ? run_energy_log_reopen(&c->log, path, v->log_offset) : BN_OK);
@@ -444,7 +506,7 @@ static bn_status outputs_due(run_ctx *c)
 static bn_status maybe_rebalance(run_ctx *c)
 {
     if (!several(c) || bn_simulation_block_info(c->sim).tick != 0) return BN_OK;
-    const long steps = bn_simulation_steps(c->sim), since = steps - c->balanced_at;
+    const long steps = steps_of(c), since = steps - c->balanced_at;
     if (since < RUN_REBALANCE_MIN_STEPS || bn_simulation_time(c->sim) >= c->prm->t_end) return BN_OK;
     BN_TRY(bn_simulation_imbalance(c->sim, &c->imbalance));
     if (c->imbalance < RUN_REBALANCE_IMBALANCE && since < RUN_REBALANCE_STEPS) return BN_OK;
@@ -473,6 +535,17 @@ static bn_status write_restart(run_ctx *c)
     v->rebalances = c->rebalances;
     v->log = c->log;
     v->log.f = NULL;
+    v->time = bn_simulation_time(c->sim);
+    v->steps = steps_of(c);
+    v->step0 = c->step0;
+    v->ranks = bn_comm_size(c->comm);
+    const bn_block_info bi = bn_simulation_block_info(c->sim);
+    v->tick = bi.tick;
+    v->forces0 = c->forces0;
+    v->forces = c->forces0 + bi.forces;
+    v->builds0 = c->builds0;
+    v->builds = c->builds0 + bi.tree_builds;
+    v->backend = (int)bn_simulation_backend(c->sim);
     double offset = c->log.f ? (double)ftell(c->log.f) : 0;
     BN_TRY(bn_comm_allreduce(c->comm, &offset, 1, BN_REDUCE_MAX));
     v->log_offset = (long)offset;
@@ -498,7 +571,7 @@ static bn_status write_restart(run_ctx *c)
 static bn_status restart_due(run_ctx *c)
 {
     const double minutes = c->prm->restart_interval;
-    double flags[2] = {run_restart_signalled() || (c->stop_after > 0 && bn_simulation_steps(c->sim) >= c->stop_after),
+    double flags[2] = {run_restart_signalled() || (c->stop_after > 0 && steps_of(c) >= c->stop_after),
                        minutes > 0 && bn_wall_seconds() - c->last_restart >= 60 * minutes};
     BN_TRY(bn_comm_allreduce(c->comm, flags, 2, BN_REDUCE_MAX));
     if (!(flags[0] > 0) && !(flags[1] > 0)) return BN_OK;
@@ -521,12 +594,12 @@ static bn_status integrate(run_ctx *c)
         const long batch = c->prm->energy_interval > 0 ? RUN_BATCH_STEPS : 1;
         const bn_status s = bn_simulation_advance(c->sim, stop, batch, NULL);
         if (s != BN_OK)
-            return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), bn_simulation_steps(c->sim));
+            return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), steps_of(c));
         BN_TRY(outputs_due(c));
         BN_TRY(maybe_rebalance(c));
         BN_TRY(restart_due(c));
         if (c->stopped) break;
-        run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
+        run_progress_update(&c->progress, bn_simulation_time(c->sim), steps_of(c),
                             c->log.last_rel);
     }
     run_progress_end(&c->progress);
@@ -551,7 +624,7 @@ static void print_summary(const run_ctx *c)
 {
     if (c->quiet) return;
     double wall = bn_wall_seconds() - c->wall0;
-    long steps = bn_simulation_steps(c->sim);
+    long steps = steps_of(c);
     printf("banyan run: %zu particles, %s, backend %s: %ld steps from t = %g to %g in %.2f s (%.1f steps/s)\n",
            c->n, bn_method_name(c->prm->gravity.method), bn_backend_name(bn_simulation_backend(c->sim)), steps,
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
@@ -560,8 +633,8 @@ static void print_summary(const run_ctx *c)
     const bn_block_info bi = bn_simulation_block_info(c->sim);
     if (bi.n_bins >= 2)
         printf("  block steps (criterion %s, eta %g): %.0f particle forces, %.1f per particle; %ld tree builds\n",
-               bn_step_criterion_name(c->prm->integ.criterion), c->prm->integ.eta, bi.forces,
-               c->n ? bi.forces / (double)c->n : 0.0, bi.tree_builds);
+               bn_step_criterion_name(c->prm->integ.criterion), c->prm->integ.eta, c->forces0 + bi.forces,
+               c->n ? (c->forces0 + bi.forces) / (double)c->n : 0.0, c->builds0 + bi.tree_builds);
     const bn_accuracy *a = bn_simulation_accuracy(c->sim);
     if (a->tunings > 0) {
         cli_print_accuracy(stdout, "  ", bn_simulation_gravity(c->sim), a);
@@ -666,10 +739,10 @@ int bn_cmd_run(int argc, char **argv)
         rc = ctx.root ? cli_fail(cmd, s) : 1; /* every rank has the same failure: one message */
     } else if (!print_defaults && ctx.root && ctx.stopped && ctx.restart_off[0]) {
         if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld) without a restart file: %s\n",
-                               bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim), ctx.restart_off);
+                               bn_simulation_time(ctx.sim), steps_of(&ctx), ctx.restart_off);
     } else if (!print_defaults && ctx.root && ctx.stopped) {
         if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld); restart file %d in %s: continue with "
-                               "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim),
+                               "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), steps_of(&ctx),
                                ctx.saved.index - 1, ctx.restart_dir, ctx.restart_dir);
     } else if (!print_defaults && ctx.root) {
         print_summary(&ctx);

@@ -136,17 +136,46 @@ typedef struct run_saved {
     long energy_rows, balanced_at, rebalances, log_offset;
     int index;          /* this restart file's number                  */
     run_energy_log log; /* its f is not used                           */
+    /* what a continuation on another rank count needs without the
+     * simulation's own part of the file */
+    double time;        /* the simulation's time at the save           */
+    long steps;         /* steps since the run's start                 */
+    long step0;         /* steps before this process's simulation began
+                           (a continuation on other ranks starts at 0) */
+    double forces, forces0; /* block steps' particle forces: the same   */
+    long builds, builds0;   /* block steps' tree builds: the same       */
+    int ranks;          /* that wrote the file's set                   */
+    int tick;           /* block steps: inside a cycle (!= 0)          */
+    int backend;        /* bn_backend that ran before the save         */
 } run_saved;
 /* SIGTERM and SIGUSR1 set a flag (run_restart_signalled) and nothing else. */
 void run_restart_catch_signals(void);
 int run_restart_signalled(void);
 /* dir/restart_NNNN.hdf5, or .R.hdf5 with several ranks. */
 void run_restart_path(char *out, size_t size, const char *dir, int index, const bn_comm *c);
-/* Write restart file `index` (every rank its own) and remove the ones
- * `keep` and more before it. Collective and agreed. */
+/* Write restart file `index` (every rank its own; rank 0 first removes
+ * any other file of that number, of another rank count) and remove the
+ * ones `keep` and more before it, of any rank count. Collective and
+ * agreed. */
 bn_status run_restart_write(bn_simulation *sim, const char *dir, run_saved *saved, int keep, const bn_comm *c);
-/* The newest restart file of dir that loads: a damaged one is refused,
- * named on stderr by rank 0, and the one before it is tried. */
-bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, bn_state_info *info,
+/* What run_restart_load found. */
+typedef struct run_restart_found {
+    int ranks;          /* that wrote it                                 */
+    bn_particles *p;    /* another rank count: this rank's share of the
+                           particles (some of the files' whole; free it),
+                           the simulation untouched; NULL: the simulation
+                           was loaded (same rank count, bit for bit)     */
+    bn_state_info info;
+} run_restart_found;
+/* The newest restart file of dir that loads: a damaged one (a file's
+ * format, checksum or size, a missing rank's file) is refused, named on
+ * stderr by rank 0, and the one before it is tried; any other failure
+ * (no such device for the backend) stops here. Written by this run's
+ * rank count: loaded into sim. By another: the particles of every rank's
+ * file, shared out among this run's ranks (found->p) with the CLI's
+ * state, when the file lies at a synchronised time (shared steps, or
+ * block steps at a cycle's end); one inside a block-step cycle is
+ * refused, saying how many ranks continue it. */
+bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, run_restart_found *found,
                            const bn_comm *c);
 #endif
