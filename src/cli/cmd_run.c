@@ -351,9 +351,10 @@ static void print_not_bitwise(const run_ctx *c, const run_restart_found *f)
     if (now != f->info.backend)
         printf("banyan run: continuing from the %s backend's restart on the %s backend: not bitwise\n",
                bn_backend_name(f->info.backend), bn_backend_name(now));
-    if (g->method == BN_METHOD_TREE && g->mac == BN_MAC_ACCEL)
-        printf("banyan run: continuing with Gravity:mac accel: not bitwise (a restart file holds no old "
-               "accelerations: the first walk after it uses the bonsai criterion)\n");
+    if (g->method == BN_METHOD_TREE && g->mac == BN_MAC_ACCEL && now == BN_BACKEND_GPU) /* the CPU takes the old
+                                                                                          |a| from the file's forces */
+        printf("banyan run: continuing with Gravity:mac accel on the GPU: not bitwise (its first walk after a "
+               "restart file uses the bonsai criterion)\n");
     if (g->method == BN_METHOD_TREE && c->prm->integ.time_bins > 0 && c->prm->integ.tree_rebuild != 1)
         printf("banyan run: continuing with TimeIntegration:tree_rebuild = %d: not bitwise (a restart file holds no "
                "tree: the first step after it builds one where the unstopped run may refresh its own)\n",

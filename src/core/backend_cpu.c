@@ -57,6 +57,8 @@ static bn_status cpu_create(void **out, const bn_gravity_params *g)
     return BN_OK;
 }
 
+static bn_status remember_accel(cpu_state *s);
+
 static bn_status cpu_upload(void *st, const bn_particles *p)
 {
     cpu_state *s = st;
@@ -77,7 +79,12 @@ static bn_status cpu_upload(void *st, const bn_particles *p)
     const int with_forces = p->acc[0] && p->acc[1] && p->acc[2] && p->pot;
     BN_TRY(bn_particles_copy(&s->p, p));
     BN_TRY(bn_particles_ensure_forces(s->p));
-    s->have_forces = with_forces; /* no old |a| yet: the accel criterion's first walk is as after any upload */
+    s->have_forces = with_forces;
+    /* the accel criterion's old |a| is the forces' that came along (a
+     * restart file's, a re-balance's): the first walk is the one an
+     * unstopped run makes, bit for bit (without them it would use the
+     * bonsai criterion, as after any other upload) */
+    if (with_forces && s->g.mac == BN_MAC_ACCEL) BN_TRY(remember_accel(s));
     return BN_OK;
 }
 
