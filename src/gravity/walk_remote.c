@@ -127,6 +127,7 @@ int bn_remote_box_groups(void)
 {
     const char *e = getenv("BANYAN_REMOTE_BOX_GROUPS");
     if (!e || !*e) return BN_WALK_BOX_GROUPS;
-    const long v = strtol(e, NULL, 10);
-    return v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS;
+    char *end = NULL;
+    const long v = strtol(e, &end, 10);
+    return end != e && *end == '\0' && v >= 0 && v <= 32 ? (int)v : BN_WALK_BOX_GROUPS; /* "abc", "4x": the default */
 }
