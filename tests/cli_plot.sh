@@ -37,6 +37,12 @@ cp run/energy.txt e.txt
 "$banyan" plot e.txt -o e.txt 2>err.txt && fail "the output onto the input"
 grep -q "is the input" err.txt || fail "output onto input: $(cat err.txt)"
 cmp -s e.txt run/energy.txt || fail "the input was changed"
+mkdir -p pd
+for o in pd pd/; do
+  "$banyan" plot e.txt -o $o 2>err.txt && fail "-o $o (a directory) accepted"
+  grep -q "is a directory" err.txt || fail "-o $o: not the directory's message: $(cat err.txt)"
+done
+[ -z "$(ls -A pd)" ] || fail "-o pd/: something was written into it: $(ls -A pd)"
 "$banyan" plot --errors run/energy.txt -o x.png 2>err.txt && fail "an energy log taken as bench JSON"
 grep -q "energy.txt" err.txt || fail "wrong kind: $(cat err.txt)"
 "$banyan" plot bench.json -o y.png 2>err.txt && fail "bench JSON taken as an energy log"

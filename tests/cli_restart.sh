@@ -9,7 +9,8 @@
 # leaves exactly 3 (of at least 4 written) and the newest continues bit
 # for bit; a truncated newest restart file is refused with a message and
 # the one before it is used; without a GPU, -P Gravity:backend:gpu stops
-# with the device's message, not as a damaged file. Gravity:mac accel
+# with the device's message, not as a damaged file; restart files named
+# as snapshots, or below a file, are refused at the start. Gravity:mac accel
 # continues bit for bit on the CPU (its old |a| from the file's forces).
 # tree_rebuild 4 (and accel on the GPU) is not bitwise (nothing of the
 # refreshed tree is saved): the continued run says so; its last total
@@ -164,6 +165,16 @@ else
   not_bitwise accel "Gravity:mac accel on the GPU" -P Gravity:mac:accel
 fi
 not_bitwise rebuild4 "TimeIntegration:tree_rebuild = 4" $block -P TimeIntegration:tree_rebuild:4
+
+# restart files whose names are snapshots' (Snapshots:directory restart,
+# basename restart) or that would lie below a file (Restart:dir
+# energy.txt): refused before anything is written
+"$banyan" run $common -P Snapshots:directory:restart -P Snapshots:basename:restart -q -o clash 2>clash.err &&
+  fail "restart files named as snapshots: accepted"
+grep -q "is the same file as restart file 0" clash.err || fail "clash: not the names' message: $(cat clash.err)"
+[ -e clash ] && fail "clash: the refused run wrote $(ls -R clash | head -3)"
+"$banyan" run $common -P Restart:dir:energy.txt -q -o below 2>below.err && fail "Restart:dir below a file: accepted"
+grep -q "would have to be a directory holding restart file 0" below.err || fail "below: $(cat below.err)"
 
 [ $failures = 0 ] && echo "cli_restart: all checks passed"
 exit $((failures > 0))

@@ -150,6 +150,9 @@ def main(argv=None):
         how = "" if a.output is not None else " (the default: name another with -o)"
         print(f"banyan plot: error: the output {out} is the input{how}", file=sys.stderr)
         return 1
+    if os.path.isdir(out) or str(out).endswith("/"):  # refused before drawing, not after
+        print(f"banyan plot: error: the output {out} is a directory: name a file with -o", file=sys.stderr)
+        return 1
     try:
         (errors if a.errors else energy)(a.input, out)
     except (ValueError, KeyError, json.JSONDecodeError) as e:

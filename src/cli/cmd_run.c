@@ -232,10 +232,11 @@ static bn_status setup_simulation(run_ctx *c)
 static bn_status check_output_names(run_ctx *c)
 {
     const bn_run_params *p = c->prm;
-    run_named_path f[7] = {{"the parameter file", 0, ""},     {"InitialConditions:file", 0, ""},
+    run_named_path f[9] = {{"the parameter file", 0, ""},     {"InitialConditions:file", 0, ""},
                            {"used_parameters.yml", 1, ""},    {"unused_parameters.yml", 1, ""},
                            {"Statistics:energy_file", 1, ""}, {"Snapshots:render_file", 1, ""},
-                           {"InitialConditions:file (file 0 of its split snapshot)", 0, ""}};
+                           {"InitialConditions:file (file 0 of its split snapshot)", 0, ""},
+                           {"restart file 0 (Restart:dir)", 1, ""}, {"restart file 0 of rank 0 (Restart:dir)", 1, ""}};
     if (c->param_file) BN_TRY(run_path_join(f[0].path, sizeof f[0].path, ".", c->param_file));
     if (p->ic_file[0]) BN_TRY(run_path_join(f[1].path, sizeof f[1].path, ".", p->ic_file));
     /* a split input's files share its stem: an output file of that stem
@@ -245,6 +246,16 @@ static bn_status check_output_names(run_ctx *c)
     BN_TRY(run_path_join(f[3].path, sizeof f[3].path, c->outdir, "unused_parameters.yml"));
     BN_TRY(run_path_join(f[4].path, sizeof f[4].path, c->outdir, p->energy_file));
     if (p->render) BN_TRY(run_path_join(f[5].path, sizeof f[5].path, c->outdir, p->render_file));
+    /* the restart files, in both of their forms (one rank's, and a rank's
+     * of several: the rank-0 clean-up of other rank counts' files would
+     * take snapshots of that name for them): none may be a snapshot or
+     * another output, nor lie below a file */
+    char rdir[RUN_PATH_MAX];
+    if (c->restart_from) snprintf(rdir, sizeof rdir, "%s", c->restart_from);
+    else BN_TRY(run_path_join(rdir, sizeof rdir, c->outdir, p->restart_dir));
+    BN_TRY(run_check_name("Restart:dir", rdir));
+    BN_TRY(run_path_join(f[7].path, sizeof f[7].path, rdir, "restart_0000.hdf5"));
+    BN_TRY(run_path_join(f[8].path, sizeof f[8].path, rdir, "restart_0000.0.hdf5"));
     BN_TRY(run_check_name("--output-dir", c->outdir));
     BN_TRY(run_check_name("Snapshots:directory", c->snapdir));
     for (int i = 2; i < 6; i++)
@@ -256,7 +267,7 @@ static bn_status check_output_names(run_ctx *c)
     snprintf(name, sizeof name, "%s_%04zu.hdf5", p->snap_basename, c->sched.n);
     BN_TRY(run_path_join(path, sizeof path, c->snapdir, name));
     BN_TRY(run_check_name("Snapshots:basename", path));
-    return run_check_distinct(f, 7, c->snapdir, p->snap_basename, c->sched.n,
+    return run_check_distinct(f, 9, c->snapdir, p->snap_basename, c->sched.n,
                               per_rank(c) ? bn_comm_size(c->comm) : 0);
 }
 
