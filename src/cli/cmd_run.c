@@ -246,6 +246,10 @@ static bn_status check_output_names(run_ctx *c)
     BN_TRY(run_path_join(f[3].path, sizeof f[3].path, c->outdir, "unused_parameters.yml"));
     BN_TRY(run_path_join(f[4].path, sizeof f[4].path, c->outdir, p->energy_file));
     if (p->render) BN_TRY(run_path_join(f[5].path, sizeof f[5].path, c->outdir, p->render_file));
+    BN_TRY(run_check_name("--output-dir", c->outdir));
+    BN_TRY(run_check_name("Snapshots:directory", c->snapdir));
+    for (int i = 2; i < 6; i++)
+        if (f[i].path[0]) BN_TRY(run_check_name(f[i].what, f[i].path));
     /* the restart files, in both of their forms (one rank's, and a rank's
      * of several: the rank-0 clean-up of other rank counts' files would
      * take snapshots of that name for them): none may be a snapshot or
@@ -256,10 +260,6 @@ static bn_status check_output_names(run_ctx *c)
     BN_TRY(run_check_name("Restart:dir", rdir));
     BN_TRY(run_path_join(f[7].path, sizeof f[7].path, rdir, "restart_0000.hdf5"));
     BN_TRY(run_path_join(f[8].path, sizeof f[8].path, rdir, "restart_0000.0.hdf5"));
-    BN_TRY(run_check_name("--output-dir", c->outdir));
-    BN_TRY(run_check_name("Snapshots:directory", c->snapdir));
-    for (int i = 2; i < 6; i++)
-        if (f[i].path[0]) BN_TRY(run_check_name(f[i].what, f[i].path));
     if (strchr(p->snap_basename, '/'))
         return bn_fail(BN_ERR_PARAMETER, "Snapshots:basename = '%s' must be a file name without '/' (the directory "
                        "is Snapshots:directory)", p->snap_basename);
