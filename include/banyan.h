@@ -828,8 +828,7 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * Several ranks: collective, each rank passes its own path. A loaded
  * simulation continues with the same bits as the saved one on the same
  * backend, ranks and threads (not across a refreshed tree, tree_rebuild
- * != 1, nor the accel criterion's first walk: their trees and old |a|
- * are not saved; with tree_rebuild 0 and rebuild_cost time not at all:
+ * != 1: no tree is saved; with tree_rebuild 0 and rebuild_cost time not at all:
  * the tuner's state is saved, but its decisions follow measured times). Load keeps the simulation's backend and device (set
  * them with bn_simulation_set_gravity first) and needs the rank count
  * of the save; a damaged or truncated file fails naming it and changes
@@ -843,6 +842,18 @@ typedef struct bn_state_info {
 BN_API bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const void *user, size_t user_size);
 BN_API bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_state_info *info, void **user,
                                           size_t *user_size);
+/* A set of restart files written by another rank count (paths[r]: the
+ * file of rank r of n_files): collective; rank r reads files r, r + ranks,
+ * ... and keeps their particles with their forces and bins (inside a
+ * block-step cycle too), every rank takes file 0's settings, clock and
+ * user bytes. Correct, not bit for bit: the domains are not cut until
+ * bn_simulation_rebalance at a synchronised time, the costs are measured
+ * anew. A damaged file fails naming it and changes nothing. */
+BN_API bn_status bn_simulation_load_state_set(bn_simulation *sim, const char *const *paths, int n_files,
+                                              bn_state_info *info, void **user, size_t *user_size);
+/* The rank count that wrote a restart file (read from its saved state
+ * alone: which set a file belongs to, before reading the set). */
+BN_API bn_status bn_simulation_state_ranks(const char *path, int *ranks);
 /* Several ranks (bn_comm_world under mpirun; see "Many processes"): every
  * rank passes its own particles (bn_simulation_set_particles; any number,
  * none included) and then calls every function below that computes or

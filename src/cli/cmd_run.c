@@ -331,20 +331,19 @@ static bn_status apply_restart_overrides(run_ctx *c)
     return bn_run_params_validate(c->prm);
 }
 
-/* A restart file of another rank count: its particles (this rank's
- * share, *p) on the run's ranks, the domains cut anew as at a start and
- * the forces computed again. */
-static bn_status setup_moved(run_ctx *c, bn_particles *p)
+/* A restart file of another rank count: the particles lie where they
+ * were read; at a synchronised time the domains are cut anew now, inside
+ * a block-step cycle at its end (a cut moves particles with their
+ * forces, which a cycle's kicks need: only at tick 0). */
+static bn_status setup_moved(run_ctx *c)
 {
-    bn_integrator_params integ = c->prm->integ;
-    integ.dt_min = run_plan_dt_min(c->prm, c->t_start);
-    bn_status s = bn_simulation_set_gravity(c->sim, &c->prm->gravity);
-    if (s == BN_OK) s = bn_simulation_set_integrator(c->sim, &integ);
-    if (s == BN_OK) s = bn_simulation_set_particles(c->sim, p);
-    if (s == BN_OK) s = bn_simulation_set_time(c->sim, c->saved.time);
-    BN_TRY(bn_comm_agree(c->comm, s));
+    if (bn_simulation_block_info(c->sim).tick != 0) {
+        c->balanced_at = c->saved.steps - RUN_REBALANCE_STEPS; /* due at the cycle's end */
+        return BN_OK;
+    }
     BN_TRY(bn_simulation_rebalance(c->sim, NULL));
-    return bn_simulation_compute_forces(c->sim);
+    c->balanced_at = c->saved.steps;
+    return BN_OK;
 }
 
 /* Why the continued run will not give an unstopped run's bits (rank 0,
@@ -356,16 +355,12 @@ static void print_not_bitwise(const run_ctx *c, const run_restart_found *f)
     const bn_backend now = bn_simulation_backend(c->sim);
     const bn_gravity_params *g = bn_simulation_gravity(c->sim);
     if (f->ranks != ranks)
-        printf("banyan run: continuing from %d rank%s restart on %d rank%s: not bitwise (every rank's particles read, "
-               "the domains cut anew, the forces computed again)\n", f->ranks, f->ranks == 1 ? "'s" : "s'", ranks,
-               ranks == 1 ? "" : "s");
+        printf("banyan run: continuing from %d rank%s restart on %d rank%s: not bitwise (every rank's particles read "
+               "and shared out, the domains cut anew%s)\n", f->ranks, f->ranks == 1 ? "'s" : "s'", ranks,
+               ranks == 1 ? "" : "s", bn_simulation_block_info(c->sim).tick != 0 ? " at the block-step cycle's end" : "");
     if (now != f->info.backend)
         printf("banyan run: continuing from the %s backend's restart on the %s backend: not bitwise\n",
                bn_backend_name(f->info.backend), bn_backend_name(now));
-    if (g->method == BN_METHOD_TREE && g->mac == BN_MAC_ACCEL && now == BN_BACKEND_GPU) /* the CPU takes the old
-                                                                                          |a| from the file's forces */
-        printf("banyan run: continuing with Gravity:mac accel on the GPU: not bitwise (its first walk after a "
-               "restart file uses the bonsai criterion)\n");
     if (g->method == BN_METHOD_TREE && c->prm->integ.time_bins > 0 && c->prm->integ.tree_rebuild != 1)
         printf("banyan run: continuing with TimeIntegration:tree_rebuild = %d: not bitwise (a restart file holds no "
                "tree: the first step after it builds one where the unstopped run may refresh its own)\n",
@@ -401,14 +396,7 @@ static bn_status setup_restart(run_ctx *c)
     c->forces0 = v->forces0;
     c->builds0 = v->builds0;
     c->log = v->log;
-    if (s == BN_OK && found.p) { /* the simulation counts from 0 */
-        s = setup_moved(c, found.p);
-        c->step0 = v->steps;
-        c->forces0 = v->forces;
-        c->builds0 = v->builds;
-        c->balanced_at = v->steps;
-    }
-    bn_particles_free(found.p);
+    if (s == BN_OK && found.ranks != bn_comm_size(c->comm)) s = setup_moved(c);
     BN_TRY(s);
     BN_TRY(bn_comm_agree(c->comm, run_schedule_build(&c->sched, c->prm, c->t_start)));
     c->sched.next = v->sched_next;

@@ -161,21 +161,15 @@ bn_status run_restart_write(bn_simulation *sim, const char *dir, run_saved *save
 /* What run_restart_load found. */
 typedef struct run_restart_found {
     int ranks;          /* that wrote it                                 */
-    bn_particles *p;    /* another rank count: this rank's share of the
-                           particles (some of the files' whole; free it),
-                           the simulation untouched; NULL: the simulation
-                           was loaded (same rank count, bit for bit)     */
     bn_state_info info;
 } run_restart_found;
-/* The newest restart file of dir that loads: a damaged one (a file's
- * format, checksum or size, a missing rank's file) is refused, named on
- * stderr by rank 0, and the one before it is tried; any other failure
- * (no such device for the backend) stops here. Written by this run's
- * rank count: loaded into sim. By another: the particles of every rank's
- * file, shared out among this run's ranks (found->p) with the CLI's
- * state, when the file lies at a synchronised time (shared steps, or
- * block steps at a cycle's end); one inside a block-step cycle is
- * refused, saying how many ranks continue it. */
+/* The newest restart file of dir that loads into sim, as the rank count
+ * recorded in its file 0 says: a damaged one (a file's format, checksum
+ * or size, a missing rank's file, a file of another set) is refused,
+ * named on stderr by rank 0, and the one before it is tried; any other
+ * failure (no such device for the backend) stops here. Written by this
+ * run's rank count: bit for bit. By another: every rank's file read and
+ * shared out (inside a block-step cycle too), the domains not cut. */
 bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, run_restart_found *found,
                            const bn_comm *c);
 #endif

@@ -1,10 +1,12 @@
 /* `banyan run`'s restart files: written at a wall-clock interval, at the
  * end and on SIGTERM/SIGUSR1; the newest one that loads continues a run
  * (--restart). Each rank writes its own file (bn_simulation_save_state);
- * the CLI's own state rides along as the file's user bytes. The same
- * rank count loads them into the simulation (bit for bit); another reads
- * every rank's particles (io/state_h5.h) and shares them out, and the
- * run cuts its domains anew (not bit for bit). */
+ * the CLI's own state rides along as the file's user bytes. The rank
+ * count recorded in a set's file 0 decides how it loads: written by this
+ * run's count, each rank loads its own (bit for bit); by another, rank r
+ * reads files r, r + ranks, ... (bn_simulation_load_state_set) and the
+ * run cuts its domains anew at the next synchronised time (not bit for
+ * bit). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,6 @@
 #include <unistd.h>
 #include "cli/run.h"
 #include "core/error.h"
-#include "io/state_h5.h"
 #include "parallel/comm.h"
 
 /* The most restart files looked at when searching for the newest. */
@@ -51,24 +52,6 @@ void run_restart_path(char *out, size_t size, const char *dir, int index, const 
 }
 
 static int exists(const char *path) { return access(path, F_OK) == 0; }
-
-/* The files of restart file `index` on disk: restart_NNNN.hdf5 (one
- * rank: 1, *split 0) or restart_NNNN.0.hdf5 ... .R-1.hdf5 (R, *split 1);
- * 0 when there is none. */
-static int files_of(const char *dir, int index, int *split)
-{
-    char path[RUN_PATH_MAX];
-    path_of(path, sizeof path, dir, index, 1, 0);
-    *split = 0;
-    if (exists(path)) return 1;
-    int r = 0;
-    for (;; r++) {
-        path_of(path, sizeof path, dir, index, 2, r);
-        if (!exists(path)) break;
-    }
-    *split = r > 0;
-    return r;
-}
 
 /* Rank 0: the files of restart file `index` of any rank count but
  * `keep_ranks` (0: of every count). Names past the first gap beyond
@@ -110,155 +93,184 @@ bn_status run_restart_write(bn_simulation *sim, const char *dir, run_saved *save
  * out of memory: stop with it). */
 static int damaged(bn_status s) { return s == BN_ERR_FORMAT || s == BN_ERR_IO; }
 
+/* The run state of a loaded restart file (the CLI's user bytes). */
+static bn_status take_saved(const char *path, void *user, size_t size, run_saved *saved)
+{
+    bn_status s = BN_OK;
+    if (size != sizeof *saved)
+        s = bn_fail(BN_ERR_FORMAT, "%s: its run state has %zu bytes, this build's %zu", path, size, sizeof *saved);
+    else
+        memcpy(saved, user, sizeof *saved);
+    free(user);
+    return s;
+}
+
 /* Restart file `index`, written by this run's rank count, into sim. */
 static bn_status load_same(bn_simulation *sim, const char *dir, int index, run_saved *saved, bn_state_info *info,
                            const bn_comm *c)
 {
     char path[RUN_PATH_MAX];
     run_restart_path(path, sizeof path, dir, index, c);
+    int ranks = 0; /* a file of another set beside this rank's others */
+    bn_status s = bn_simulation_state_ranks(path, &ranks);
+    if (s == BN_OK && ranks != bn_comm_size(c))
+        s = bn_fail(BN_ERR_FORMAT, "%s: one of a set of %d rank(s)' files, found among %d", path, ranks,
+                    bn_comm_size(c));
+    s = bn_comm_agree(c, s);
     void *user = NULL;
     size_t size = 0;
-    bn_status s = bn_simulation_load_state(sim, path, info, &user, &size);
-    if (s == BN_OK && size != sizeof *saved)
-        s = bn_fail(BN_ERR_FORMAT, "%s: its run state has %zu bytes, this build's %zu", path, size, sizeof *saved);
-    if (s == BN_OK) memcpy(saved, user, sizeof *saved);
-    if (s == BN_OK && saved->ranks != bn_comm_size(c))
-        s = bn_fail(BN_ERR_FORMAT, "%s: one of a set of %d rank(s)' files, found as one of %d", path, saved->ranks,
-                    bn_comm_size(c));
-    free(user);
+    if (s == BN_OK) s = bn_simulation_load_state(sim, path, info, &user, &size);
+    if (s == BN_OK) s = take_saved(path, user, size, saved);
     return bn_comm_agree(c, s);
 }
 
-/* The particles of `from` after those of `to`. */
-static bn_status append(bn_particles *to, const bn_particles *from)
+/* Restart file `index` of `files` ranks' files on this run's other rank
+ * count (bn_simulation_load_state_set: rank r reads files r, r + ranks,
+ * ...; not bit for bit). */
+static bn_status load_other(bn_simulation *sim, const char *dir, int index, int files, run_saved *saved,
+                            bn_state_info *info, const bn_comm *c)
 {
-    const size_t n0 = to->n, m = from->n;
-    if (m == 0) return BN_OK;
-    if (from->type && !to->type) BN_TRY(bn_particles_ensure_types(to));
-    BN_TRY(bn_particles_resize(to, n0 + m));
-    for (int k = 0; k < 3; k++) {
-        memcpy(to->pos[k] + n0, from->pos[k], m * sizeof(double));
-        memcpy(to->vel[k] + n0, from->vel[k], m * sizeof(double));
+    char(*paths)[RUN_PATH_MAX] = malloc((size_t)files * sizeof *paths);
+    const char **names = malloc((size_t)files * sizeof *names);
+    bn_status s = paths && names ? BN_OK : bn_fail(BN_ERR_NOMEM, "the names of %d restart files", files);
+    for (int j = 0; s == BN_OK && j < files; j++) {
+        path_of(paths[j], sizeof paths[j], dir, index, files, j);
+        names[j] = paths[j];
     }
-    memcpy(to->mass + n0, from->mass, m * sizeof(double));
-    memcpy(to->id + n0, from->id, m * sizeof(uint64_t));
-    if (to->type && from->type) memcpy(to->type + n0, from->type, m);
-    return BN_OK;
-}
-
-/* One file of another rank count's set: its particles after *mine, its
- * run state into *v. The blobs are bn_simulation_save_state's
- * (core/simulation_state.c), all read: the checksum covers them. */
-static bn_status read_part(const char *path, int files, bn_particles *mine, run_saved *v)
-{
-    bn_state_file f = {NULL, NULL, 5, {{0}}};
-    static const char *const names[5] = {"Clock", "Simulation", "User", "Costs", "Cut"};
-    for (int b = 0; b < 5; b++) f.blob[b] = (bn_state_blob){names[b], NULL, 0, 0};
-    bn_status s = bn_state_read(path, &f);
-    if (s == BN_OK && f.blob[2].size != sizeof *v)
-        s = bn_fail(BN_ERR_FORMAT, "%s: its run state has %zu bytes, this build's %zu", path, f.blob[2].size,
-                    sizeof *v);
-    if (s == BN_OK) memcpy(v, f.blob[2].data, sizeof *v);
-    if (s == BN_OK && v->ranks != files)
-        s = bn_fail(BN_ERR_FORMAT, "%s: one of %d rank(s)' files, but %d of them are there", path, v->ranks, files);
-    if (s == BN_OK) s = append(mine, f.p);
-    bn_state_file_release(&f);
+    s = bn_comm_agree(c, s);
+    void *user = NULL;
+    size_t size = 0;
+    if (s == BN_OK) s = bn_simulation_load_state_set(sim, names, files, info, &user, &size);
+    if (s == BN_OK) s = bn_comm_agree(c, take_saved(names[0], user, size, saved));
+    const bn_particles *p = NULL;
+    if (s == BN_OK) s = bn_simulation_particles(sim, &p); /* the host's: no copy */
+    double n = p ? (double)p->n : 0;
+    if (s == BN_OK) s = bn_comm_allreduce(c, &n, 1, BN_REDUCE_SUM);
+    if (s == BN_OK && (size_t)n != saved->n)
+        s = bn_fail(BN_ERR_FORMAT, "%s: its %d file(s) hold %.0f particles, the run has %zu", names[0], files, n,
+                    saved->n);
+    free(paths);
+    free(names);
     return s;
 }
 
-/* Restart file `index` of `files` ranks' files on this run's other rank
- * count: rank r reads files r, r + ranks, ...; every rank gets rank 0's
- * run state (file 0's). */
-static bn_status load_other(const char *dir, int index, int files, int split, run_saved *saved, bn_particles **out,
+/* Rank 0's number on every rank. */
+static bn_status share(const bn_comm *c, int *v)
+{
+    double x = bn_comm_rank(c) == 0 ? *v : -1e300;
+    BN_TRY(bn_comm_allreduce(c, &x, 1, BN_REDUCE_MAX));
+    *v = (int)x;
+    return BN_OK;
+}
+
+/* The rank count recorded in file 0 of restart file `index` (rank 0
+ * reads it, this run's form of name first; every rank learns it): 0
+ * when there is no file 0, -1 when it does not say (damaged: rank 0
+ * holds the message). */
+static bn_status recorded_ranks(const char *dir, int index, const bn_comm *c, int *out)
+{
+    int r = 0;
+    if (bn_comm_rank(c) == 0) {
+        const int forms[2] = {bn_comm_size(c) > 1 ? 2 : 1, bn_comm_size(c) > 1 ? 1 : 2};
+        char path[RUN_PATH_MAX];
+        for (int k = 0; k < 2 && r == 0; k++) {
+            path_of(path, sizeof path, dir, index, forms[k], 0);
+            if (!exists(path)) continue;
+            if (bn_simulation_state_ranks(path, &r) != BN_OK) {
+                r = -1;
+            } else if ((r > 1) != (forms[k] > 1)) { /* restart_NNNN.hdf5 is one rank's, .0.hdf5 several's */
+                bn_fail(BN_ERR_FORMAT, "%s: written by %d rank(s), named as %s", path, r,
+                        r > 1 ? "one rank's" : "one of several ranks' files");
+                r = -1;
+            }
+        }
+    }
+    BN_TRY(share(c, &r));
+    *out = r;
+    return BN_OK;
+}
+
+/* Whether every file of a set of `files` lies in dir: this run's own
+ * (each rank its file: a directory per node works) or another count's
+ * (rank 0 looks at all of them). */
+static bn_status set_complete(const char *dir, int index, int files, const bn_comm *c, int *complete)
+{
+    char path[RUN_PATH_MAX];
+    double own = 1;
+    if (files == bn_comm_size(c)) {
+        run_restart_path(path, sizeof path, dir, index, c);
+        own = exists(path);
+    } else if (bn_comm_rank(c) == 0) {
+        for (int j = 0; j < files && own > 0; j++) {
+            path_of(path, sizeof path, dir, index, files, j);
+            own = exists(path);
+        }
+    }
+    BN_TRY(bn_comm_allreduce(c, &own, 1, BN_REDUCE_MIN));
+    *complete = own > 0;
+    return BN_OK;
+}
+
+/* The newest number of a restart file in dir (-1: none): rank 0 sees
+ * every rank count's file 0, every rank its own (restart files in a
+ * directory per node). A gap ends the numbers of a run. */
+static bn_status newest_index(const char *dir, const bn_comm *c, int *newest)
+{
+    char path[RUN_PATH_MAX];
+    int i_max = -1;
+    for (int i = 0; i <= RUN_RESTART_MAX; i++) {
+        run_restart_path(path, sizeof path, dir, i, c);
+        int found = exists(path);
+        for (int form = 1; !found && form <= 2 && bn_comm_rank(c) == 0; form++) {
+            path_of(path, sizeof path, dir, i, form, 0);
+            found = exists(path);
+        }
+        if (found) i_max = i;
+        else if (i_max >= 0) break;
+    }
+    double agreed = i_max;
+    BN_TRY(bn_comm_allreduce(c, &agreed, 1, BN_REDUCE_MAX));
+    *newest = (int)agreed;
+    return BN_OK;
+}
+
+/* Restart file `index` into sim, as its recorded rank count says. */
+static bn_status load_index(bn_simulation *sim, const char *dir, int index, run_saved *saved, run_restart_found *found,
                             const bn_comm *c)
 {
-    const int rank = bn_comm_rank(c), ranks = bn_comm_size(c);
-    char path[RUN_PATH_MAX];
-    bn_particles *mine = NULL;
-    bn_status s = bn_particles_create(&mine, 0);
-    for (int j = rank; s == BN_OK && j < files; j += ranks) {
-        run_saved v;
-        path_of(path, sizeof path, dir, index, split ? 2 : 1, j);
-        s = read_part(path, files, mine, &v);
-        if (s == BN_OK && j == 0) *saved = v;
+    int files = 0, complete = 0;
+    BN_TRY(recorded_ranks(dir, index, c, &files));
+    if (files == 0)
+        return bn_fail(BN_ERR_IO, "restart file %d in %s: no file of rank 0 (restart_%04d.hdf5 or .0.hdf5)", index,
+                       dir, index);
+    if (files < 0) { /* rank 0's message (bn_fail formats into the buffer it is read from: copied first) */
+        char why[1024];
+        snprintf(why, sizeof why, "%s", bn_comm_rank(c) == 0 ? bn_last_error() : "its file 0 is damaged");
+        return bn_fail(BN_ERR_FORMAT, "%s", why);
     }
-    s = bn_comm_agree(c, s);
-    void *got = NULL;
-    size_t total = 0;
-    if (s == BN_OK) s = bn_comm_gather(c, -1, saved, rank == 0 ? 1 : 0, sizeof *saved, &got, &total, NULL);
-    if (s == BN_OK && total == 1) memcpy(saved, got, sizeof *saved);
-    free(got);
-    double n = mine ? (double)mine->n : 0;
-    if (s == BN_OK) s = bn_comm_allreduce(c, &n, 1, BN_REDUCE_SUM);
-    path_of(path, sizeof path, dir, index, split ? 2 : 1, 0);
-    if (s == BN_OK && (size_t)n != saved->n)
-        s = bn_fail(BN_ERR_FORMAT, "%s: its %d file(s) hold %.0f particles, the run has %zu", path, files, n,
-                    saved->n);
-    if (s == BN_OK && saved->tick != 0) /* not damaged: no file before it is tried */
-        s = bn_fail(BN_ERR_ARGUMENT, "%s (t = %.9g, step %ld) was written by %d rank(s) inside a block-step cycle "
-                    "(its particles' velocities are kicked to different times): it continues on %d rank(s) only, "
-                    "this run has %d (mpirun -np %d banyan run --restart %s); a restart file written at a cycle's "
-                    "end (a run's last one) continues on any number", path, saved->time, saved->steps, files, files,
-                    ranks, files, dir);
-    if (s != BN_OK) {
-        bn_particles_free(mine);
-        return s;
-    }
-    *out = mine;
-    return BN_OK;
+    BN_TRY(set_complete(dir, index, files, c, &complete));
+    if (!complete)
+        return bn_fail(BN_ERR_IO, "restart file %d in %s: written by %d rank(s), not every rank's file is there",
+                       index, dir, files);
+    found->ranks = files;
+    if (files == bn_comm_size(c)) return load_same(sim, dir, index, saved, &found->info, c);
+    return load_other(sim, dir, index, files, saved, &found->info, c);
 }
 
 bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, run_restart_found *found,
                            const bn_comm *c)
 {
-    const int root = bn_comm_rank(c) == 0, ranks = bn_comm_size(c);
     memset(found, 0, sizeof *found);
-    char path[RUN_PATH_MAX];
-    /* the newest number: rank 0 sees every rank count's files, every rank
-     * its own (restart files in a directory per node) */
     int newest = -1;
-    for (int i = 0; i <= RUN_RESTART_MAX; i++) { /* a gap ends the numbers of a run */
-        run_restart_path(path, sizeof path, dir, i, c);
-        int split = 0;
-        if (exists(path) || (root && files_of(dir, i, &split) > 0)) newest = i;
-        else if (newest >= 0) break;
-    }
-    double agreed = newest;
-    BN_TRY(bn_comm_allreduce(c, &agreed, 1, BN_REDUCE_MAX));
-    for (int i = (int)agreed; i >= 0; i--) {
-        /* this run's rank count when every rank has its file and rank 0
-         * sees no more files than ranks (fewer: a directory per node) */
-        run_restart_path(path, sizeof path, dir, i, c);
-        int split = 0;
-        double v[3] = {exists(path) ? 1 : 0, root ? files_of(dir, i, &split) : -1, root ? split : -1};
-        double own = v[0];
-        BN_TRY(bn_comm_allreduce(c, &own, 1, BN_REDUCE_MIN));
-        BN_TRY(bn_comm_allreduce(c, v, 3, BN_REDUCE_MAX));
-        const int files = (int)v[1];
-        split = (int)v[2];
-        if (own == 0 && files == 0) { /* no set of that number */
-            if (v[0] > 0 && root)
-                fprintf(stderr, "banyan run: restart file %d in %s: not every rank's file is there; trying the "
-                        "restart file before it\n", i, dir);
-            continue;
-        }
-        bn_status s;
-        const int same = own > 0 && files <= ranks;
-        if (same) {
-            found->ranks = ranks;
-            s = load_same(sim, dir, i, saved, &found->info, c);
-        } else {
-            found->ranks = files;
-            s = load_other(dir, i, files, split, saved, &found->p, c);
-            found->info = (bn_state_info){saved->time, saved->steps, files, (bn_backend)saved->backend};
-        }
+    BN_TRY(newest_index(dir, c, &newest));
+    for (int i = newest; i >= 0; i--) {
+        const bn_status s = load_index(sim, dir, i, saved, found, c);
         if (s == BN_OK) {
             saved->index = i + 1;
             return BN_OK;
         }
-        if (!damaged(s)) /* the refusal inside a cycle names its file */
-            return same ? bn_fail_context(s, "--restart %s, restart file %d", dir, i) : s;
-        if (root) /* the CLI's word, not the library's */
+        if (!damaged(s)) return bn_fail_context(s, "--restart %s, restart file %d", dir, i);
+        if (bn_comm_rank(c) == 0) /* the CLI's word, not the library's */
             fprintf(stderr, "banyan run: %s; trying the restart file before it\n", bn_last_error());
     }
     return bn_fail(BN_ERR_IO, "--restart %s: no restart file there loads (restart_NNNN.hdf5)", dir);

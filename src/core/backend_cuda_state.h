@@ -47,9 +47,9 @@ struct bn_cuda_state {
     bn_staging stage; /* staging of upload_positions and download_forces,
                          made at their first use                         */
     int have_forces;
-    int have_old_accel; /* forces of an evaluation here, not uploaded ones: the
-                           accel criterion's old |a| (as on the CPU, whose
-                           first walk after an upload is bonsai's)       */
+    int have_old_accel; /* forces of an evaluation here, or uploaded with
+                           the particles (a restart file's): the accel
+                           criterion's old |a| (as on the CPU)           */
     int tree_valid;   /* the tree matches the particles' order: a block
                          step may refresh it instead of rebuilding      */
     /* block time steps (integrate/timebins.h), allocated at the first

@@ -175,7 +175,9 @@ bn_status bn_cuda_particles_upload(void *p, const bn_particles *in)
     if (err == cudaSuccess) err = cudaStreamSynchronize(st->s); /* m and f are freed next */
     free(m);
     free(f);
-    st->have_forces = err == cudaSuccess && with_forces;
+    /* the accel criterion's old |a| is the forces' that came along (a
+     * restart file's): the first walk is the unstopped run's, as on the CPU */
+    st->have_forces = st->have_old_accel = err == cudaSuccess && with_forces;
     if (err != cudaSuccess) {
         bn_cuda_particles_free(st);
         return bn_cuda_fail(err, "uploading particles", __FILE__, __LINE__);

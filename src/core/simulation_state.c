@@ -8,6 +8,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/simulation_internal.h"
+#include "io/snapshot_foreign.h"
 #include "io/state_h5.h"
 #include "parallel/comm.h"
 
@@ -267,4 +268,123 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     }
     bn_state_file_release(&f);
     return s;
+}
+
+/* ---- a restart set of another rank count ---- */
+
+/* What every rank takes from file 0 of a set. */
+typedef struct set_head {
+    saved_sim v;
+    bn_clock clock;
+} set_head;
+
+/* The bins of a file after those of the files before (*bin holds *n of
+ * them); a set's files all have bins (inside a cycle) or none. */
+static bn_status append_bins(const char *path, const bn_state_file *f, size_t before, uint8_t **bin)
+{
+    const size_t m = f->p ? f->p->n : 0;
+    if (!f->bin) return *bin ? bn_fail(BN_ERR_FORMAT, "%s: no time bins, the set's other files have them", path)
+                              : BN_OK;
+    if (!*bin && before > 0) return bn_fail(BN_ERR_FORMAT, "%s: time bins, the set's other files have none", path);
+    uint8_t *b = realloc(*bin, before + m + 1);
+    if (!b) return bn_fail(BN_ERR_NOMEM, "%s: out of memory for %zu time bins", path, before + m);
+    memcpy(b + before, f->bin, m);
+    *bin = b;
+    return BN_OK;
+}
+
+/* File `path` of a set of n_files: its particles (with their forces)
+ * after *mine, its bins after *bin; file 0's head and user bytes. All
+ * blobs are read: the checksum covers them. */
+static bn_status read_set_file(const char *path, int n_files, int first, bn_particles **mine, uint8_t **bin,
+                               set_head *head, bn_state_blob *user)
+{
+    set_head h;
+    bn_state_file f = {NULL, NULL, 0, {{0}}};
+    set_blobs(&f, &h.clock, &h.v, NULL, 0, NULL, 0, NULL, 0);
+    BN_TRY(bn_state_read(path, &f));
+    bn_status s = BN_OK;
+    if (h.v.ranks != n_files)
+        s = bn_fail(BN_ERR_FORMAT, "%s: one of a set of %d rank(s)' files, read as one of %d", path, h.v.ranks,
+                    n_files);
+    const size_t before = *mine ? (*mine)->n : 0;
+    if (s == BN_OK) s = append_bins(path, &f, before, bin);
+    if (s == BN_OK) s = bn_snapshot_append(mine, f.p);
+    if (s == BN_OK && first) {
+        *head = h;
+        *user = f.blob[2];
+        f.blob[2].owned = 0; /* the caller's now */
+    }
+    bn_state_file_release(&f);
+    return s;
+}
+
+/* Rank 0's head and user bytes (file 0's) on every rank. */
+static bn_status share_head(const bn_comm *c, set_head *head, bn_state_blob *user)
+{
+    const int root = bn_comm_rank(c) == 0;
+    void *got = NULL;
+    size_t total = 0;
+    BN_TRY(bn_comm_gather(c, -1, head, root ? 1 : 0, sizeof *head, &got, &total, NULL));
+    if (total == 1) memcpy(head, got, sizeof *head);
+    free(got);
+    got = NULL;
+    BN_TRY(bn_comm_gather(c, -1, user->data, root ? user->size : 0, 1, &got, &total, NULL));
+    if (user->owned) free(user->data);
+    *user = (bn_state_blob){"User", got, total, 1};
+    return BN_OK;
+}
+
+bn_status bn_simulation_load_state_set(bn_simulation *sim, const char *const *paths, int n_files, bn_state_info *info,
+                                       void **user, size_t *user_size)
+{
+    if (!sim || !paths || n_files < 1)
+        return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_load_state_set: NULL argument or no files");
+    const int rank = bn_comm_rank(sim->comm), ranks = bn_comm_size(sim->comm);
+    set_head head;
+    memset(&head, 0, sizeof head);
+    bn_state_blob mine_user = {"User", NULL, 0, 0};
+    bn_particles *mine = NULL;
+    uint8_t *bin = NULL;
+    bn_status s = bn_particles_create(&mine, 0);
+    if (s == BN_OK) s = bn_particles_ensure_forces(mine); /* appended along: the files' forces */
+    for (int j = rank; s == BN_OK && j < n_files; j += ranks)
+        s = read_set_file(paths[j], n_files, j == 0, &mine, &bin, &head, &mine_user);
+    s = bn_comm_agree(sim->comm, s);
+    if (s == BN_OK) s = bn_comm_agree(sim->comm, share_head(sim->comm, &head, &mine_user));
+    if (s == BN_OK && head.clock.tick != 0 && !bin) /* a rank without files inside a cycle: none to write */
+        s = (bin = calloc(1, 1)) ? BN_OK : bn_fail(BN_ERR_NOMEM, "time bins");
+    if (s == BN_OK) s = bn_comm_agree(sim->comm, restore_fields(sim, &head.v, &head.clock));
+    bn_state_file f = {mine, bin, 0, {{0}}};
+    set_blobs(&f, &head.clock, &head.v, NULL, 0, NULL, 0, NULL, 0); /* no costs: measured anew */
+    mine = NULL;
+    bin = NULL;
+    if (s == BN_OK) s = install(sim, &f); /* agreed; no cut: the next rebalance makes one */
+    if (s == BN_OK) bn_domain_release(&sim->cut);
+    if (s == BN_OK && info) *info = (bn_state_info){head.clock.time, head.clock.steps, n_files, head.v.backend};
+    if (s == BN_OK && user) {
+        *user = mine_user.data;
+        *user_size = mine_user.size;
+        mine_user.owned = 0;
+    }
+    if (mine_user.owned) free(mine_user.data);
+    bn_state_file_release(&f);
+    bn_particles_free(mine);
+    free(bin);
+    return s;
+}
+
+bn_status bn_simulation_state_ranks(const char *path, int *ranks)
+{
+    if (!path || !ranks) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_state_ranks: NULL argument");
+    bn_clock clock;
+    saved_sim v;
+    bn_state_file f = {NULL, NULL, 0, {{0}}};
+    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0, NULL, 0);
+    f.n_blobs = 2; /* the clock and the simulation's fields */
+    BN_TRY(bn_state_read_blobs(path, &f));
+    bn_state_file_release(&f);
+    if (v.ranks < 1) return bn_fail(BN_ERR_FORMAT, "%s: written by %d ranks", path, v.ranks);
+    *ranks = v.ranks;
+    return BN_OK;
 }

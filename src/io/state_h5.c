@@ -218,6 +218,22 @@ bn_status bn_state_read(const char *path, bn_state_file *sf)
     return s;
 }
 
+bn_status bn_state_read_blobs(const char *path, bn_state_file *sf)
+{
+    bn_h5_quiet();
+    sf->p = NULL;
+    sf->bin = NULL;
+    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
+    uint64_t sum = 0;
+    size_t n = 0;
+    bn_status s = read_header(f, path, &sum, &n);
+    if (s == BN_OK) s = read_blobs(f, path, sf);
+    H5Fclose(f);
+    if (s != BN_OK) bn_state_file_release(sf);
+    return s;
+}
+
 void bn_state_file_release(bn_state_file *f)
 {
     bn_particles_free(f->p);

@@ -41,6 +41,9 @@ bn_status bn_state_write(const char *path, const bn_state_file *f);
  * dataset missing or of another size, a checksum that differs. On
  * failure nothing is left allocated. */
 bn_status bn_state_read(const char *path, bn_state_file *f);
+/* Only the blobs (and the format): what a file says of its set before
+ * the whole is read; not checked against the checksum. */
+bn_status bn_state_read_blobs(const char *path, bn_state_file *f);
 /* Frees the particles, bins and the blobs read allocated. */
 void bn_state_file_release(bn_state_file *f);
 #endif
