@@ -191,11 +191,14 @@ static bn_status read_header(hid_t f, const char *path, uint64_t *sum, size_t *n
     return BN_OK;
 }
 
-static bn_status read_all(hid_t f, const char *path, bn_state_file *sf)
+/* The whole file checked against its checksum, or (blobs_only) only
+ * the format and the blobs. */
+static bn_status read_all(hid_t f, const char *path, bn_state_file *sf, int blobs_only)
 {
     uint64_t sum = 0;
     size_t n = 0;
     BN_TRY(read_header(f, path, &sum, &n));
+    if (blobs_only) return read_blobs(f, path, sf);
     BN_TRY(read_particles(f, path, sf, n));
     BN_TRY(read_blobs(f, path, sf));
     state_array a[STATE_ARRAYS_MAX];
@@ -205,34 +208,22 @@ static bn_status read_all(hid_t f, const char *path, bn_state_file *sf)
     return BN_OK;
 }
 
-bn_status bn_state_read(const char *path, bn_state_file *sf)
+static bn_status read_file(const char *path, bn_state_file *sf, int blobs_only)
 {
     bn_h5_quiet();
     sf->p = NULL;
     sf->bin = NULL;
     hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
     if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
-    const bn_status s = read_all(f, path, sf);
+    const bn_status s = read_all(f, path, sf, blobs_only);
     H5Fclose(f);
     if (s != BN_OK) bn_state_file_release(sf);
     return s;
 }
 
-bn_status bn_state_read_blobs(const char *path, bn_state_file *sf)
-{
-    bn_h5_quiet();
-    sf->p = NULL;
-    sf->bin = NULL;
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-    if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
-    uint64_t sum = 0;
-    size_t n = 0;
-    bn_status s = read_header(f, path, &sum, &n);
-    if (s == BN_OK) s = read_blobs(f, path, sf);
-    H5Fclose(f);
-    if (s != BN_OK) bn_state_file_release(sf);
-    return s;
-}
+bn_status bn_state_read(const char *path, bn_state_file *sf) { return read_file(path, sf, 0); }
+
+bn_status bn_state_read_blobs(const char *path, bn_state_file *sf) { return read_file(path, sf, 1); }
 
 void bn_state_file_release(bn_state_file *f)
 {
