@@ -21,7 +21,7 @@ echo "cli_restart.sh on the GPU: exit $? ($(grep -c FAIL "$O/cli_restart.log") F
 grep FAIL "$O/cli_restart.log" | head -5
 cd "$O" || exit 1
 B=$DIR/banyan
-rst="-P InitialConditions:n:16384 -P Gravity:backend:gpu -P Snapshots:render:no -P TimeIntegration:time_bins:4
+rst="-P InitialConditions:n:8192 -P Gravity:backend:gpu -P Snapshots:render:no -P TimeIntegration:time_bins:4
   -P TimeIntegration:eta:0.02 -P TimeIntegration:t_end:0.25 -P Statistics:interval:0"
 M="timeout 120 mpirun --bind-to none"
 $M -np 2 "$B" run $rst -q -o ref >/dev/null 2>ref.err || echo "FAIL: the unstopped 2-rank GPU run: $(tail -2 ref.err)"
@@ -29,7 +29,8 @@ for stop in 7 64; do
     $M -np 2 "$B" run $rst -q -o s$stop --stop-after-steps $stop >/dev/null 2>&1 || echo "FAIL: stop at $stop"
     for np in 1 3 2; do
         cp -r s$stop s${stop}_$np
-        $M -np $np "$B" run --restart s${stop}_$np/restart -o s${stop}_$np -q >s${stop}_$np.out 2>s${stop}_$np.err ||
+        $M -np $np "$B" run --restart s${stop}_$np/restart -o s${stop}_$np -q -P Gravity:backend:gpu \
+            >s${stop}_$np.out 2>s${stop}_$np.err ||
             echo "FAIL: stop $stop on $np rank(s): $(tail -2 s${stop}_$np.err)"
         python3 - ref s${stop}_$np <<'PY'
 import sys

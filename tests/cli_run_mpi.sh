@@ -287,5 +287,13 @@ timeout 120 mpirun -np 2 "$banyan" run --restart mid/restart -o mid -q >part.out
 grep -q "restart file 1 in mid/restart: written by 3 rank(s), not every rank's file is there; trying the restart file before it" part.err ||
   fail "restart from a set without a rank's file: not the fall back's message: $(cat part.err)"
 same_mid mid || fail "restart from the set before a damaged one: energy.txt differs from the unstopped run's"
+# a refreshed tree across ranks (tree_rebuild 4, stopped between rebuilds at step 13): bitwise on the same count
+mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree_rebuild:4 -q -o r4_ref >/dev/null 2>&1 ||
+  fail "restart, tree_rebuild 4: the unstopped run"
+mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree_rebuild:4 -q -o r4 --stop-after-steps 13 \
+  >/dev/null 2>&1 || fail "restart, tree_rebuild 4: the stopped run"
+timeout 120 mpirun -np 2 "$banyan" run --restart r4/restart -o r4 -q >r4.out 2>&1 || fail "restart, tree_rebuild 4: $(cat r4.out)"
+cmp -s <(grep -v '^#' r4_ref/energy.txt | awk '{$8=""; print}') <(grep -v '^#' r4/energy.txt | awk '{$8=""; print}') ||
+  fail "restart across ranks with a refreshed tree: energy.txt differs from the unstopped run's"
 [ $failures -eq 0 ] && echo "cli_run_mpi: all passed"
 exit $((failures > 0))

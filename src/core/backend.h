@@ -135,6 +135,13 @@ typedef struct bn_backend_ops {
      * the unstopped run's. NULL: a continued run measures from 0 and may
      * cut its domains elsewhere (not bitwise). */
     bn_status (*costs_set)(void *state, const double *in, size_t n);
+    /* Block steps between rebuilds (restart files): the tree that the
+     * next refresh starts from, as bytes (*bytes malloc'd; NULL and 0
+     * when there is none), and that tree back after upload(), so that a
+     * continued run refreshes the unstopped run's tree. NULL: not saved
+     * (the continued run builds a tree at its first step: not bitwise). */
+    bn_status (*tree_save)(void *state, void **bytes, size_t *size);
+    bn_status (*tree_load)(void *state, const void *bytes, size_t size);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -490,10 +490,27 @@ static bn_status cpu_costs_set(void *st, const double *in, size_t n)
     return BN_OK;
 }
 
+static bn_status cpu_tree_save(void *st, void **bytes, size_t *size)
+{
+    cpu_state *s = st;
+    *bytes = NULL;
+    *size = 0;
+    return s->have_tree ? bn_tree_workspace_save(s->ws, bytes, size) : BN_OK;
+}
+
+static bn_status cpu_tree_load(void *st, const void *bytes, size_t size)
+{
+    cpu_state *s = st;
+    s->have_tree = 0;
+    BN_TRY(bn_tree_workspace_load(s->ws, bytes, size, &s->g, s->p));
+    s->have_tree = 1;
+    return BN_OK;
+}
+
 const bn_backend_ops bn_cpu_backend_ops = {
     "cpu", cpu_create, cpu_destroy, cpu_upload, cpu_download, cpu_forces, cpu_stats, cpu_finish,
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
     cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_migrate, cpu_bins_read, cpu_bins_write,
-    cpu_costs_set,
+    cpu_costs_set, cpu_tree_save, cpu_tree_load,
 };

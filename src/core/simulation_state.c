@@ -41,15 +41,25 @@ static saved_sim saved_of(const bn_simulation *sim)
     return v;
 }
 
-static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size, double *cost,
-                      size_t cost_bytes, void *cut, size_t cut_bytes)
+/* The blobs that are not the clock, the fields or the user's: read with
+ * size 0 (allocated), written with what the simulation has. */
+typedef struct extra_blobs {
+    void *cost, *cut, *tree;
+    size_t cost_bytes, cut_bytes, tree_bytes;
+} extra_blobs;
+
+static void set_blobs(bn_state_file *f, bn_clock *clock, saved_sim *v, void *user, size_t user_size,
+                      const extra_blobs *x)
 {
-    f->n_blobs = 5;
+    static const extra_blobs none = {NULL, NULL, NULL, 0, 0, 0};
+    if (!x) x = &none;
+    f->n_blobs = 6;
     f->blob[0] = (bn_state_blob){"Clock", clock, sizeof *clock, 0};
     f->blob[1] = (bn_state_blob){"Simulation", v, sizeof *v, 0};
     f->blob[2] = (bn_state_blob){"User", user, user_size, 0};
-    f->blob[3] = (bn_state_blob){"Costs", cost, cost_bytes, 0}; /* the domains' weights since their last cut */
-    f->blob[4] = (bn_state_blob){"Cut", cut, cut_bytes, 0};     /* the cut the steps keep (crossers) */
+    f->blob[3] = (bn_state_blob){"Costs", x->cost, x->cost_bytes, 0}; /* the domains' weights since their last cut */
+    f->blob[4] = (bn_state_blob){"Cut", x->cut, x->cut_bytes, 0};       /* the cut the steps keep (crossers) */
+    f->blob[5] = (bn_state_blob){"Tree", x->tree, x->tree_bytes, 0};    /* the tree the next refresh starts from */
 }
 
 /* The kept cut as bytes: its numbers, then its nranks + 1 keys; none
@@ -166,25 +176,38 @@ static bn_status collect(bn_simulation *sim, uint8_t **bin)
     return sim->ops->bins_read(sim->state, *bin, n);
 }
 
+/* Block steps that refresh their tree between rebuilds: the tree the
+ * next step may refresh, where the backend can give it. */
+static bn_status collect_tree(bn_simulation *sim, void **tree, size_t *bytes)
+{
+    *tree = NULL;
+    *bytes = 0;
+    if (sim->integ.time_bins == 0 || sim->integ.tree_rebuild == 1 || sim->grav.method != BN_METHOD_TREE ||
+        !sim->ops->tree_save)
+        return BN_OK;
+    return sim->ops->tree_save(sim->state, tree, bytes);
+}
+
 bn_status bn_simulation_save_state(bn_simulation *sim, const char *path, const void *user, size_t user_size)
 {
     if (!sim || !path) return bn_fail(BN_ERR_ARGUMENT, "bn_simulation_save_state: NULL argument");
     uint8_t *bin = NULL;
+    extra_blobs x = {NULL, NULL, NULL, 0, 0, 0};
     double *cost = NULL;
-    size_t cost_bytes = 0;
-    void *cut = NULL;
-    size_t cut_bytes = 0;
     bn_status s = collect(sim, &bin);
-    if (s == BN_OK) s = collect_costs(sim, &cost, &cost_bytes);
-    if (s == BN_OK) s = cut_bytes_of(&sim->cut, &cut, &cut_bytes);
+    if (s == BN_OK) s = collect_costs(sim, &cost, &x.cost_bytes);
+    x.cost = cost;
+    if (s == BN_OK) s = cut_bytes_of(&sim->cut, &x.cut, &x.cut_bytes);
+    if (s == BN_OK) s = collect_tree(sim, &x.tree, &x.tree_bytes);
     bn_clock clock = sim->clock;
     saved_sim v = saved_of(sim);
     bn_state_file f = {sim->host, bin, 0, {{0}}};
-    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0, cost, cost_bytes, cut, cut_bytes);
+    set_blobs(&f, &clock, &v, (void *)user, user ? user_size : 0, &x);
     if (s == BN_OK) s = bn_state_write(path, &f);
     free(bin);
     free(cost);
-    free(cut);
+    free(x.cut);
+    free(x.tree);
     return s;
 }
 
@@ -228,6 +251,8 @@ static bn_status install(bn_simulation *sim, bn_state_file *f)
         else
             s = sim->ops->costs_set(sim->state, cost->data, sim->host->n);
     }
+    const bn_state_blob *tree = &f->blob[5]; /* a backend without tree_load builds one */
+    if (s == BN_OK && tree->size && sim->ops->tree_load) s = sim->ops->tree_load(sim->state, tree->data, tree->size);
     return bn_comm_agree(sim->comm, s);
 }
 
@@ -238,7 +263,7 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
     bn_clock clock;
     saved_sim v;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
-    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0, NULL, 0);
+    set_blobs(&f, &clock, &v, NULL, 0, NULL);
     bn_status s = bn_state_read(path, &f);
     if (s == BN_OK && v.ranks != bn_comm_size(sim->comm))
         s = bn_fail(BN_ERR_ARGUMENT, "restart file %s was written by %d rank(s), this run has %d: continue it with "
@@ -301,7 +326,7 @@ static bn_status read_set_file(const char *path, int n_files, int first, bn_part
 {
     set_head h;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
-    set_blobs(&f, &h.clock, &h.v, NULL, 0, NULL, 0, NULL, 0);
+    set_blobs(&f, &h.clock, &h.v, NULL, 0, NULL);
     BN_TRY(bn_state_read(path, &f));
     bn_status s = BN_OK;
     if (h.v.ranks != n_files)
@@ -356,7 +381,7 @@ bn_status bn_simulation_load_state_set(bn_simulation *sim, const char *const *pa
         s = (bin = calloc(1, 1)) ? BN_OK : bn_fail(BN_ERR_NOMEM, "time bins");
     if (s == BN_OK) s = bn_comm_agree(sim->comm, restore_fields(sim, &head.v, &head.clock));
     bn_state_file f = {mine, bin, 0, {{0}}};
-    set_blobs(&f, &head.clock, &head.v, NULL, 0, NULL, 0, NULL, 0); /* no costs: measured anew */
+    set_blobs(&f, &head.clock, &head.v, NULL, 0, NULL); /* no costs, no tree: anew */
     mine = NULL;
     bin = NULL;
     if (s == BN_OK) s = install(sim, &f); /* agreed; no cut: the next rebalance makes one */
@@ -380,7 +405,7 @@ bn_status bn_simulation_state_ranks(const char *path, int *ranks)
     bn_clock clock;
     saved_sim v;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
-    set_blobs(&f, &clock, &v, NULL, 0, NULL, 0, NULL, 0);
+    set_blobs(&f, &clock, &v, NULL, 0, NULL);
     f.n_blobs = 2; /* the clock and the simulation's fields */
     BN_TRY(bn_state_read_blobs(path, &f));
     bn_state_file_release(&f);

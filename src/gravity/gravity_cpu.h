@@ -22,6 +22,15 @@ void bn_tree_workspace_free(bn_tree_workspace *ws);
  * to cost[i] (original order, one per particle of every later
  * evaluation; the caller's array), or to nothing (NULL). */
 void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost);
+/* The last build's tree as bytes (restart files: its key cube, sorted
+ * keys and order; *bytes malloc'd, NULL and 0 when there is none), and
+ * that tree back for particles p (the build's, in the same order) with
+ * g's leaf and group sizes: structure and groups made again from the
+ * keys, so that the next refresh (rebuild = 0) gives the bits of the
+ * run that saved it. */
+bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, void **bytes, size_t *size);
+bn_status bn_tree_workspace_load(bn_tree_workspace *ws, const void *bytes, size_t size, const bn_gravity_params *g,
+                                 const bn_particles *p);
 
 /* Barnes-Hut forces on the CPU: keys, sort, build, moments, groups, walk.
  * acc_old: |a| of each particle from the previous evaluation (original

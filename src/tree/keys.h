@@ -56,26 +56,30 @@ BN_HD void bn_key_morton_decode(uint64_t key, uint32_t *ix, uint32_t *iy, uint32
     *iz = bn_key_compact3(key);
 }
 
-/* Peano-Hilbert key of integer coordinates (each < 2^21). */
+/* Peano-Hilbert key of integer coordinates (each < 2^21). The frame's
+ * coordinates stay in 32-bit words (21 bits are used): half the integer
+ * work of 64-bit ones on the GPU, where the keys of a build are compute
+ * bound. */
 BN_HD uint64_t bn_key_hilbert(uint32_t ix, uint32_t iy, uint32_t iz)
 {
-    uint64_t px = ix, py = iy, pz = iz, key = 0;
+    uint32_t px = ix, py = iy, pz = iz;
+    uint64_t key = 0;
     for (int jj = BN_KEY_BITS - 1; jj >= 0; jj--) {
-        const uint64_t xi = (px >> jj) & 1u, yi = (py >> jj) & 1u, zi = (pz >> jj) & 1u;
-        const uint64_t nyi = yi ^ 1u, nzi = zi ^ 1u;
+        const uint32_t xi = (px >> jj) & 1u, yi = (py >> jj) & 1u, zi = (pz >> jj) & 1u;
+        const uint32_t nyi = yi ^ 1u, nzi = zi ^ 1u;
         /* turn the frame: invert the lower bits where the Karnaugh-map
          * minimised conditions hold */
-        px ^= (uint64_t)0 - (xi & (nyi | zi));
-        py ^= (uint64_t)0 - ((xi & (yi | zi)) | (yi & nzi));
-        pz ^= (uint64_t)0 - ((xi & nyi & nzi) | (yi & nzi));
-        key |= ((xi << 2) | ((xi ^ yi) << 1) | ((xi ^ zi) ^ yi)) << (3 * jj);
+        px ^= 0u - (xi & (nyi | zi));
+        py ^= 0u - ((xi & (yi | zi)) | (yi & nzi));
+        pz ^= 0u - ((xi & nyi & nzi) | (yi & nzi));
+        key |= (uint64_t)((xi << 2) | ((xi ^ yi) << 1) | ((xi ^ zi) ^ yi)) << (3 * jj);
         if (zi) { /* rotate uncyclic x -> z -> y -> x */
-            const uint64_t pt = px;
+            const uint32_t pt = px;
             px = py;
             py = pz;
             pz = pt;
         } else if (!yi) { /* exchange x and z */
-            const uint64_t pt = px;
+            const uint32_t pt = px;
             px = pz;
             pz = pt;
         }

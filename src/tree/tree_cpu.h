@@ -53,6 +53,18 @@ bn_status bn_tree_sort(size_t n, uint64_t *keys, uint32_t *order, uint64_t *tmp_
 bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const double *mass, size_t n,
                               bn_curve curve, double *t_bbox, double *t_keys, double *t_sort);
 
+/* What stages 1-3 decided besides the keys and the order: the key cube
+ * and the curve (a saved tree's header). */
+typedef struct bn_tree_shape {
+    double box_lo[3], box_size;
+    bn_curve curve;
+} bn_tree_shape;
+/* Stages 1-3 of a build made before (restart files): its cube, sorted
+ * keys and order (checked: keys in order, order a permutation), with the
+ * positions and masses gathered as bn_tree_sort_bodies does. */
+bn_status bn_tree_restore_bodies(bn_tree *t, const bn_tree_shape *shape, const uint64_t *keys, const uint32_t *order,
+                                 const double *const pos[3], const double *mass, size_t n);
+
 /* Stage 4: the nodes, level by level, from the sorted keys in t. A node
  * with more than leaf_size bodies below level BN_KEY_MAX_LEVEL splits
  * into its non-empty octants; the others are leaves (a leaf at the

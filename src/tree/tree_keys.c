@@ -1,6 +1,7 @@
 /* Stages 1-3 of the tree: bounding cube, space-filling-curve keys, sort
  * by key and reorder of the bodies into key order. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/timer.h"
@@ -79,5 +80,38 @@ bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const doub
     if (t_bbox) *t_bbox = t1 - t0;
     if (t_keys) *t_keys = t2 - t1;
     if (t_sort) *t_sort = t3 - t2;
+    return BN_OK;
+}
+
+bn_status bn_tree_restore_bodies(bn_tree *t, const bn_tree_shape *shape, const uint64_t *keys, const uint32_t *order,
+                                 const double *const pos[3], const double *mass, size_t n)
+{
+    int sane = isfinite(shape->box_size) && shape->box_size > 0 &&
+               (shape->curve == BN_CURVE_HILBERT || shape->curve == BN_CURVE_MORTON);
+    for (int k = 0; k < 3; k++) sane = sane && isfinite(shape->box_lo[k]);
+    for (size_t i = 1; sane && i < n; i++) sane = keys[i - 1] <= keys[i];
+    if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its key cube or its keys' order is not a build's");
+    uint8_t *seen = bn_calloc(n ? n : 1, 1, "saved tree check");
+    if (!seen) return BN_ERR_NOMEM;
+    for (size_t i = 0; sane && i < n; i++) {
+        sane = order[i] < n && !seen[order[i]];
+        if (sane) seen[order[i]] = 1;
+    }
+    free(seen);
+    if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its body order is not a permutation of %zu particles", n);
+    BN_TRY(bn_tree_reserve_bodies(t, n));
+    t->n = n;
+    t->curve = shape->curve;
+    memcpy(t->box_lo, shape->box_lo, sizeof t->box_lo);
+    t->box_size = shape->box_size;
+    memcpy(t->keys, keys, n * sizeof *keys);
+    memcpy(t->order, order, n * sizeof *order);
+    const long nn = (long)n;
+    for (int k = 0; k < 3; k++) {
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < nn; i++) t->pos[k][i] = pos[k][order[i]];
+    }
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < nn; i++) t->mass[i] = mass[order[i]];
     return BN_OK;
 }
