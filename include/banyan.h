@@ -827,8 +827,8 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * name and renamed; user (user_size bytes, or NULL) is kept with it.
  * Several ranks: collective, each rank passes its own path. A loaded
  * simulation continues with the same bits as the saved one on the same
- * backend, ranks and threads (a refreshed tree, tree_rebuild != 1, is
- * saved by the CPU backend only; with tree_rebuild 0 and rebuild_cost time not at all:
+ * backend, ranks and threads (a refreshed tree, tree_rebuild != 1, too:
+ * the file holds the tree the next refresh starts from; with tree_rebuild 0 and rebuild_cost time not at all:
  * the tuner's state is saved, but its decisions follow measured times). Load keeps the simulation's backend and device (set
  * them with bn_simulation_set_gravity first) and needs the rank count
  * of the save; a damaged or truncated file fails naming it and changes

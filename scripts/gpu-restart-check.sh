@@ -3,7 +3,9 @@
 # tests/cli_restart.sh on the GPU (bit for bit: shared and block steps,
 # stops inside a cycle, the accel criterion), and 2 ranks' restart files
 # (sharing the one GPU) continued on 3 ranks and on 1, at a cycle's end
-# and inside a cycle, against the unstopped run (energies within 1e-4).
+# and inside a cycle, against the unstopped run (energies within 1e-4);
+# 2 ranks with a refreshed tree (tree_rebuild 4) stopped between rebuilds
+# and continued on 2: bit for bit.
 #   scripts/gpu-restart-check.sh DIR OUT   (DIR: banyan, tests/, lib/)
 set -u
 DIR=$(cd "$1" && pwd)
@@ -25,14 +27,8 @@ rst="-P InitialConditions:n:8192 -P Gravity:backend:gpu -P Snapshots:render:no -
   -P TimeIntegration:eta:0.02 -P TimeIntegration:t_end:0.25 -P Statistics:interval:0"
 M="timeout 120 mpirun --bind-to none"
 $M -np 2 "$B" run $rst -q -o ref >/dev/null 2>ref.err || echo "FAIL: the unstopped 2-rank GPU run: $(tail -2 ref.err)"
-for stop in 7 64; do
-    $M -np 2 "$B" run $rst -q -o s$stop --stop-after-steps $stop >/dev/null 2>&1 || echo "FAIL: stop at $stop"
-    for np in 1 3 2; do
-        cp -r s$stop s${stop}_$np
-        $M -np $np "$B" run --restart s${stop}_$np/restart -o s${stop}_$np -q -P Gravity:backend:gpu \
-            >s${stop}_$np.out 2>s${stop}_$np.err ||
-            echo "FAIL: stop $stop on $np rank(s): $(tail -2 s${stop}_$np.err)"
-        python3 - ref s${stop}_$np <<'PY'
+compare() { # REF DIR: rows, the total energies' largest relative difference, and whether every row is the same
+    python3 - "$1" "$2" <<'PY'
 import sys
 def rows(d):
     return [l.split() for l in open(d + "/energy.txt") if not l.startswith("#")]
@@ -41,6 +37,20 @@ bits = all(x[:7] == y[:7] for x, y in zip(a, b)) and len(a) == len(b)
 rel = max(abs(float(y[3]) - float(x[3])) / abs(float(x[3])) for x, y in zip(a, b))
 print(f"{sys.argv[2]}: {len(b)} rows of {len(a)}, total energies {rel:.2e} apart, bit for bit: {bits}")
 PY
+}
+r4="$rst -P TimeIntegration:tree_rebuild:4"
+$M -np 2 "$B" run $r4 -q -o r4ref >/dev/null 2>&1 || echo "FAIL: the unstopped tree_rebuild 4 run"
+$M -np 2 "$B" run $r4 -q -o r4 --stop-after-steps 13 >/dev/null 2>&1 || echo "FAIL: the stopped tree_rebuild 4 run"
+$M -np 2 "$B" run --restart r4/restart -o r4 -q -P Gravity:backend:gpu >r4.out 2>&1 || echo "FAIL: tree_rebuild 4: $(tail -2 r4.out)"
+compare r4ref r4
+for stop in 7 64; do
+    $M -np 2 "$B" run $rst -q -o s$stop --stop-after-steps $stop >/dev/null 2>&1 || echo "FAIL: stop at $stop"
+    for np in 1 3 2; do
+        cp -r s$stop s${stop}_$np
+        $M -np $np "$B" run --restart s${stop}_$np/restart -o s${stop}_$np -q -P Gravity:backend:gpu \
+            >s${stop}_$np.out 2>s${stop}_$np.err ||
+            echo "FAIL: stop $stop on $np rank(s): $(tail -2 s${stop}_$np.err)"
+        compare ref s${stop}_$np
         grep -h "not bitwise" s${stop}_$np.out | head -2
     done
 done

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gravity/gravity_cpu.h"
+#include "tree/tree_cpu.h"
 #include "testutil.h"
 
 static bn_gravity_params tree_params(void)
@@ -51,7 +52,7 @@ static void test_saved_tree_refreshes_the_same(void **state)
     void *bytes = NULL;
     size_t size = 0;
     TU_OK(bn_tree_workspace_save(a, &bytes, &size));
-    assert_int_equal(size, 48 + 4000 * 12);
+    assert_int_equal(size, sizeof(bn_saved_tree) + 4000 * 12);
     TU_OK(bn_tree_workspace_load(b, bytes, size, &g, p)); /* the continued run, at the save */
     move(p, 0.02, 6);
     bn_particles *fa = refreshed(a, &g, p), *fb = refreshed(b, &g, p);
@@ -68,12 +69,12 @@ static void test_saved_tree_refreshes_the_same(void **state)
     /* damaged bytes: refused, and the next evaluation builds */
     unsigned char *bad = malloc(size);
     memcpy(bad, bytes, size);
-    uint32_t *order = (uint32_t *)(bad + 48 + 4000 * 8);
+    uint32_t *order = (uint32_t *)(bad + sizeof(bn_saved_tree) + 4000 * 8);
     order[7] = order[8]; /* no permutation */
     assert_int_equal(bn_tree_workspace_load(c, bad, size, &g, p), BN_ERR_FORMAT);
     memcpy(bad, bytes, size);
     assert_int_equal(bn_tree_workspace_load(c, bad, size - 12, &g, p), BN_ERR_FORMAT);
-    uint64_t *keys = (uint64_t *)(bad + 48);
+    uint64_t *keys = (uint64_t *)(bad + sizeof(bn_saved_tree));
     keys[10] = keys[11] + 1; /* keys out of order */
     assert_int_equal(bn_tree_workspace_load(c, bad, size, &g, p), BN_ERR_FORMAT);
     free(bad);

@@ -300,7 +300,7 @@ void tu_check_idle_steps(bn_backend backend)
     memset(&c, 0, sizeof c);
     c.time = c.t_limit = 0.5; /* the limit is reached */
     TU_OK(ops->clock_write(st, &c));
-    const bn_step_rule shared = {0.01, 0.05, 0.01, 0, 1, 0}, block = {0.01, 0.05, 0.01, 3, 1, 0};
+    const bn_step_rule shared = {0.01, 0.05, 0.01, 0, 1, 0, 0}, block = {0.01, 0.05, 0.01, 3, 1, 0, 0};
     const bn_clock_stage shared_step[] = {BN_STAGE_SHARED_PLAN, BN_STAGE_HALF_KICK, BN_STAGE_DRIFT,
                                           BN_STAGE_FORCES, BN_STAGE_HALF_KICK, BN_STAGE_SHARED_END};
     const bn_clock_stage block_step[] = {BN_STAGE_BLOCK_BEGIN, BN_STAGE_BLOCK_KICK, BN_STAGE_BLOCK_PLAN,

@@ -363,11 +363,7 @@ static void print_not_bitwise(const run_ctx *c, const run_restart_found *f)
                bn_backend_name(f->info.backend), bn_backend_name(now));
     const bn_integrator_params *in = &c->prm->integ;
     const int refreshes = g->method == BN_METHOD_TREE && in->time_bins > 0 && in->tree_rebuild != 1;
-    if (refreshes && now == BN_BACKEND_GPU)
-        printf("banyan run: continuing with TimeIntegration:tree_rebuild = %d on the GPU: not bitwise (a restart "
-               "file holds no GPU tree: the first step after it builds one where the unstopped run may refresh its "
-               "own)\n", in->tree_rebuild);
-    else if (refreshes && in->tree_rebuild == 0 && in->rebuild_cost == BN_TUNE_TIME)
+    if (refreshes && in->tree_rebuild == 0 && in->rebuild_cost == BN_TUNE_TIME)
         printf("banyan run: continuing with TimeIntegration:tree_rebuild = 0 and rebuild_cost time: not bitwise "
                "(the tuner's rebuilds follow this run's measured times)\n");
     fflush(stdout);

@@ -34,6 +34,7 @@ extern "C" {
 #include "core/backend.h" /* a C header: C linkage for its declarations */
 #include "core/trace.h"
 #include "parallel/comm.h"
+#include "tree/tree_cpu.h" /* bn_saved_tree: the restart files' tree, both backends */
 }
 #include "core/backend_cuda.h"
 #include "core/backend_cuda_state.h"
@@ -60,6 +61,7 @@ void cuda_destroy(void *p)
     bn_cuda_free(st->block_ints, st->s);
     if (st->block_host) cudaFreeHost(st->block_host);
     bn_cuda_free(st->clock, st->s);
+    bn_cuda_free(st->tree_box, st->s);
     if (st->clock_host) cudaFreeHost(st->clock_host);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
@@ -221,31 +223,52 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
  * the device whether its tree fits the buffers; if not, the particles
  * keep their order and the last tree is refreshed (tree_cuda.h). Only a
  * build with no tree to fall back on waits for the device. */
-bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
+/* Block steps that refresh: the build's keys and cube kept for a
+ * restart file (where the build's tree became current). */
+bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
+{
+    if (!st->keep_tree_keys) return BN_OK;
+    if (!st->tree_box) BN_TRY(bn_cuda_dev_alloc(&st->tree_box, 4, "the kept tree's cube", st->s));
+    if (!st->tree_keys) BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, (size_t)st->n, "the kept tree's keys", st->s));
+    return bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s);
+}
+
+/* Sorted keys and their permutation (b) to the tree the walk reads: the
+ * nodes, the particles in key order, moments and groups. */
+bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffers *b, int can_fall_back)
 {
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
-    BN_TRY(bounding_cube(st));
-    cudaEventRecord(st->ev[BN_EV_BBOX], s);
-    sort_buffers b = {NULL, NULL, NULL, NULL};
-    bn_status r = sort_keys(st, &b);
-    cudaEventRecord(st->ev[BN_EV_SORT], s);
-    const int can_fall_back = st->tree_valid;
     ts->t.n = st->n;
-    if (r == BN_OK)
-        r = bn_gpu_build(ts, b.keys, b.vals, st->n, g->leaf_size, g->group_size, can_fall_back,
-                         (int2 *)b.keys_alt, (unsigned *)b.vals_alt, s);
+    bn_status r = bn_gpu_build(ts, b->keys, b->vals, st->n, g->leaf_size, g->group_size, can_fall_back,
+                               (int2 *)b->keys_alt, (unsigned *)b->vals_alt, s);
     /* from here the particles move: the old tree holds only if they
      * kept its order, which the device alone knows */
     st->tree_valid = 0;
-    if (r == BN_OK) r = reorder_particles(st, &b);
+    if (r == BN_OK) r = reorder_particles(st, b);
+    if (r == BN_OK) r = keep_build(st, b->keys);
     ts->t.body = st->body;
     ts->t.order = st->orig;
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
-    free_sort_buffers(&b, s); /* before the moments' scratch (the peak) */
+    free_sort_buffers(b, s); /* before the moments' scratch (the peak) */
     if (r == BN_OK) r = moments_and_groups(st, g, 1);
     st->tree_valid = r == BN_OK;
     return r;
+}
+
+bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
+{
+    BN_TRY(bounding_cube(st));
+    cudaEventRecord(st->ev[BN_EV_BBOX], st->s);
+    sort_buffers b = {NULL, NULL, NULL, NULL};
+    const bn_status r = sort_keys(st, &b);
+    cudaEventRecord(st->ev[BN_EV_SORT], st->s);
+    if (r != BN_OK) {
+        free_sort_buffers(&b, st->s);
+        st->tree_valid = 0;
+        return r;
+    }
+    return build_sorted(st, g, &b, st->tree_valid);
 }
 
 /* Block steps between rebuilds: the last tree's structure and body order
@@ -608,6 +631,7 @@ bn_status cuda_energies(void *p, bn_energies *e)
  * clock planned (none on an idle step); direct summation computes all. */
 bn_status step_forces(bn_cuda_state *st, const bn_step_rule *r)
 {
+    st->keep_tree_keys = r->n_bins > 0 && r->refreshes;
     if (r->n_bins == 0 || st->g.method != BN_METHOD_TREE) return evaluate_all(st, &st->clock->live);
     return evaluate_active(st, &st->clock->bin_min, r->rebuild);
 }
@@ -819,12 +843,106 @@ bn_status cuda_bins_write(void *p, const uint8_t *in, size_t n)
     return r;
 }
 
+/* The tree the next refresh starts from (restart files): the kept
+ * build's cube, keys and the particles' uploaded order, and the frame's
+ * float origin now (each refresh moves it from where it was). */
+bn_status cuda_tree_save(void *p, void **bytes, size_t *size)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    *bytes = NULL;
+    *size = 0;
+    if (!st->tree_valid || !st->tree_keys || !st->tree_box || st->n == 0) return BN_OK;
+    BN_TRY(poll_tree(st));
+    const size_t n = (size_t)st->n, total = sizeof(bn_saved_tree) + n * (sizeof(uint64_t) + sizeof(uint32_t));
+    unsigned char *b = (unsigned char *)bn_alloc(total, "the saved GPU tree");
+    if (!b) return BN_ERR_NOMEM;
+    bn_saved_tree h;
+    memset(&h, 0, sizeof h);
+    double box[4];
+    bn_status r = bn_cuda_read(box, st->tree_box, sizeof box, "the kept tree's cube", st->s);
+    h.n = (int64_t)n;
+    h.curve = st->g.curve;
+    for (int k = 0; k < 3; k++) {
+        h.box_lo[k] = box[k];
+        h.ref[k] = st->tree.frame_host->ref[k];
+    }
+    h.box_size = box[3];
+    memcpy(b, &h, sizeof h);
+    if (r == BN_OK) r = bn_cuda_read(b + sizeof h, st->tree_keys, n * sizeof(uint64_t), "the kept tree's keys", st->s);
+    if (r == BN_OK)
+        r = bn_cuda_read(b + sizeof h + n * sizeof(uint64_t), st->orig, n * sizeof(int), "the tree's order", st->s);
+    if (r != BN_OK) {
+        free(b);
+        return r;
+    }
+    *bytes = b;
+    *size = total;
+    return BN_OK;
+}
+
+/* The frame's key cube (or, after the build, its float origin) as saved. */
+bn_status set_frame(bn_cuda_state *st, const bn_saved_tree *h, int origin)
+{
+    bn_gpu_frame *f = st->tree.frame_host;
+    BN_TRY(bn_cuda_read(f, st->tree.frame, sizeof *f, "tree frame", st->s));
+    for (int k = 0; k < 3; k++) {
+        if (origin) {
+            f->ref[k] = h->ref[k];
+            continue;
+        }
+        f->box_lo[k] = h->box_lo[k];
+        f->ref[k] = h->box_lo[k] + 0.5 * h->box_size; /* as cube_kernel sets it */
+    }
+    if (!origin) f->box_size = h->box_size;
+    f->bad_box = 0;
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->tree.frame, f, sizeof *f, cudaMemcpyHostToDevice, st->s));
+    BN_CUDA_CHECK(cudaStreamSynchronize(st->s)); /* f is read before the next poll writes it */
+    return poll_tree(st);
+}
+
+bn_status upload_bytes(void *dst, const void *src, size_t bytes, const char *what, cudaStream_t s)
+{
+    const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
+    return e == cudaSuccess ? BN_OK : bn_cuda_fail(e, what, __FILE__, __LINE__);
+}
+
+/* After upload() (uploaded order = the saved particles'): the saved
+ * build made again from its keys and order, the frame's origin put back. */
+bn_status cuda_tree_load(void *p, const void *bytes, size_t size)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    bn_saved_tree h;
+    const uint64_t *keys = NULL;
+    const uint32_t *order = NULL;
+    BN_TRY(bn_tree_saved_parse(bytes, size, (size_t)st->n, &h, &keys, &order));
+    if (h.curve != st->g.curve) return bn_fail(BN_ERR_FORMAT, "saved tree: of another curve than this run's");
+    if (st->n == 0 || st->g.method != BN_METHOD_TREE) return BN_OK;
+    const int n = st->n;
+    sort_buffers b = {NULL, NULL, NULL, NULL};
+    bn_status r = bn_cuda_dev_alloc(&b.keys, n, "sort keys", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.keys_alt, n, "sort keys (alternate)", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals, n, "sort permutation", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals_alt, n, "sort permutation (alternate)", st->s);
+    if (r == BN_OK) r = upload_bytes(b.keys, keys, (size_t)n * sizeof *keys, "saved tree keys", st->s);
+    if (r == BN_OK) r = upload_bytes(b.vals, order, (size_t)n * sizeof *order, "saved tree order", st->s);
+    if (r == BN_OK) r = set_frame(st, &h, 0);
+    if (r != BN_OK) {
+        free_sort_buffers(&b, st->s);
+        return r;
+    }
+    st->keep_tree_keys = 1;
+    const bn_gravity_params g = effective_params(st);
+    BN_TRY(build_sorted(st, &g, &b, 0)); /* the uploaded order is the identity: b.vals is the build's order */
+    release_body_lo(st);
+    return set_frame(st, &h, 1);
+}
+
 const bn_backend_ops cuda_ops = {
     "gpu", cuda_create, cuda_destroy, bn_cuda_particles_upload, bn_cuda_particles_download, cuda_forces,
     cuda_stats, cuda_finish, cuda_kick, cuda_drift, cuda_forces_active, cuda_block_kick, cuda_max_accel,
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
-    bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set,
+    bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set, cuda_tree_save, cuda_tree_load,
 };
 } // namespace
 

@@ -52,6 +52,11 @@ struct bn_cuda_state {
                            criterion's old |a| (as on the CPU)           */
     int tree_valid;   /* the tree matches the particles' order: a block
                          step may refresh it instead of rebuilding      */
+    /* block steps that refresh (bn_step_rule refreshes): the current
+     * tree's build as a restart file saves it (cuda tree_save) */
+    int keep_tree_keys;
+    uint64_t *tree_keys; /* its sorted keys, key order (n)               */
+    double *tree_box;    /* device: its key cube, box_lo[3] and size     */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */
     uint8_t *bin;     /* time bin per particle, key order (sorted along) */

@@ -36,6 +36,8 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->type = NULL;
     memset(st->type_count, 0, sizeof st->type_count);
     st->tree_valid = 0;
+    bn_cuda_free(st->tree_keys, st->s); /* of the particles that were */
+    st->tree_keys = NULL;
     st->mass = NULL;
     st->orig = NULL;
     st->acc = st->body = NULL;

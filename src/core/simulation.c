@@ -336,6 +336,7 @@ static bn_step_rule step_rule(const bn_simulation *sim)
     r.criterion = (int)sim->integ.criterion;
     r.n_bins = sim->integ.time_bins;
     r.rebuild = 1;
+    r.refreshes = sim->integ.time_bins > 0 && sim->integ.tree_rebuild != 1;
     return r;
 }
 

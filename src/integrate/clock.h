@@ -39,6 +39,9 @@ typedef struct bn_step_rule {
     int n_bins;   /* K; 0: one shared step                                  */
     int rebuild;  /* FORCES and BLOCK_END: this step rebuilds the tree      */
     int criterion; /* block steps' bn_step_criterion                        */
+    int refreshes; /* block steps may refresh the tree between rebuilds
+                      (tree_rebuild != 1): a backend keeps what a restart
+                      file needs of it (backend.h tree_save)             */
 } bn_step_rule;
 
 typedef struct bn_clock {

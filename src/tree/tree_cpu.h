@@ -53,17 +53,24 @@ bn_status bn_tree_sort(size_t n, uint64_t *keys, uint32_t *order, uint64_t *tmp_
 bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const double *mass, size_t n,
                               bn_curve curve, double *t_bbox, double *t_keys, double *t_sort);
 
-/* What stages 1-3 decided besides the keys and the order: the key cube
- * and the curve (a saved tree's header). */
-typedef struct bn_tree_shape {
+/* A saved tree (restart files, both backends): this header, then n
+ * sorted keys (uint64), then n orders (uint32: the saved particles'
+ * index of each sorted body). box: the build's key cube; ref: the GPU
+ * frame's float origin when it was saved (the CPU's is 0). */
+typedef struct bn_saved_tree {
+    int64_t n, curve;
     double box_lo[3], box_size;
-    bn_curve curve;
-} bn_tree_shape;
-/* Stages 1-3 of a build made before (restart files): its cube, sorted
- * keys and order (checked: keys in order, order a permutation), with the
- * positions and masses gathered as bn_tree_sort_bodies does. */
-bn_status bn_tree_restore_bodies(bn_tree *t, const bn_tree_shape *shape, const uint64_t *keys, const uint32_t *order,
-                                 const double *const pos[3], const double *mass, size_t n);
+    double ref[3];
+} bn_saved_tree;
+/* The keys and orders of saved bytes, checked: the size, n particles,
+ * a finite cube, a known curve, keys in order, orders a permutation. */
+bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved_tree *h, const uint64_t **keys,
+                              const uint32_t **order);
+/* Stages 1-3 of a saved build: its cube and curve, sorted keys and
+ * order, with the positions and masses gathered as bn_tree_sort_bodies
+ * does. */
+void bn_tree_restore_bodies(bn_tree *t, const bn_saved_tree *h, const uint64_t *keys, const uint32_t *order,
+                            const double *const pos[3], const double *mass);
 
 /* Stage 4: the nodes, level by level, from the sorted keys in t. A node
  * with more than leaf_size bodies below level BN_KEY_MAX_LEVEL splits

@@ -163,22 +163,16 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
     return bn_tree_forces_active_cpu(ws, g, p, acc_old, NULL, 0, 1, acc, pot, stats);
 }
 
-/* A saved tree: this header, then n sorted keys, then n orders. */
-typedef struct saved_tree {
-    int64_t n, curve;
-    double box_lo[3], box_size;
-} saved_tree;
-
 bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, void **bytes, size_t *size)
 {
     *bytes = NULL;
     *size = 0;
     const bn_tree *t = &ws->tree;
     if (t->n_nodes == 0) return BN_OK;
-    const size_t n = t->n, total = sizeof(saved_tree) + n * (sizeof *t->keys + sizeof *t->order);
+    const size_t n = t->n, total = sizeof(bn_saved_tree) + n * (sizeof *t->keys + sizeof *t->order);
     unsigned char *b = bn_alloc(total, "the saved tree");
     if (!b) return BN_ERR_NOMEM;
-    saved_tree h;
+    bn_saved_tree h;
     memset(&h, 0, sizeof h);
     h.n = (int64_t)n;
     h.curve = t->curve;
@@ -195,23 +189,18 @@ bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, void **bytes, size
 bn_status bn_tree_workspace_load(bn_tree_workspace *ws, const void *bytes, size_t size, const bn_gravity_params *g,
                                  const bn_particles *p)
 {
-    saved_tree h;
-    const size_t per = sizeof(uint64_t) + sizeof(uint32_t);
-    if (size < sizeof h) return bn_fail(BN_ERR_FORMAT, "saved tree: %zu bytes", size);
-    memcpy(&h, bytes, sizeof h);
-    if (h.n != (int64_t)p->n || (size - sizeof h) / per != p->n || (size - sizeof h) % per != 0)
-        return bn_fail(BN_ERR_FORMAT, "saved tree: %lld bodies in %zu bytes, the particles are %zu", (long long)h.n,
-                       size, p->n);
-    const unsigned char *b = bytes;
-    const bn_tree_shape shape = {{h.box_lo[0], h.box_lo[1], h.box_lo[2]}, h.box_size, (bn_curve)h.curve};
+    bn_saved_tree h;
+    const uint64_t *keys = NULL;
+    const uint32_t *order = NULL;
+    BN_TRY(bn_tree_saved_parse(bytes, size, p->n, &h, &keys, &order));
     bn_tree *t = &ws->tree;
-    bn_status s = bn_tree_restore_bodies(t, &shape, (const uint64_t *)(b + sizeof h),
-                                         (const uint32_t *)(b + sizeof h + p->n * sizeof(uint64_t)),
-                                         (const double *const *)p->pos, p->mass, p->n);
-    if (s == BN_OK) s = reserve_out(ws, p->n);
-    if (s == BN_OK) s = bn_tree_build(t, g->leaf_size);
+    t->n_nodes = 0; /* no half tree: on a failure the next evaluation builds */
+    BN_TRY(bn_tree_reserve_bodies(t, p->n));
+    BN_TRY(reserve_out(ws, p->n));
+    bn_tree_restore_bodies(t, &h, keys, order, (const double *const *)p->pos, p->mass);
+    bn_status s = bn_tree_build(t, g->leaf_size);
     if (s == BN_OK) bn_tree_moments(t, g->mac, g->theta, g->quadrupole); /* the cells' geometry, from the keys */
     if (s == BN_OK) s = bn_tree_groups(t, g->group_size); /* moments and boxes: the next refresh's */
-    if (s != BN_OK) t->n_nodes = 0; /* no half tree: the next evaluation builds */
+    if (s != BN_OK) t->n_nodes = 0;
     return s;
 }

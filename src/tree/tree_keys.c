@@ -83,27 +83,40 @@ bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const doub
     return BN_OK;
 }
 
-bn_status bn_tree_restore_bodies(bn_tree *t, const bn_tree_shape *shape, const uint64_t *keys, const uint32_t *order,
-                                 const double *const pos[3], const double *mass, size_t n)
+bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved_tree *h, const uint64_t **keys,
+                              const uint32_t **order)
 {
-    int sane = isfinite(shape->box_size) && shape->box_size > 0 &&
-               (shape->curve == BN_CURVE_HILBERT || shape->curve == BN_CURVE_MORTON);
-    for (int k = 0; k < 3; k++) sane = sane && isfinite(shape->box_lo[k]);
-    for (size_t i = 1; sane && i < n; i++) sane = keys[i - 1] <= keys[i];
+    const size_t per = sizeof(uint64_t) + sizeof(uint32_t);
+    if (size < sizeof *h || (size - sizeof *h) % per != 0 || (size - sizeof *h) / per != n)
+        return bn_fail(BN_ERR_FORMAT, "saved tree: %zu bytes, not a tree of %zu particles", size, n);
+    memcpy(h, bytes, sizeof *h);
+    const unsigned char *b = bytes;
+    *keys = (const uint64_t *)(b + sizeof *h);
+    *order = (const uint32_t *)(b + sizeof *h + n * sizeof(uint64_t));
+    int sane = h->n == (int64_t)n && isfinite(h->box_size) && h->box_size > 0 &&
+               (h->curve == BN_CURVE_HILBERT || h->curve == BN_CURVE_MORTON);
+    for (int k = 0; k < 3; k++) sane = sane && isfinite(h->box_lo[k]) && isfinite(h->ref[k]);
+    for (size_t i = 1; sane && i < n; i++) sane = (*keys)[i - 1] <= (*keys)[i];
     if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its key cube or its keys' order is not a build's");
     uint8_t *seen = bn_calloc(n ? n : 1, 1, "saved tree check");
     if (!seen) return BN_ERR_NOMEM;
     for (size_t i = 0; sane && i < n; i++) {
-        sane = order[i] < n && !seen[order[i]];
-        if (sane) seen[order[i]] = 1;
+        const uint32_t o = (*order)[i];
+        sane = o < n && !seen[o];
+        if (sane) seen[o] = 1;
     }
     free(seen);
-    if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its body order is not a permutation of %zu particles", n);
-    BN_TRY(bn_tree_reserve_bodies(t, n));
+    return sane ? BN_OK : bn_fail(BN_ERR_FORMAT, "saved tree: its body order is not a permutation of %zu particles", n);
+}
+
+void bn_tree_restore_bodies(bn_tree *t, const bn_saved_tree *h, const uint64_t *keys, const uint32_t *order,
+                            const double *const pos[3], const double *mass)
+{
+    const size_t n = (size_t)h->n;
     t->n = n;
-    t->curve = shape->curve;
-    memcpy(t->box_lo, shape->box_lo, sizeof t->box_lo);
-    t->box_size = shape->box_size;
+    t->curve = (bn_curve)h->curve;
+    memcpy(t->box_lo, h->box_lo, sizeof t->box_lo);
+    t->box_size = h->box_size;
     memcpy(t->keys, keys, n * sizeof *keys);
     memcpy(t->order, order, n * sizeof *order);
     const long nn = (long)n;
@@ -113,5 +126,4 @@ bn_status bn_tree_restore_bodies(bn_tree *t, const bn_tree_shape *shape, const u
     }
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < nn; i++) t->mass[i] = mass[order[i]];
-    return BN_OK;
 }

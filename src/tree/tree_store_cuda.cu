@@ -128,3 +128,25 @@ extern "C" void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c)
     t->n_groups = c->n_groups;
     memcpy(t->level_start, c->level_start, sizeof t->level_start);
 }
+
+namespace {
+/* The build's keys and cube, where its tree fitted and became current
+ * (else the kept ones are still the current tree's). */
+__global__ void keep_build_kernel(const uint64_t *keys, uint64_t *out, double *box, int n, const bn_gpu_frame *f)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!f->fits) return;
+    if (i < n) out[i] = keys[i];
+    if (i < 3) box[i] = f->box_lo[i];
+    if (i == 3) box[3] = f->box_size;
+}
+} // namespace
+
+extern "C" bn_status bn_gpu_keep_build(const uint64_t *keys, uint64_t *out, double *box, int n, const bn_gpu_frame *f,
+                                       cudaStream_t s)
+{
+    const int threads = 256, blocks = (n > 4 ? n : 4) / threads + 1;
+    keep_build_kernel<<<blocks, threads, 0, s>>>(keys, out, box, n, f);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
