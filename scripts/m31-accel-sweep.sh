@@ -3,7 +3,8 @@
 # (leaf size, group size, group expansion, alpha) at GOTHIC's accuracy
 # (p99 of |a - a_ref| / |a_ref| against double direct summation, 1000
 # particles) and the block steps' batch time each gives (cycle 1/64, 8
-# bins, eta 0.2, 64 steps, the tree rebuilt every step). Table last.
+# bins, eta 0.2, 64 steps, the tree rebuilt every step, or REBUILD=0:
+# self-tuned). Table last.
 #   scripts/m31-accel-sweep.sh BANYAN [N] [OUT]   (SETTINGS="leaf,group,kappa,alpha ...")
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -19,7 +20,7 @@ for s in $SETTINGS; do
     A="--leaf-size $leaf --group-size $group --group-expansion $kappa --alpha $alpha"
     echo "+ $A" >>sweep.log
     timeout 200 $B $A --check --repeat 2 >>sweep.jsonl 2>>sweep.log || echo "FAIL: forces $A: $(tail -1 sweep.log)"
-    timeout 200 $B $A --repeat 1 --steps 64 --time-bins 8 --dt 0.015625 --eta 0.2 --tree-rebuild 1 >>sweep.jsonl \
+    timeout 200 $B $A --repeat 1 --steps 64 --time-bins 8 --dt 0.015625 --eta 0.2 --tree-rebuild ${REBUILD:-1} >>sweep.jsonl \
         2>>sweep.log || echo "FAIL: steps $A: $(tail -1 sweep.log)"
 done
 SETTINGS="$SETTINGS" python3 - <<'PY'

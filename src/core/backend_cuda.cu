@@ -524,7 +524,11 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     const int ranks = bn_comm_size(st->comm) > 1;
     bn_status s = BN_OK;
     if (st->n > 0) {
-        s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
+        /* several ranks rebuild at every step: a refreshed tree's locally
+         * essential trees failed the receivers' check (a root's moments,
+         * found on 2 ranks sharing one GPU with tree_rebuild 4; cause not
+         * yet found), and only a correct one may travel */
+        s = rebuild || ranks || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */
         if (s == BN_OK && ranks) s = bn_cuda_tree_ready(st);
     }
