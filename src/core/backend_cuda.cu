@@ -229,7 +229,13 @@ bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
 {
     if (!st->keep_tree_keys) return BN_OK;
     if (!st->tree_box) BN_TRY(bn_cuda_dev_alloc(&st->tree_box, 4, "the kept tree's cube", st->s));
-    if (!st->tree_keys) BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, (size_t)st->n, "the kept tree's keys", st->s));
+    if (st->tree_keys_room < (size_t)st->n) { /* the crossers' moves change n between builds */
+        bn_cuda_free(st->tree_keys, st->s);
+        st->tree_keys = NULL;
+        st->tree_keys_room = 0;
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, (size_t)st->n, "the kept tree's keys", st->s));
+        st->tree_keys_room = (size_t)st->n;
+    }
     return bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s);
 }
 
@@ -524,11 +530,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     const int ranks = bn_comm_size(st->comm) > 1;
     bn_status s = BN_OK;
     if (st->n > 0) {
-        /* several ranks rebuild at every step: a refreshed tree's locally
-         * essential trees failed the receivers' check (a root's moments,
-         * found on 2 ranks sharing one GPU with tree_rebuild 4; cause not
-         * yet found), and only a correct one may travel */
-        s = rebuild || ranks || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
+        s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */
         if (s == BN_OK && ranks) s = bn_cuda_tree_ready(st);
     }
