@@ -5,7 +5,8 @@
 # filters, FIFOs; and GADGET-2 and tipsy files of tests/fuzz_foreign.py,
 # named .hdf5 like the others: the readers go by content) through every
 # command that reads one: info, forces
-# (direct and tree), render, compare (the file on either side) and run.
+# (direct and tree), render, compare (the file on either side), convert
+# and run.
 # Any crash, sanitizer report (ASan, UBSan, LSan: the suite's sanitizer
 # build), hang, exit 0 on a bad file, a valid file refused, output or
 # temporary file left after a failure, a file written outside the
@@ -14,7 +15,7 @@
 #
 # Every case goes through info and forces --method direct; valid files
 # ("good", "pair") and the huge sparse counts through every command; every
-# other case through two of the other five commands, chosen from a hash of
+# other case through two of the other six commands (convert among them), chosen from a hash of
 # its name (stable when cases are added). FUZZ_FULL=1: every case through
 # every command (about 3x the time). FUZZ_SAMPLE=k: one in k of the
 # hostile cases, chosen by the same hash (the sanitizer pass of make test runs one in 6:
@@ -119,7 +120,7 @@ outputs_valid() {
 }
 
 
-# command J (0..4) of the five besides info and forces --method direct
+# command J (0..5) of the six besides info and forces --method direct
 heavy() {
   local case=$1 kind=$2 f=$3
   case $4 in
@@ -127,6 +128,7 @@ heavy() {
     1) run_one "$case" "$kind" tree out.hdf5 -- "$banyan" forces "$f" -o out.hdf5 --backend cpu --leaf-size 4 ;;
     2) run_one "$case" "$kind" compare "" -- "$banyan" compare "$f" ref.hdf5 ;;
     3) run_one "$case" "$kind" compare-ref "" -- "$banyan" compare ref.hdf5 "$f" ;;
+    5) run_one "$case" "$kind" convert out.hdf5 -- "$banyan" convert "$f" out.hdf5 ;;
     4) tiny_run_yml "$PWD/$f"
        run_one "$case" "$kind" run runout -- "$banyan" run run.yml -o runout -q ;;
   esac
@@ -144,10 +146,10 @@ while read -r case kind desc; do
   run_one "$case" "$kind" info "" -- "$banyan" info "$f"
   run_one "$case" "$kind" forces out.hdf5 -- "$banyan" forces "$f" -o out.hdf5 --method direct --backend cpu
   if [ "${FUZZ_FULL:-0}" = 1 ] || [ "$kind" = good ] || [ "$kind" = pair ] || [ "${case#h_}" != "$case" ]; then
-    for j in 0 1 2 3 4; do heavy "$case" "$kind" "$f" $j; done
+    for j in 0 1 2 3 4 5; do heavy "$case" "$kind" "$f" $j; done
   else
-    heavy "$case" "$kind" "$f" $((h % 5))
-    heavy "$case" "$kind" "$f" $(((h % 5 + 1 + h / 5 % 4) % 5))
+    heavy "$case" "$kind" "$f" $((h % 6))
+    heavy "$case" "$kind" "$f" $(((h % 6 + 1 + h / 6 % 5) % 6))
   fi
 done <cases/manifest.txt
 

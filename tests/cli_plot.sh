@@ -75,6 +75,16 @@ for mask in 022 027; do
   [ "$(stat -c %a r$mask/used_parameters.yml)" = "$want" ] ||
     fail "umask $mask: banyan run's used_parameters.yml has mode $(stat -c %a r$mask/used_parameters.yml), not $want"
 done
+# an interpreter without numpy: one line naming it and what is missing, no traceback, nothing written
+mkdir -p nonumpy/numpy && echo 'raise ImportError("numpy is not installed here")' >nonumpy/numpy/__init__.py
+printf '#!/bin/sh\nPYTHONPATH=%s:$PYTHONPATH exec %s "$@"\n' "$PWD/nonumpy" "$BANYAN_PYTHON" >nopy.sh
+chmod +x nopy.sh
+BANYAN_PYTHON=$PWD/nopy.sh "$banyan" plot run/energy.txt -o nonumpy.png >/dev/null 2>err.txt &&
+  fail "no numpy: accepted"
+grep -q "banyan plot: error: .* cannot import numpy is not installed here: the plots need Python 3 with numpy" err.txt ||
+  fail "no numpy: not one line naming it: $(cat err.txt)"
+grep -q Traceback err.txt && fail "no numpy: a traceback: $(cat err.txt)"
+[ -e nonumpy.png ] && fail "no numpy: nonumpy.png written"
 ls -a | grep -q '\.tmp\.' && fail "a temporary file was left: $(ls -a)"
 [ $failures -eq 0 ] && echo "cli_plot: all passed"
 exit $((failures > 0))

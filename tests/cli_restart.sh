@@ -188,6 +188,21 @@ done
 # the self-tuned rebuild weighing measured times: never bitwise (its rebuilds follow each run's timings)
 not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0
 
+# another backend (GPU machines only: BANYAN_TEST_BACKEND=gpu): the CPU's file continued on the GPU and the GPU's
+# on the CPU, saying so, within the bounds above of the unstopped run on the first backend
+if [ "${BANYAN_TEST_BACKEND:-cpu}" = gpu ]; then
+  for pair in "cpu gpu" "gpu cpu"; do
+    set -- $pair
+    d=switch_$1
+    "$banyan" run $common $block -P Gravity:backend:$1 -q -o ${d}_ref || fail "$d: reference run"
+    "$banyan" run $common $block -P Gravity:backend:$1 -q -o $d --stop-after-steps 13 || fail "$d: stopped run"
+    "$banyan" run --restart $d/restart -o $d -q -P Gravity:backend:$2 >$d.out || fail "$d: continued run"
+    grep -q "continuing from the $1 backend's restart on the $2 backend: not bitwise" $d.out ||
+      fail "$d: no notice: $(cat $d.out)"
+    close ${d}_ref $d "$1 to $2"
+  done
+fi
+
 # restart files whose names are snapshots' (Snapshots:directory restart,
 # basename restart) or that would lie below a file (Restart:dir
 # energy.txt): refused before anything is written

@@ -9,6 +9,9 @@ import pytest
 
 import banyan
 
+# BANYAN_TEST_BACKEND=gpu runs the simulations on the GPU (by hand on a GPU machine; CI has none)
+BACKEND = os.environ.get("BANYAN_TEST_BACKEND", "cpu")
+
 SEED = int(os.environ.get("BANYAN_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
 print(f"random seed {SEED} (BANYAN_TEST_SEED reproduces it)")
 
@@ -142,7 +145,7 @@ def test_snapshot_round_trip(tmp_path):
 
 def test_simulation_conserves_energy_and_takes_particles_back():
     p = banyan.ic.plummer(2000, seed=11)
-    sim = banyan.Simulation(p, eps=0.01, dt=1 / 256, backend="cpu")
+    sim = banyan.Simulation(p, eps=0.01, dt=1 / 256, backend=BACKEND)
     e0 = sim.energies()["total"]
     seen = []
     steps = sim.run(0.25, callback=lambda s: seen.append(s.time))
@@ -157,9 +160,22 @@ def test_simulation_conserves_energy_and_takes_particles_back():
     assert sim.time == pytest.approx(0.3) and np.isfinite(sim.particles.pos).all()
 
 
+def test_step_returns_its_dt():
+    p = banyan.ic.plummer(1000, seed=13)
+    sim = banyan.Simulation(p, eps=0.01, dt=1 / 128, backend=BACKEND)
+    assert sim.step() == 1 / 128 and sim.time == 1 / 128 and sim.steps == 1
+    # block steps: each step is a sub-step of the cycle, the cycle's sub-steps add up to its length
+    sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.05, time_bins=4, backend=BACKEND)
+    dts = []
+    while sim.time < 1 / 32:
+        dts.append(sim.step())
+    assert sum(dts) == pytest.approx(1 / 32) and sim.time == pytest.approx(1 / 32)
+    assert min(dts) >= 1 / 32 / 8 and len(dts) == sim.steps and len(dts) > 1
+
+
 def test_block_steps():
     p = banyan.ic.hernquist(2000, seed=5)
-    sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.1, time_bins=4, backend="cpu")
+    sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.1, time_bins=4, backend=BACKEND)
     e0 = sim.energies()["total"]
     sim.run(1 / 16)
     assert sim.time == pytest.approx(1 / 16)
@@ -173,7 +189,7 @@ def test_self_tuned_rebuild_costs():
     runs = []
     for cost in ("work", "work", "time"):
         sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.1, time_bins=4, tree_rebuild=0, rebuild_cost=cost,
-                                backend="cpu")
+                                backend=BACKEND)
         sim.run(1 / 16)
         assert sim.time == pytest.approx(1 / 16)
         runs.append(sim.particles.pos.copy())
@@ -385,7 +401,7 @@ def test_arrays_cross_with_one_copy():
     assert peak < 0.05 * pos.nbytes, peak / pos.nbytes
     held = banyan.Particles(q.pos, q.mass, vel=q.vel, ids=q.ids)
     assert held.pos is q.pos and held.mass is q.mass and held.vel is q.vel and held.ids is q.ids
-    sim = banyan.Simulation(held, eps=1e-3, backend="cpu")
+    sim = banyan.Simulation(held, eps=1e-3, backend=BACKEND)
     _, peak = _peak(lambda: setattr(sim, "particles", q))
     assert peak < 0.05 * pos.nbytes, peak / pos.nbytes
     # the same bits from any layout: Fortran order, float32, one mass for all, a strided view, lists

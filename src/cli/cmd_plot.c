@@ -2,9 +2,9 @@
  * drawn by the Python package's banyan.plot with matplotlib (the plotting
  * library; banyan's own PNG writer draws no text). This command finds the
  * package beside the program (the source tree's python/ next to build/)
- * and the library the program was built with, and runs
- * `python3 -m banyan.plot_command ARGS` ($BANYAN_PYTHON names another
- * Python). */
+ * and the library the program was built with, and runs banyan.plot's
+ * main with ARGS in python3 ($BANYAN_PYTHON names another Python; one
+ * without numpy or matplotlib gets a message, not a traceback). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,8 +24,8 @@ static void plot_help(void)
            "goes next to the input, its extension replaced: run/energy.txt gives\n"
            "run/energy.png, --errors bench.json gives bench-errors.png (never the input\n"
            "itself); the command prints where it wrote. Drawn by the Python package\n"
-           "(python/, matplotlib): `python3 -m banyan.plot_command` with the same\n"
-           "arguments; BANYAN_PYTHON names the interpreter (default python3).\n");
+           "(python/, matplotlib), as `python3 -m banyan.plot_command` with the same\n"
+           "arguments would; BANYAN_PYTHON names the interpreter (default python3).\n");
 }
 
 /* The folder of this program, from /proc/self/exe ("" when unknown). */
@@ -75,9 +75,21 @@ int bn_cmd_plot(int argc, char **argv)
     const char *python = getenv("BANYAN_PYTHON") ? getenv("BANYAN_PYTHON") : "python3";
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args) return cli_fail("plot", BN_ERR_NOMEM);
+    /* an interpreter without numpy or matplotlib: one line naming them,
+     * not a traceback from the package's import */
+    static const char bootstrap[] =
+        "import sys\n"
+        "try:\n"
+        "    from banyan.plot import main\n"
+        "except ImportError as e:\n"
+        "    sys.stderr.write('banyan plot: error: %s cannot import %s: the plots need Python 3 with numpy and '\n"
+        "                     'matplotlib (install them, or name another interpreter with BANYAN_PYTHON)\\n'\n"
+        "                     % (sys.executable, e.name or e))\n"
+        "    sys.exit(1)\n"
+        "sys.exit(main())\n";
     args[0] = (char *)python;
-    args[1] = "-m";
-    args[2] = "banyan.plot_command";
+    args[1] = "-c";
+    args[2] = (char *)bootstrap;
     for (int i = 1; i < argc; i++) args[i + 2] = argv[i];
     fflush(stdout);
     execvp(python, args); /* returns only when it could not start */
