@@ -182,6 +182,81 @@ static void test_gadget4_like(void **state)
     fx_rmdir(dir);
 }
 
+/* File k of a two-file set in GADGET-4's own layout: NumPart_ThisFile per
+ * file, NumPart_Total and NumFilesPerSnapshot = 2 in each, masses from
+ * the MassTable for PartType2 (no Masses dataset), float32 coordinates. */
+static void write_g4_part(const char *path, int k)
+{
+    const uint64_t this_file[2][6] = {{0, 2, 0, 0, 0, 0}, {0, 1, 2, 0, 0, 0}}, total[6] = {0, 3, 2, 0, 0, 0};
+    const double mt[6] = {0, 0, 0.5, 0, 0, 0};
+    const int two = 2;
+    hid_t f = fx_create(path), h = fx_group(f, "Header");
+    fx_attr(h, "NumPart_ThisFile", H5T_STD_U64LE, H5T_NATIVE_UINT64, 6, this_file[k]);
+    fx_attr(h, "NumPart_Total", H5T_STD_U64LE, H5T_NATIVE_UINT64, 6, total);
+    fx_attr(h, "MassTable", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 6, mt);
+    fx_attr_double(h, "Time", 0.25);
+    fx_attr(h, "NumFilesPerSnapshot", H5T_STD_I32LE, H5T_NATIVE_INT, 0, &two);
+    H5Gclose(h);
+    const int n1 = (int)this_file[k][1];
+    float pos1[2][3] = {{(float)k, 1, 2}, {3, (float)k, 5}}, vel1[2][3] = {{0}};
+    double m1[2] = {1.0 + k, 2.0};
+    uint64_t id1[2] = {10 + 2 * (uint64_t)k, 11};
+    hid_t g = fx_group(f, "PartType1");
+    fx_dataset(g, "Coordinates", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, n1, 3, pos1);
+    fx_dataset(g, "Velocities", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, n1, 3, vel1);
+    fx_dataset(g, "Masses", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n1, 0, m1);
+    fx_dataset(g, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, n1, 0, id1);
+    H5Gclose(g);
+    if (k == 1) {
+        float pos2[2][3] = {{7, 8, 9}, {-1, -2, -3}}, vel2[2][3] = {{1, 0, 0}, {0, 1, 0}};
+        uint64_t id2[2] = {20, 21};
+        g = fx_group(f, "PartType2");
+        fx_dataset(g, "Coordinates", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, 3, pos2);
+        fx_dataset(g, "Velocities", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, 3, vel2);
+        fx_dataset(g, "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, 2, 0, id2);
+        H5Gclose(g);
+    }
+    H5Fclose(f);
+}
+
+/* A GADGET-4 snapshot of two files (snap_000.0.hdf5, .1.hdf5): either
+ * file's name reads the whole set, types and MassTable masses kept; a set
+ * whose second file is missing is refused, naming it. */
+static void test_gadget4_two_files(void **state)
+{
+    (void)state;
+    char *dir = fx_tmpdir(), *p0 = fx_path(dir, "snap_000.0.hdf5"), *p1 = fx_path(dir, "snap_000.1.hdf5");
+    write_g4_part(p0, 0);
+    write_g4_part(p1, 1);
+    for (int k = 0; k < 2; k++) {
+        bn_particles *p = NULL;
+        bn_snapshot_meta m;
+        TU_OK(bn_snapshot_read(k ? p1 : p0, &p, &m));
+        assert_int_equal(p->n, 5);
+        assert_true(m.time == 0.25);
+        const uint64_t want_id[5] = {10, 11, 12, 20, 21};
+        const double want_mass[5] = {1, 2, 2, 0.5, 0.5};
+        const uint8_t want_type[5] = {1, 1, 1, 2, 2};
+        assert_non_null(p->type);
+        for (int i = 0; i < 5; i++) {
+            assert_int_equal(p->id[i], want_id[i]);
+            assert_true(p->mass[i] == want_mass[i]);
+            assert_int_equal(p->type[i], want_type[i]);
+        }
+        assert_true(p->pos[0][2] == 1.0 && p->pos[2][4] == -3.0 && p->vel[1][4] == 1.0);
+        bn_particles_free(p);
+    }
+    remove(p1);
+    bn_particles *p = NULL;
+    assert_int_equal(bn_snapshot_read(p0, &p, NULL) != BN_OK, 1);
+    assert_non_null(strstr(bn_last_error(), "snap_000.1.hdf5"));
+    assert_null(p);
+    remove(p0);
+    free(p0);
+    free(p1);
+    fx_rmdir(dir);
+}
+
 /* int32 ids and an 8-bit type still read; NumPart counts as doubles. */
 static void test_int32_ids(void **state)
 {
@@ -215,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_gadget2_float_masstable),
         cmocka_unit_test(test_swift_like_multi_type),
         cmocka_unit_test(test_gadget4_like),
+        cmocka_unit_test(test_gadget4_two_files),
         cmocka_unit_test(test_int32_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
