@@ -100,9 +100,12 @@ fi
 
 # SIGTERM to a running banyan run: a restart file, exit code 0, and it continues
 d=sig
+# wait_for FILE: until it exists (at most 30 s: the run has begun its steps; a loaded machine is slow to start)
+wait_for() { for _ in $(seq 300); do [ -e "$1" ] && return 0; sleep 0.1; done; fail "no $1 after 30 s"; }
 "$banyan" run $common $block -P TimeIntegration:t_end:1000 -q -o $d &
 pid=$!
-sleep 2
+wait_for $d/energy.txt
+sleep 1
 kill -TERM $pid
 wait $pid
 rc=$?
@@ -122,6 +125,7 @@ d=usr1
 long="$common $block -P TimeIntegration:t_end:1000 -P Snapshots:interval:0"
 "$banyan" run $long -P Restart:interval:0.01 -P Restart:keep:3 -o $d >$d.out &
 pid=$!
+wait_for $d/energy.txt
 sleep 3
 kill -USR1 $pid
 wait $pid

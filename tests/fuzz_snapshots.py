@@ -680,6 +680,51 @@ def damaged_attribute_cases(c, d):
         c.raw("da_" + tag, "bad", "/%s attribute %s with a dataspace of 2^40 values" % (group, name), bytes(b))
 
 
+def split_set(c, name, kind, desc, edit1=None, cut1=None):
+    """A snapshot of two files, <name>.0.hdf5 and <name>.1.hdf5 (the case
+    is file 0: reading it reads the set), half the particles each;
+    edit1(f) changes file 1, cut1 truncates it to that many bytes."""
+    data, half = arrays(), N // 2
+    for k, (lo, hi) in enumerate(((0, half), (half, N))):
+        path = os.path.join(c.d, "%s.%d.hdf5" % (name, k))
+        with h5py.File(path, "w") as f:
+            h = header(f, hi - lo)
+            h.attrs["NumPart_Total"] = np.array([0, N, 0, 0, 0, 0], dtype=np.uint32)
+            h.attrs["NumFilesPerSnapshot"] = np.int32(2)
+            parameters(f)
+            g = f.create_group("PartType1")
+            for key, v in data.items():
+                g[key] = v[lo:hi]
+            if k == 1 and edit1:
+                edit1(f)
+        if k == 1 and cut1 is not None:
+            with open(path, "r+b") as f:
+                f.truncate(cut1)
+    c.note(name + ".0", kind, desc)
+
+
+def split_set_cases(c):
+    """Sets of two files: a valid one, and one hostile member each."""
+    split_set(c, "ss_good", "good", "a valid set of two files")
+    split_set(c, "ss_trunc", "bad", "a set whose second file is truncated", cut1=1500)
+    split_set(c, "ss_total", "bad", "a set whose second file says another NumPart_Total",
+              edit1=header_attr("NumPart_Total", np.array([0, N + 7, 0, 0, 0, 0], dtype=np.uint32)))
+    split_set(c, "ss_nfiles", "bad", "a set whose second file says NumFilesPerSnapshot 3",
+              edit1=header_attr("NumFilesPerSnapshot", np.int32(3)))
+
+    def duplicate_ids(f):
+        ids = f["PartType1/ParticleIDs"]
+        ids[...] = np.arange(1, ids.shape[0] + 1, dtype=np.uint64)  # file 0's ids again
+    split_set(c, "ss_dupid", "bad", "a set whose two files hold the same ids", edit1=duplicate_ids)
+
+    def nan_position(f):
+        x = f["PartType1/Coordinates"]
+        v = x[...]
+        v[3, 1] = np.nan
+        x[...] = v
+    split_set(c, "ss_nan", "bad", "a set whose second file holds a NaN coordinate", edit1=nan_position)
+
+
 def main(d):
     os.makedirs(d, exist_ok=True)
     write(os.path.join(d, "base.hdf5"))
@@ -701,6 +746,7 @@ def main(d):
     raw_data_flips(c, d)
     damaged_attribute_cases(c, d)
     foreign_cases(c, arrays())
+    split_set_cases(c)
     with open(os.path.join(d, "manifest.txt"), "w") as f:
         f.write("\n".join(c.lines) + "\n")
 
