@@ -848,7 +848,9 @@ BN_API bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, 
  * block-step cycle too), every rank takes file 0's settings, clock and
  * user bytes. Correct, not bit for bit: the domains are not cut until
  * bn_simulation_rebalance at a synchronised time, the costs are measured
- * anew. A damaged file fails naming it and changes nothing. */
+ * anew. A damaged file, or one of another save, fails naming it before
+ * anything changes; a later failure (the backend's upload) leaves the
+ * simulation to be loaded again. */
 BN_API bn_status bn_simulation_load_state_set(bn_simulation *sim, const char *const *paths, int n_files,
                                               bn_state_info *info, void **user, size_t *user_size);
 /* The rank count that wrote a restart file (read from its saved state

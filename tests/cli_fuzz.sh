@@ -18,7 +18,7 @@
 # other case through two of the other six commands (convert among them), chosen from a hash of
 # its name (stable when cases are added). FUZZ_FULL=1: every case through
 # every command (about 3x the time). FUZZ_SAMPLE=k: one in k of the
-# hostile cases, chosen by the same hash (the sanitizer pass of make test runs one in 6:
+# hostile cases, chosen by the same hash (the sanitizer pass of make test runs one in 8:
 # the sanitizers make each invocation several times slower).
 # usage: bash cli_fuzz.sh path/to/banyan
 set -u

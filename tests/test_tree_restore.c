@@ -51,7 +51,12 @@ static void test_saved_tree_refreshes_the_same(void **state)
     bn_particles_free(once);
     void *bytes = NULL;
     size_t size = 0;
-    TU_OK(bn_tree_workspace_save(a, &bytes, &size));
+    TU_OK(bn_tree_workspace_save(a, p->n, &bytes, &size));
+    void *none = NULL;
+    size_t none_size = 7;
+    TU_OK(bn_tree_workspace_save(a, p->n - 1, &none, &none_size)); /* another count: no tree */
+    assert_null(none);
+    assert_int_equal(none_size, 0);
     assert_int_equal(size, sizeof(bn_saved_tree) + 4000 * 12);
     TU_OK(bn_tree_workspace_load(b, bytes, size, &g, p)); /* the continued run, at the save */
     move(p, 0.02, 6);

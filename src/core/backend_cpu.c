@@ -495,7 +495,8 @@ static bn_status cpu_tree_save(void *st, void **bytes, size_t *size)
     cpu_state *s = st;
     *bytes = NULL;
     *size = 0;
-    return s->have_tree ? bn_tree_workspace_save(s->ws, bytes, size) : BN_OK;
+    /* a rank without particles keeps its last build's tree: none of these */
+    return s->have_tree && s->p->n > 0 ? bn_tree_workspace_save(s->ws, s->p->n, bytes, size) : BN_OK;
 }
 
 static bn_status cpu_tree_load(void *st, const void *bytes, size_t size)

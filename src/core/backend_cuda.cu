@@ -227,6 +227,7 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
  * restart file (where the build's tree became current). */
 bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
 {
+    st->tree_keys_n = 0; /* none kept: a restart file then saves no tree */
     if (!st->keep_tree_keys) return BN_OK;
     if (!st->tree_box) BN_TRY(bn_cuda_dev_alloc(&st->tree_box, 4, "the kept tree's cube", st->s));
     if (st->tree_keys_room < (size_t)st->n) { /* the crossers' moves change n between builds */
@@ -236,7 +237,9 @@ bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
         BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, (size_t)st->n, "the kept tree's keys", st->s));
         st->tree_keys_room = (size_t)st->n;
     }
-    return bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s);
+    BN_TRY(bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s));
+    st->tree_keys_n = st->n;
+    return BN_OK;
 }
 
 /* Sorted keys and their permutation (b) to the tree the walk reads: the
@@ -857,7 +860,7 @@ bn_status cuda_tree_save(void *p, void **bytes, size_t *size)
     bn_cuda_state *st = (bn_cuda_state *)p;
     *bytes = NULL;
     *size = 0;
-    if (!st->tree_valid || !st->tree_keys || !st->tree_box || st->n == 0) return BN_OK;
+    if (!st->tree_valid || !st->tree_keys || !st->tree_box || st->n == 0 || st->tree_keys_n != st->n) return BN_OK;
     BN_TRY(poll_tree(st));
     const size_t n = (size_t)st->n, total = sizeof(bn_saved_tree) + n * (sizeof(uint64_t) + sizeof(uint32_t));
     unsigned char *b = (unsigned char *)bn_alloc(total, "the saved GPU tree");

@@ -57,6 +57,8 @@ struct bn_cuda_state {
     int keep_tree_keys;
     uint64_t *tree_keys; /* its sorted keys, key order (n)               */
     size_t tree_keys_room; /* keys tree_keys holds room for              */
+    int tree_keys_n;     /* the particles of the build kept there (0: the
+                            last build kept none)                        */
     double *tree_box;    /* device: its key cube, box_lo[3] and size     */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */

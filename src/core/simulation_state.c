@@ -318,11 +318,18 @@ static bn_status append_bins(const char *path, const bn_state_file *f, size_t be
     return BN_OK;
 }
 
+/* Whether two files' clocks are of one save (the same time, step, tick). */
+static int same_save(const bn_clock *a, const bn_clock *b)
+{
+    return a->time == b->time && a->steps == b->steps && a->tick == b->tick;
+}
+
 /* File `path` of a set of n_files: its particles (with their forces)
- * after *mine, its bins after *bin; file 0's head and user bytes. All
- * blobs are read: the checksum covers them. */
+ * after *mine, its bins after *bin; file 0's head and user bytes; *seen:
+ * the clock of the first file this rank read (the others must be of the
+ * same save). All blobs are read: the checksum covers them. */
 static bn_status read_set_file(const char *path, int n_files, int first, bn_particles **mine, uint8_t **bin,
-                               set_head *head, bn_state_blob *user)
+                               set_head *head, bn_state_blob *user, bn_clock *seen, int *n_seen)
 {
     set_head h;
     bn_state_file f = {NULL, NULL, 0, {{0}}};
@@ -332,6 +339,10 @@ static bn_status read_set_file(const char *path, int n_files, int first, bn_part
     if (h.v.ranks != n_files)
         s = bn_fail(BN_ERR_FORMAT, "%s: one of a set of %d rank(s)' files, read as one of %d", path, h.v.ranks,
                     n_files);
+    if (s == BN_OK && *n_seen > 0 && !same_save(seen, &h.clock))
+        s = bn_fail(BN_ERR_FORMAT, "%s: written at t = %.17g (step %ld), another file of its set at t = %.17g: not one "
+                    "save", path, h.clock.time, h.clock.steps, seen->time);
+    if (s == BN_OK && (*n_seen)++ == 0) *seen = h.clock;
     const size_t before = *mine ? (*mine)->n : 0;
     if (s == BN_OK) s = append_bins(path, &f, before, bin);
     if (s == BN_OK) s = bn_snapshot_append(mine, f.p);
@@ -371,14 +382,20 @@ bn_status bn_simulation_load_state_set(bn_simulation *sim, const char *const *pa
     bn_state_blob mine_user = {"User", NULL, 0, 0};
     bn_particles *mine = NULL;
     uint8_t *bin = NULL;
+    bn_clock seen;
+    int n_seen = 0;
     bn_status s = bn_particles_create(&mine, 0);
     if (s == BN_OK) s = bn_particles_ensure_forces(mine); /* appended along: the files' forces */
     for (int j = rank; s == BN_OK && j < n_files; j += ranks)
-        s = read_set_file(paths[j], n_files, j == 0, &mine, &bin, &head, &mine_user);
+        s = read_set_file(paths[j], n_files, j == 0, &mine, &bin, &head, &mine_user, &seen, &n_seen);
     s = bn_comm_agree(sim->comm, s);
     if (s == BN_OK) s = bn_comm_agree(sim->comm, share_head(sim->comm, &head, &mine_user));
+    if (s == BN_OK && n_seen > 0 && !same_save(&seen, &head.clock)) /* a stray file among the set's */
+        s = bn_fail(BN_ERR_FORMAT, "%s: written at t = %.17g (step %ld), the set's file 0 at t = %.17g: not one save",
+                    paths[rank], seen.time, seen.steps, head.clock.time);
     if (s == BN_OK && head.clock.tick != 0 && !bin) /* a rank without files inside a cycle: none to write */
         s = (bin = calloc(1, 1)) ? BN_OK : bn_fail(BN_ERR_NOMEM, "time bins");
+    s = bn_comm_agree(sim->comm, s); /* every rank, before the collectives that follow */
     if (s == BN_OK) s = bn_comm_agree(sim->comm, restore_fields(sim, &head.v, &head.clock));
     bn_state_file f = {mine, bin, 0, {{0}}};
     set_blobs(&f, &head.clock, &head.v, NULL, 0, NULL); /* no costs, no tree: anew */

@@ -23,12 +23,13 @@ void bn_tree_workspace_free(bn_tree_workspace *ws);
  * evaluation; the caller's array), or to nothing (NULL). */
 void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost);
 /* The last build's tree as bytes (restart files: its key cube, sorted
- * keys and order; *bytes malloc'd, NULL and 0 when there is none), and
+ * keys and order; *bytes malloc'd, NULL and 0 when there is none or it
+ * is not of n_particles particles), and
  * that tree back for particles p (the build's, in the same order) with
  * g's leaf and group sizes: structure and groups made again from the
  * keys, so that the next refresh (rebuild = 0) gives the bits of the
  * run that saved it. */
-bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, void **bytes, size_t *size);
+bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, size_t n_particles, void **bytes, size_t *size);
 bn_status bn_tree_workspace_load(bn_tree_workspace *ws, const void *bytes, size_t size, const bn_gravity_params *g,
                                  const bn_particles *p);
 

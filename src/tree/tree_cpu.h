@@ -62,6 +62,12 @@ typedef struct bn_saved_tree {
     double box_lo[3], box_size;
     double ref[3];
 } bn_saved_tree;
+/* the keys after it stay 8-byte aligned in a malloc'd blob */
+#ifdef __cplusplus
+static_assert(sizeof(bn_saved_tree) % 8 == 0, "bn_saved_tree keeps the keys after it aligned");
+#else
+_Static_assert(sizeof(bn_saved_tree) % 8 == 0, "bn_saved_tree keeps the keys after it aligned");
+#endif
 /* The keys and orders of saved bytes, checked: the size, n particles,
  * a finite cube, a known curve, keys in order, orders a permutation. */
 bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved_tree *h, const uint64_t **keys,

@@ -163,12 +163,12 @@ bn_status bn_tree_forces_cpu(bn_tree_workspace *ws, const bn_gravity_params *g, 
     return bn_tree_forces_active_cpu(ws, g, p, acc_old, NULL, 0, 1, acc, pot, stats);
 }
 
-bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, void **bytes, size_t *size)
+bn_status bn_tree_workspace_save(const bn_tree_workspace *ws, size_t n_particles, void **bytes, size_t *size)
 {
     *bytes = NULL;
     *size = 0;
     const bn_tree *t = &ws->tree;
-    if (t->n_nodes == 0) return BN_OK;
+    if (t->n_nodes == 0 || t->n != n_particles) return BN_OK;
     const size_t n = t->n, total = sizeof(bn_saved_tree) + n * (sizeof *t->keys + sizeof *t->order);
     unsigned char *b = bn_alloc(total, "the saved tree");
     if (!b) return BN_ERR_NOMEM;
