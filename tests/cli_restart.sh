@@ -102,13 +102,20 @@ fi
 d=sig
 # wait_for FILE: until it exists (at most 30 s: the run has begun its steps; a loaded machine is slow to start)
 wait_for() { for _ in $(seq 300); do [ -e "$1" ] && return 0; sleep 0.1; done; fail "no $1 after 30 s"; }
-"$banyan" run $common $block -P TimeIntegration:t_end:1000 -q -o $d &
-pid=$!
-wait_for $d/energy.txt
-sleep 1
-kill -TERM $pid
-wait $pid
-rc=$?
+# signal_run SIGNAL SECONDS DIR ARGS...: banyan run ARGS -o DIR (stdout in DIR.out) sent SIGNAL SECONDS after
+# it has begun; its exit code in rc
+signal_run() {
+  local sig=$1 secs=$2 dir=$3
+  shift 3
+  "$banyan" run "$@" -o "$dir" >"$dir.out" &
+  local pid=$!
+  wait_for "$dir/energy.txt"
+  sleep "$secs"
+  kill -"$sig" $pid
+  wait $pid
+  rc=$?
+}
+signal_run TERM 1 $d $common $block -P TimeIntegration:t_end:1000 -q
 [ $rc = 0 ] || fail "SIGTERM: exit code $rc"
 [ -f $d/restart/restart_0000.hdf5 ] || fail "SIGTERM: no restart file"
 n=$(ls $d/restart | wc -l)
@@ -123,13 +130,7 @@ timeout 60 "$banyan" run --restart $d/restart -o $d -q -P TimeIntegration:t_end:
 # stopped 16 steps later (Statistics:interval 0: exactly there)
 d=usr1
 long="$common $block -P TimeIntegration:t_end:1000 -P Snapshots:interval:0"
-"$banyan" run $long -P Restart:interval:0.01 -P Restart:keep:3 -o $d >$d.out &
-pid=$!
-wait_for $d/energy.txt
-sleep 3
-kill -USR1 $pid
-wait $pid
-rc=$?
+signal_run USR1 3 $d $long -P Restart:interval:0.01 -P Restart:keep:3
 [ $rc = 0 ] || fail "SIGUSR1: exit code $rc"
 files=$(ls $d/restart | wc -l)
 [ "$files" = 3 ] || fail "SIGUSR1, keep 3: $files restart files: $(ls $d/restart)"

@@ -47,10 +47,6 @@ typedef struct run_ctx {
     long stop_after;    /* --stop-after-steps (0 = never): at a batch end, restart_due */
     char restart_dir[RUN_PATH_MAX];
     run_saved saved;    /* index: the next file's number            */
-    long step0;         /* steps before this simulation began: a run
-                           continued on another rank count starts anew */
-    double forces0;     /* block steps' particle forces before it      */
-    long builds0;       /* and tree builds                              */
     double last_restart; /* wall seconds of the last restart file    */
     int stopped;        /* stopped before t_end, with a restart file */
     char restart_off[512]; /* why this run writes no restart files ("": it does) */
@@ -69,8 +65,8 @@ typedef struct run_ctx {
 
 static int several(const run_ctx *c) { return bn_comm_size(c->comm) > 1; }
 
-/* Steps since the run's start (restarts included). */
-static long steps_of(const run_ctx *c) { return c->step0 + bn_simulation_steps(c->sim); }
+/* Steps since the run's start (restarts included: the clock is saved). */
+static long steps_of(const run_ctx *c) { return bn_simulation_steps(c->sim); }
 
 static void run_help(void)
 {
@@ -338,11 +334,11 @@ static bn_status apply_restart_overrides(run_ctx *c)
 static bn_status setup_moved(run_ctx *c)
 {
     if (bn_simulation_block_info(c->sim).tick != 0) {
-        c->balanced_at = c->saved.steps - RUN_REBALANCE_STEPS; /* due at the cycle's end */
+        c->balanced_at = steps_of(c) - RUN_REBALANCE_STEPS; /* due at the cycle's end */
         return BN_OK;
     }
     BN_TRY(bn_simulation_rebalance(c->sim, NULL));
-    c->balanced_at = c->saved.steps;
+    c->balanced_at = steps_of(c);
     return BN_OK;
 }
 
@@ -393,9 +389,6 @@ static bn_status setup_restart(run_ctx *c)
     c->energy_rows = v->energy_rows;
     c->balanced_at = v->balanced_at;
     c->rebalances = v->rebalances;
-    c->step0 = v->step0;
-    c->forces0 = v->forces0;
-    c->builds0 = v->builds0;
     c->log = v->log;
     if (s == BN_OK && found.ranks != bn_comm_size(c->comm)) s = setup_moved(c);
     BN_TRY(s);
@@ -404,7 +397,7 @@ static bn_status setup_restart(run_ctx *c)
     BN_TRY(run_path_join(c->snapdir, sizeof c->snapdir, c->outdir, c->prm->snap_dir));
     if (c->root && !c->quiet)
         printf("banyan run: continuing from restart file %d (t = %.9g, step %ld)\n", v->index - 1, found.info.time,
-               v->steps);
+               found.info.steps);
     print_not_bitwise(c, &found);
     char path[RUN_PATH_MAX];
     BN_TRY(run_path_join(path, sizeof path, c->outdir, c->prm->energy_file));
@@ -536,17 +529,6 @@ static bn_status write_restart(run_ctx *c)
     v->rebalances = c->rebalances;
     v->log = c->log;
     v->log.f = NULL;
-    v->time = bn_simulation_time(c->sim);
-    v->steps = steps_of(c);
-    v->step0 = c->step0;
-    v->ranks = bn_comm_size(c->comm);
-    const bn_block_info bi = bn_simulation_block_info(c->sim);
-    v->tick = bi.tick;
-    v->forces0 = c->forces0;
-    v->forces = c->forces0 + bi.forces;
-    v->builds0 = c->builds0;
-    v->builds = c->builds0 + bi.tree_builds;
-    v->backend = (int)bn_simulation_backend(c->sim);
     double offset = c->log.f ? (double)ftell(c->log.f) : 0;
     BN_TRY(bn_comm_allreduce(c->comm, &offset, 1, BN_REDUCE_MAX));
     v->log_offset = (long)offset;
@@ -634,8 +616,8 @@ static void print_summary(const run_ctx *c)
     const bn_block_info bi = bn_simulation_block_info(c->sim);
     if (bi.n_bins >= 2)
         printf("  block steps (criterion %s, eta %g): %.0f particle forces, %.1f per particle; %ld tree builds\n",
-               bn_step_criterion_name(c->prm->integ.criterion), c->prm->integ.eta, c->forces0 + bi.forces,
-               c->n ? (c->forces0 + bi.forces) / (double)c->n : 0.0, c->builds0 + bi.tree_builds);
+               bn_step_criterion_name(c->prm->integ.criterion), c->prm->integ.eta, bi.forces,
+               c->n ? bi.forces / (double)c->n : 0.0, bi.tree_builds);
     const bn_accuracy *a = bn_simulation_accuracy(c->sim);
     if (a->tunings > 0) {
         cli_print_accuracy(stdout, "  ", bn_simulation_gravity(c->sim), a);

@@ -136,17 +136,6 @@ typedef struct run_saved {
     long energy_rows, balanced_at, rebalances, log_offset;
     int index;          /* this restart file's number                  */
     run_energy_log log; /* its f is not used                           */
-    /* what a continuation on another rank count needs without the
-     * simulation's own part of the file */
-    double time;        /* the simulation's time at the save           */
-    long steps;         /* steps since the run's start                 */
-    long step0;         /* steps before this process's simulation began
-                           (a continuation on other ranks starts at 0) */
-    double forces, forces0; /* block steps' particle forces: the same   */
-    long builds, builds0;   /* block steps' tree builds: the same       */
-    int ranks;          /* that wrote the file's set                   */
-    int tick;           /* block steps: inside a cycle (!= 0)          */
-    int backend;        /* bn_backend that ran before the save         */
 } run_saved;
 /* SIGTERM and SIGUSR1 set a flag (run_restart_signalled) and nothing else. */
 void run_restart_catch_signals(void);
