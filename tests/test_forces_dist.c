@@ -589,6 +589,71 @@ static void test_crossers_move_gpu(void **state)
     crossers_move(BN_BACKEND_GPU, 4);
 }
 
+/* A cluster streaming across the cut (vx = 4, 3/4 of its half-mass
+ * radius in 6 steps): most of a rank's particles go to another, whose
+ * set grows past the particle arrays' room (bn_cuda_particle_room: the
+ * GPU's arrays grow, the others close their gaps in place). Every
+ * particle stays once with its mass and part type, the energy is kept,
+ * and a rank grew by more than the room's margin. */
+static void crossers_stream(bn_backend backend)
+{
+    const size_t n = 8000;
+    bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, n, 47));
+    TU_OK(bn_particles_ensure_types(all));
+    for (size_t i = 0; i < n; i++) all->type[i] = (uint8_t)(1 + i % 2), all->vel[0][i] += 4.0;
+    bn_particles *p = share(all);
+    bn_simulation *sim = stepping(backend, p, 0);
+    TU_OK(bn_simulation_rebalance(sim, NULL));
+    const bn_particles *mine = NULL;
+    TU_OK(bn_simulation_particles(sim, &mine));
+    const double n0 = (double)mine->n;
+    bn_energies e0, e1;
+    TU_OK(bn_simulation_compute_forces(sim));
+    TU_OK(bn_simulation_energies(sim, &e0));
+    double grew = 0; /* the largest growth of a rank's set over its start, at any step */
+    for (int k = 0; k < 6; k++) {
+        TU_OK(bn_simulation_step(sim, NULL));
+        TU_OK(bn_simulation_particles(sim, &mine));
+        grew = fmax(grew, (double)mine->n - n0);
+    }
+    TU_OK(bn_simulation_energies(sim, &e1));
+    double margin = n0 / 32 + 16, v[2] = {grew - margin, grew};
+    TU_OK(bn_comm_allreduce(comm, v, 2, BN_REDUCE_MAX));
+    double *a = malloc(7 * n * sizeof *a);
+    uint8_t *ta = malloc(n);
+    int complete = 0;
+    gather_state(sim, n, a, ta, &complete);
+    int kept = complete;
+    for (size_t i = 0; kept && i < n; i++) kept = a[7 * i + 6] == all->mass[i] && ta[i] == all->type[i];
+    const double drift = fabs(e1.total - e0.total) / fabs(e0.total);
+    if (bn_comm_rank(comm) == 0)
+        print_message("%s, %d ranks, streaming: a rank grew by %.0f particles (%.0f past the room's margin); every "
+                      "particle once with its mass and type %d; energy error %.2e\n",
+                      backend == BN_BACKEND_GPU ? "gpu" : "cpu", bn_comm_size(comm), v[1], v[0], kept, drift);
+    assert_true(v[0] > 0);
+    assert_true(everywhere(kept));
+    assert_true(drift < 1e-3);
+    free(a);
+    free(ta);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+    bn_particles_free(all);
+}
+
+static void test_crossers_stream(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1) skip();
+    crossers_stream(BN_BACKEND_CPU);
+}
+
+static void test_crossers_stream_gpu(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
+    crossers_stream(BN_BACKEND_GPU);
+}
+
 /* ---- the error target over the ranks ---- */
 
 /* bn_gravity with an error target over the ranks on the global set all:
@@ -757,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),
         cmocka_unit_test(test_crossers_move), cmocka_unit_test(test_crossers_move_gpu),
+        cmocka_unit_test(test_crossers_stream), cmocka_unit_test(test_crossers_stream_gpu),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

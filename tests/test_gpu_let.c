@@ -187,15 +187,28 @@ static void gpu_remote(scene *s, int zero, const bn_gpu_active *act, bn_force_st
 
 /* gpu_remote with BANYAN_REMOTE_BOX_GROUPS = boxes ("0": each group
  * from the root), the variable put back as it was after. */
-static void gpu_remote_boxes(scene *s, const char *boxes, int zero, const bn_gpu_active *act, bn_force_stats *st)
+/* BANYAN_REMOTE_BOX_GROUPS set to boxes (its old value kept in *keep),
+ * then put back (box_groups_restore). */
+static char *box_groups_set(const char *boxes)
 {
     const char *was = getenv("BANYAN_REMOTE_BOX_GROUPS");
     char *keep = was ? strdup(was) : NULL;
     setenv("BANYAN_REMOTE_BOX_GROUPS", boxes, 1);
-    gpu_remote(s, zero, act, st);
+    return keep;
+}
+
+static void box_groups_restore(char *keep)
+{
     if (keep) setenv("BANYAN_REMOTE_BOX_GROUPS", keep, 1);
     else unsetenv("BANYAN_REMOTE_BOX_GROUPS");
     free(keep);
+}
+
+static void gpu_remote_boxes(scene *s, const char *boxes, int zero, const bn_gpu_active *act, bn_force_stats *st)
+{
+    char *keep = box_groups_set(boxes);
+    gpu_remote(s, zero, act, st);
+    box_groups_restore(keep);
 }
 
 static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_params g, const double *amag,
@@ -218,7 +231,11 @@ static void scene_make(scene *s, bn_particles *lp, bn_particles *rp, bn_gravity_
     const size_t n = lp->n;
     s->cpu = calloc(4 * n, sizeof *s->cpu);
     assert_non_null(s->cpu);
+    /* each group from the root: the walk the GPU's is checked against
+     * with the same setting (the CPU walks boxes too, since 7028c5c) */
+    char *keep = box_groups_set("0");
     TU_OK(bn_tree_walk_remote_cpu(&s->loc.t, &s->let.src, &g, g.mac, amag, NULL, 0, s->cpu, &s->st_cpu, NULL));
+    box_groups_restore(keep);
     for (size_t i = 0; i < 4 * n; i++) s->cpu[i] *= g.G; /* the CPU walk leaves G out */
     dev_local_make(&s->d, &s->loc, &g, amag);
     TU_OK(bn_gpu_source_upload(&s->let.src, &s->d.t, NULL, g.G, &s->src, 0));

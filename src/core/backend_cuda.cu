@@ -134,10 +134,14 @@ bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
 {
     const int n = st->n;
     cudaStream_t s = st->s;
-    BN_TRY(bn_cuda_dev_alloc(&b->keys, n, "sort keys", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->keys_alt, n, "sort keys (alternate)", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->vals, n, "sort permutation", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->vals_alt, n, "sort permutation (alternate)", s));
+    /* with the particle arrays' margin: reorder_particles swaps these in
+     * as positions, velocities, masses and order, which a migration then
+     * extends in place */
+    const size_t room = bn_cuda_particle_room((size_t)n);
+    BN_TRY(bn_cuda_dev_alloc(&b->keys, room, "sort keys", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->keys_alt, room, "sort keys (alternate)", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->vals, room, "sort permutation", s));
+    BN_TRY(bn_cuda_dev_alloc(&b->vals_alt, room, "sort permutation (alternate)", s));
     BN_TRY(bn_gpu_keys(st->pos, n, st->tree.frame, st->g.curve == BN_CURVE_HILBERT, b->keys, b->vals, s));
     cudaEventRecord(st->ev[BN_EV_KEYS], s);
     return bn_gpu_sort_pairs(&b->keys, &b->keys_alt, &b->vals, &b->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
@@ -234,8 +238,9 @@ bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
         bn_cuda_free(st->tree_keys, st->s);
         st->tree_keys = NULL;
         st->tree_keys_room = 0;
-        BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, (size_t)st->n, "the kept tree's keys", st->s));
-        st->tree_keys_room = (size_t)st->n;
+        const size_t room = bn_cuda_particle_room((size_t)st->n);
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, room, "the kept tree's keys", st->s));
+        st->tree_keys_room = room;
     }
     BN_TRY(bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s));
     st->tree_keys_n = st->n;

@@ -37,6 +37,13 @@ bn_status bn_cuda_fail(cudaError_t err, const char *expr, const char *file, int 
 bn_status bn_cuda_alloc(void **ptr, size_t bytes, const char *what, cudaStream_t s);
 /* Free a pointer from bn_cuda_alloc (NULL is fine). */
 void bn_cuda_free(void *ptr, cudaStream_t s);
+/* The bytes ptr was allocated with (bn_cuda_alloc; 0 for NULL or a
+ * pointer it did not make): an array's room, which may exceed its use. */
+size_t bn_cuda_alloc_bytes(const void *ptr);
+/* Room for a particle array of n that may grow (a migration's arrivals,
+ * migrate_cuda.cu): n and a 1/32 margin, so that a rank receiving a few
+ * more crossers than it sends does not copy its arrays at every step. */
+static inline size_t bn_cuda_particle_room(size_t n) { return n + n / 32 + 16; }
 /* Bytes now live, and the most live at once since the last reset. */
 size_t bn_cuda_bytes_in_use(void);
 size_t bn_cuda_bytes_peak(void);

@@ -142,6 +142,15 @@ extern "C" void bn_cuda_free(void *ptr, cudaStream_t s)
     cudaFreeAsync(ptr, s);
 }
 
+extern "C" size_t bn_cuda_alloc_bytes(const void *ptr)
+{
+    if (!ptr) return 0;
+    std::lock_guard<std::mutex> hold(g_lock);
+    for (size_t i = 0; i < g_n_live; i++)
+        if (g_live[i].ptr == ptr) return g_live[i].bytes;
+    return 0;
+}
+
 extern "C" size_t bn_cuda_bytes_in_use(void)
 {
     std::lock_guard<std::mutex> hold(g_lock);
