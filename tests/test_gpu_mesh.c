@@ -5,6 +5,7 @@
  * repeats. Skipped (77) without a usable GPU. */
 #include <stdlib.h>
 #include <string.h>
+#include "mesh/field_internal.h"
 #include "testutil.h"
 
 
@@ -99,6 +100,49 @@ static void test_vorticity_gpu_against_cpu(void **state)
         free(gpu);
     }
     bn_mesh_free(m);
+}
+
+/* A part of the blocks (the ranks' path, field_dist.c) on the GPU: every
+ * third block, last first, gravity and vorticity with velocities: the
+ * values of the whole mesh's solve at those blocks, bit for bit (each
+ * rank builds the same tree over every source); a part of no blocks
+ * writes nothing; a block beyond the mesh is refused. */
+static void test_mesh_part_gpu(void **state)
+{
+    (void)state;
+    tu_require_gpu();
+    for (int vort = 0; vort < 2; vort++) {
+        bn_mesh *m = vort ? tu_mesh(BN_MESH_VORTEX_RINGS, 4, 8) : tu_mesh(BN_MESH_MACLAURIN, 4, 8);
+        bn_field_params p = bn_field_params_default(vort ? BN_FIELD_VORTICITY : BN_FIELD_GRAVITY);
+        p.backend = BN_BACKEND_GPU;
+        p.velocity = vort;
+        int nv;
+        double *whole = solve(m, p, BN_BACKEND_GPU, NULL, &nv);
+        const size_t n = bn_mesh_cells(m), bc = bn_mesh_block_cells(m), nb = m->n_blocks;
+        size_t *blocks = malloc(nb * sizeof *blocks), nsel = 0;
+        for (size_t b = nb; b-- > 0;)
+            if (b % 3 == 1) blocks[nsel++] = b;
+        double *part = malloc(nsel * bc * (size_t)nv * sizeof *part);
+        bn_field *f = NULL;
+        TU_OK(bn_field_create(&f, &p));
+        TU_OK(bn_field_mesh_blocks(f, m, NULL, blocks, nsel, part));
+        size_t differ = 0;
+        for (size_t j = 0; j < nsel; j++)
+            for (size_t c = 0; c < bc; c++)
+                for (int k = 0; k < nv; k++)
+                    differ += part[(j * bc + c) * (size_t)nv + (size_t)k] != whole[(size_t)k * n + blocks[j] * bc + c];
+        print_message("%s: %zu of %zu blocks on the GPU: %zu values differ from the whole mesh's\n",
+                      vort ? "rings" : "MacLaurin", nsel, nb, differ);
+        assert_true(differ == 0);
+        TU_OK(bn_field_mesh_blocks(f, m, NULL, blocks, 0, part));
+        blocks[0] = nb;
+        TU_FAILS(bn_field_mesh_blocks(f, m, NULL, blocks, 1, part), BN_ERR_ARGUMENT, "block");
+        bn_field_free(f);
+        free(part);
+        free(blocks);
+        free(whole);
+        bn_mesh_free(m);
+    }
 }
 
 /* Mesh and particles at arbitrary points: the GPU's tree against the
@@ -221,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_points_particles_repeat),
         cmocka_unit_test(test_fft_gpu_against_cpu),
         cmocka_unit_test(test_bad_values_on_the_gpu),
+        cmocka_unit_test(test_mesh_part_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,9 +40,10 @@ static void potential_help(void)
            "Under mpirun every rank reads the mesh, the leaf blocks are cut along the\n"
            "curve into one range per rank, each rank computes the field at its\n"
            "blocks' cells (every rank builds the tree over all source cells), and\n"
-           "rank 0 writes OUT: the same values as one process (on the GPU, to float\n"
-           "rounding). The tree only (--method fft is refused); auto takes the CPU,\n"
-           "--backend gpu each rank's GPU (--device, ranks may share one).\n");
+           "rank 0 gathers and writes OUT: the same values as one process on the\n"
+           "same backend, bit for bit. The tree only (--method fft is refused); auto\n"
+           "takes the CPU, --backend gpu each rank's GPU (--device, ranks may share\n"
+           "one).\n");
 }
 
 enum { OPT_PART = 1000 };
@@ -124,7 +125,7 @@ int bn_cmd_potential(int argc, char **argv)
     if (s == BN_OK && particles) s = bn_comm_agree(comm, bn_snapshot_read(particles, &extra, NULL));
     if (s == BN_OK) s = bn_comm_agree(comm, bn_field_create(&f, &p));
     const double t0 = bn_wall_seconds();
-    if (s == BN_OK) s = ranks > 1 ? bn_field_mesh_dist(f, comm, m, extra, &dst) : bn_field_mesh(f, m, extra);
+    if (s == BN_OK) s = ranks > 1 ? bn_field_mesh_dist(f, comm, m, extra, 0, &dst) : bn_field_mesh(f, m, extra);
     const double t_call = bn_wall_seconds() - t0;
     if (s == BN_OK) s = bn_comm_agree(comm, root ? write_output(in, out, m, &p) : BN_OK); /* one writer */
     if (s == BN_OK && root) {

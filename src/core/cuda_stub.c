@@ -34,9 +34,10 @@ bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const 
 }
 
 bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m, const int *var,
-                            const bn_particles *extra, double *const *out, bn_field_stats *st)
+                            const bn_particles *extra, const bn_mesh_part *part, double *const *out,
+                            bn_field_stats *st)
 {
-    (void)g, (void)prm, (void)m, (void)var, (void)extra, (void)out, (void)st;
+    (void)g, (void)prm, (void)m, (void)var, (void)extra, (void)part, (void)out, (void)st;
     return bn_fail(BN_ERR_DEVICE, "this build has no CUDA");
 }
 

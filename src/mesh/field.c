@@ -623,13 +623,16 @@ static const char *const out_names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "",
  * host checks the mesh (its octree and the source variables) and makes
  * the output variables. An error target chooses theta first, on a
  * sample through the points path. */
-static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
+/* The GPU's values at the part's blocks (every block: part NULL) into
+ * out[0..nv) (the part's cells, its blocks in its order): validation, an
+ * error target's theta (sampled over every cell), the device's solve. */
+static bn_status gpu_mesh_values(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_mesh_part *part,
+                                 double *const *out)
 {
-    const double t0 = bn_wall_seconds();
-    double tr = t0;
+    double tr = bn_wall_seconds();
     memset(&f->stats, 0, sizeof f->stats);
     bn_field_params prm = f->prm;
-    const int K = prm.kind == BN_FIELD_VORTICITY ? 3 : 1, vort = K == 3, nv = vort ? (prm.velocity ? 6 : 3) : 4;
+    const int K = prm.kind == BN_FIELD_VORTICITY ? 3 : 1;
     int var[3];
     bn_mesh_octree o;
     BN_TRY(bn_mesh_octree_make(m, &o));
@@ -649,19 +652,49 @@ static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
         BN_TRY(st);
         host_trace("error target", &tr);
     }
-    int out_var[6];
-    for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
-    double *out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
-    for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
     const double keep_p99 = f->stats.sample_p99, keep_tuning = f->stats.t_tuning;
-    BN_TRY(bn_field_gpu_mesh(f->gpu, &prm, m, var, extra, out, &f->stats));
+    BN_TRY(bn_field_gpu_mesh(f->gpu, &prm, m, var, extra, part, out, &f->stats));
     f->stats.sample_p99 = keep_p99;
     f->stats.t_tuning = keep_tuning;
     f->stats.theta = prm.theta;
     f->stats.backend = bn_backend_name(f->backend);
     host_trace("gpu mesh path", &tr);
+    return BN_OK;
+}
+
+static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
+{
+    const double t0 = bn_wall_seconds();
+    const int vort = f->prm.kind == BN_FIELD_VORTICITY, nv = bn_field_mesh_values(&f->prm);
+    int out_var[6];
+    for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
+    double *out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
+    BN_TRY(gpu_mesh_values(f, m, extra, NULL, out));
     f->stats.t_total = bn_wall_seconds() - t0;
     return BN_OK;
+}
+
+/* The GPU's values at a part's blocks, nv per cell (bn_field_mesh_blocks'
+ * layout), from the device's planes. */
+static bn_status gpu_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles *extra, const size_t *blocks,
+                                 size_t nsel, double *out)
+{
+    const double t0 = bn_wall_seconds();
+    const int nv = bn_field_mesh_values(&f->prm);
+    const size_t n = nsel * bn_mesh_block_cells(m);
+    double *plane[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    bn_status s = BN_OK;
+    for (int k = 0; k < nv && s == BN_OK; k++)
+        if (!(plane[k] = bn_alloc_array(n ? n : 1, sizeof(double), "the part's field values"))) s = BN_ERR_NOMEM;
+    const bn_mesh_part part = {blocks, nsel};
+    if (s == BN_OK) s = gpu_mesh_values(f, m, extra, &part, plane);
+#pragma omp parallel for schedule(static) if (s == BN_OK)
+    for (long c = 0; c < (long)(s == BN_OK ? n : 0); c++)
+        for (int k = 0; k < nv; k++) out[(size_t)nv * (size_t)c + (size_t)k] = plane[k][c];
+    for (int k = 0; k < 6; k++) free(plane[k]);
+    f->stats.t_total = bn_wall_seconds() - t0;
+    return s;
 }
 
 /* The values written are finite (an FFT of extreme strengths can
@@ -787,6 +820,7 @@ bn_status bn_field_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particles
     for (size_t i = 0; i < nsel; i++)
         if (blocks[i] >= m->n_blocks)
             return bn_fail(BN_ERR_ARGUMENT, "block %zu of the part: the mesh has %zu", blocks[i], m->n_blocks);
+    if (f->backend == BN_BACKEND_GPU) return gpu_mesh_blocks(f, m, extra, blocks, nsel, out);
     const int K = f->prm.kind == BN_FIELD_VORTICITY ? 3 : 1, nv = bn_field_mesh_values(&f->prm);
     bn_field_targets t, all;
     memset(&all, 0, sizeof all);

@@ -362,6 +362,9 @@ struct eval_args {
     double G;                    /* gravity's constant                     */
     int velocity;                /* vorticity: also u = curl psi           */
     int nb[3], bricks;           /* cells per block, bricks per block      */
+    const int *sel;              /* the targets' blocks (a part's), or NULL:
+                                    every block; the values go to the part's
+                                    cells, its blocks in its order         */
     unsigned long long *bad;     /* the first cell with a value not finite */
     int4 brick_lo[FIELD_BRICKS_MAX]; /* a brick's first cell            */
     int4 brick_n[FIELD_BRICKS_MAX];  /* its extent (w: its first target
@@ -1010,13 +1013,14 @@ __global__ void particle_sources_kernel(int n, int at, const double *px, const d
 __global__ void mesh_targets_kernel(const double *box, eval_args a, field_units u, float4 *t_hi, float4 *t_lo)
 {
     const int g = blockIdx.x, l = threadIdx.x;
-    const int blk = g / a.bricks, br = g % a.bricks;
+    const int blk = g / a.bricks, br = g % a.bricks; /* blk: the part's */
     const int4 lo = a.brick_lo[br], n = a.brick_n[br];
     const int count = n.x * n.y * n.z;
+    const size_t mesh_blk = a.sel ? (size_t)a.sel[blk] : (size_t)blk;
     for (int t = l; t < count; t += blockDim.x) {
         const int c = (lo.x + t % n.x) + a.nb[0] * ((lo.y + t / n.x % n.y) + a.nb[1] * (lo.z + t / (n.x * n.y)));
         double x[3], h[3];
-        cell_of(box + 6 * (size_t)blk, a.nb, c, x, h);
+        cell_of(box + 6 * mesh_blk, a.nb, c, x, h);
         float hi[3], lw[3];
         for (int k = 0; k < 3; k++) split((x[k] - u.ref[k]) * u.ls, &hi[k], &lw[k]);
         const size_t at = (size_t)blk * (size_t)(a.nb[0] * a.nb[1] * a.nb[2]) + (size_t)n.w + (size_t)t;
@@ -1031,9 +1035,9 @@ __global__ void mesh_groups_kernel(const double *box, eval_args a, field_units u
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= g.n) return;
-    const int blk = i / a.bricks, br = i % a.bricks;
+    const int blk = i / a.bricks, br = i % a.bricks; /* blk: the part's */
     const int4 lo = a.brick_lo[br], n = a.brick_n[br];
-    const double *b = box + 6 * (size_t)blk;
+    const double *b = box + 6 * (a.sel ? (size_t)a.sel[blk] : (size_t)blk);
     float c[3], half[3];
     double h[3];
     const int first[3] = {lo.x, lo.y, lo.z}, ext[3] = {n.x, n.y, n.z};
@@ -1206,13 +1210,35 @@ void free_mesh_dev(mesh_dev *md, cudaStream_t s)
     memset(md, 0, sizeof *md);
 }
 
+/* The part's blocks on the device (as ints: *sel NULL for every block). */
+bn_status upload_part(const bn_mesh *m, const bn_mesh_part *part, int **sel, cudaStream_t s)
+{
+    *sel = NULL;
+    if (!part || part->n == 0) return BN_OK;
+    if (m->n_blocks > (size_t)INT_MAX) return bn_fail(BN_ERR_ARGUMENT, "the mesh: %zu blocks", m->n_blocks);
+    int *h = (int *)malloc(part->n * sizeof *h);
+    if (!h) return bn_fail(BN_ERR_NOMEM, "the part's blocks");
+    for (size_t i = 0; i < part->n; i++) h[i] = (int)part->blocks[i];
+    bn_status r = bn_cuda_dev_alloc(sel, part->n, "the part's blocks", s);
+    if (r == BN_OK && cudaMemcpyAsync(*sel, h, part->n * sizeof *h, cudaMemcpyHostToDevice, s) != cudaSuccess)
+        r = bn_fail(BN_ERR_DEVICE, "the part's blocks: upload");
+    if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the part's blocks: upload");
+    free(h);
+    return r;
+}
 } // namespace
 
 extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *prm, const bn_mesh *m, const int *var,
-                                       const bn_particles *extra, double *const *out, bn_field_stats *st)
+                                       const bn_particles *extra, const bn_mesh_part *part, double *const *out,
+                                       bn_field_stats *st)
 {
     BN_CUDA_CHECK(cudaSetDevice(fg->device));
     cudaStream_t s = fg->s;
+    const size_t n_blocks = part ? part->n : m->n_blocks; /* the targets' */
+    for (size_t i = 0; part && i < part->n; i++)
+        if (part->blocks[i] >= m->n_blocks)
+            return bn_fail(BN_ERR_ARGUMENT, "block %zu of the part: the mesh has %zu", part->blocks[i], m->n_blocks);
+    if (n_blocks == 0) return BN_OK; /* nothing to evaluate */
     const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1;
     const int nv = K == 1 ? 4 : (prm->velocity ? 6 : 3);
     field_units u;
@@ -1228,6 +1254,7 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     eval_args a;
     memset(&a, 0, sizeof a);
     BN_TRY(brick_pattern(m, &a));
+    BN_TRY(upload_part(m, part, (int **)&a.sel, s));
     bn_cuda_reset_peak();
     trace tr;
     trace_begin(&tr, s);
@@ -1238,7 +1265,8 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     trace_mark(&tr, s, "mesh sources (upload, select)");
     if (r == BN_OK && n == 0) { /* no sources: every value 0 */
         trace_end(&tr, s);
-        for (int v = 0; v < nv; v++) memset(out[v], 0, bn_mesh_cells(m) * sizeof(double));
+        for (int v = 0; v < nv; v++) memset(out[v], 0, n_blocks * bn_mesh_block_cells(m) * sizeof(double));
+        bn_cuda_free((void *)a.sel, s);
         free_mesh_dev(&md, s);
         free_bufs(&x, s);
         return BN_OK;
@@ -1249,8 +1277,8 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     trace_mark(&tr, s, "tree");
     if (r == BN_OK) r = moments(fg, prm, u, &x);
     trace_mark(&tr, s, "moments");
-    const size_t cells = bn_mesh_cells(m);
-    x.g.n = (int)(m->n_blocks * (size_t)a.bricks);
+    const size_t cells = n_blocks * bn_mesh_block_cells(m); /* the targets' */
+    x.g.n = (int)(n_blocks * (size_t)a.bricks);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.first, (size_t)x.g.n, "target groups", s);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.count, (size_t)x.g.n, "target groups", s);
     if (r == BN_OK) r = bn_cuda_dev_alloc(&x.g.centre, (size_t)x.g.n, "target groups", s);
@@ -1314,9 +1342,12 @@ extern "C" bn_status bn_field_gpu_mesh(bn_field_gpu *fg, const bn_field_params *
     st->device_bytes_peak = bn_cuda_bytes_peak();
     unsigned long long bad = ~0ull;
     if (r == BN_OK && md.bad) r = bn_cuda_read(&bad, md.bad + 1, sizeof bad, "mesh output check", s);
-    if (r == BN_OK && bad != ~0ull)
-        r = bn_fail(BN_ERR_ARGUMENT, "the field at cell %llu (block %llu) is not finite: strengths or G overflow", bad,
-                    bad / (unsigned long long)bn_mesh_block_cells(m));
+    if (r == BN_OK && bad != ~0ull) {
+        const size_t bc = bn_mesh_block_cells(m), j = (size_t)bad / bc, blk = part ? part->blocks[j] : j;
+        r = bn_fail(BN_ERR_ARGUMENT, "the field at cell %zu (block %zu) is not finite: strengths or G overflow",
+                    blk * bc + (size_t)bad % bc, blk);
+    }
+    bn_cuda_free((void *)a.sel, s);
     free_mesh_dev(&md, s);
     free_bufs(&x, s);
     cudaStreamSynchronize(s);

@@ -132,11 +132,19 @@ bn_status bn_field_gpu_solve(bn_field_gpu *g, const bn_field_params *prm, const 
                              const bn_field_sources *s, const bn_field_targets *t, double *raw, bn_field_stats *st);
 /* The whole mesh on the device: its source variables var[0..K) uploaded
  * (pinned, staged), the nonzero cells compacted into sources (and the
- * particles `extra` after them), every cell a target by bricks, and the
- * finished values (gpot, gacx..z or psix..z, velx..z: out[0..nv)) back in
- * cell order. Validation is the caller's. */
+ * particles `extra` after them), every cell of the targets' blocks a
+ * target by bricks, and the finished values (gpot, gacx..z or psix..z,
+ * velx..z: out[0..nv)) back in cell order. The targets: every block
+ * (part NULL), or the part's blocks in its order (out then holds n
+ * blocks' cells: across ranks, field_dist.c). Validation is the
+ * caller's. */
+typedef struct bn_mesh_part {
+    const size_t *blocks;
+    size_t n;
+} bn_mesh_part;
 bn_status bn_field_gpu_mesh(bn_field_gpu *g, const bn_field_params *prm, const bn_mesh *m, const int *var,
-                            const bn_particles *extra, double *const *out, bn_field_stats *st);
+                            const bn_particles *extra, const bn_mesh_part *part, double *const *out,
+                            bn_field_stats *st);
 
 #ifdef __cplusplus
 }

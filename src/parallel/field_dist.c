@@ -10,6 +10,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "mesh/field_internal.h"
 #include "parallel/comm.h"
 #include "parallel/field_dist.h"
@@ -66,7 +67,7 @@ static bn_status check_supported(const bn_field *f)
     return BN_OK;
 }
 
-bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn_particles *extra,
+bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn_particles *extra, int root,
                              bn_field_dist_stats *st)
 {
     const int P = bn_comm_size(c), me = bn_comm_rank(c);
@@ -88,7 +89,9 @@ bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn
     /* the whole mesh checked on every rank (the same verdict everywhere;
      * the solve checks it again, with the source values) before its boxes
      * are keyed */
+    double tr = bn_wall_seconds(); /* BANYAN_GRAVITY_TRACE=1: each part's time */
     BN_TRY(bn_comm_agree(c, bn_mesh_validate(m, "the mesh")));
+    bn_trace_stage("mesh across ranks: validated", &tr);
     const bn_field_params *prm = bn_field_params_of(f);
     const size_t n = m->n_blocks, cells = bn_mesh_block_cells(m);
     const int nv = bn_field_mesh_values(prm);
@@ -104,28 +107,35 @@ bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn
         if (!mine) s = BN_ERR_NOMEM;
     }
     s = bn_comm_agree(c, s);
+    bn_trace_stage("mesh across ranks: blocks cut", &tr);
     const double t0 = bn_wall_seconds();
     if (s == BN_OK) s = bn_comm_agree(c, bn_field_mesh_blocks(f, m, extra, order + cut[me], nsel, mine));
     local.t_solve = bn_wall_seconds() - t0;
+    bn_trace_stage("mesh across ranks: solved", &tr);
     /* every rank's values, in rank order: the blocks in the curve's order */
     void *all = NULL;
     size_t got = 0;
     const double t1 = bn_wall_seconds();
-    if (s == BN_OK) s = bn_comm_gather(c, -1, mine, nsel, cells * (size_t)nv * sizeof(double), &all, &got, NULL);
+    const int gets = root < 0 || root == me; /* this rank's m takes the values */
+    if (s == BN_OK) s = bn_comm_gather(c, root < 0 ? -1 : root, mine, nsel, cells * (size_t)nv * sizeof(double), &all,
+                                       &got, NULL);
     local.t_gather = bn_wall_seconds() - t1;
-    if (s == BN_OK && got != n)
+    bn_trace_stage("mesh across ranks: gathered", &tr);
+    if (s == BN_OK && gets && got != n)
         s = bn_fail(BN_ERR_INTERNAL, "the field across ranks: %zu blocks gathered for %zu", got, n);
     int var[6];
-    for (int k = 0; s == BN_OK && k < nv; k++) s = bn_mesh_add_var(m, bn_field_mesh_var_name(prm, k), &var[k]);
-    if (s == BN_OK) {
+    for (int k = 0; s == BN_OK && gets && k < nv; k++) s = bn_mesh_add_var(m, bn_field_mesh_var_name(prm, k), &var[k]);
+    if (s == BN_OK && gets) {
         const double *v = all;
-        for (size_t i = 0; i < n; i++) {
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < (long)n; i++) {
             const size_t b = order[i];
             for (size_t cl = 0; cl < cells; cl++)
                 for (int k = 0; k < nv; k++)
-                    m->var[var[k]][b * cells + cl] = v[(i * cells + cl) * (size_t)nv + (size_t)k];
+                    m->var[var[k]][b * cells + cl] = v[((size_t)i * cells + cl) * (size_t)nv + (size_t)k];
         }
     }
+    bn_trace_stage("mesh across ranks: values placed", &tr);
     s = bn_comm_agree(c, s);
     double red[3] = {(double)(nsel * cells), (double)(nsel * cells), local.t_solve};
     if (s == BN_OK) s = bn_comm_allreduce(c, red, 1, BN_REDUCE_SUM);

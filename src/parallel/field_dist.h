@@ -3,8 +3,9 @@
  * the whole mesh (and the particles, if any) and builds the same tree over
  * every source cell; the leaf blocks are cut along the space-filling
  * curve into contiguous ranges, one per rank, balanced by cell count; each
- * rank computes the field at its own blocks' cells, and the values are
- * gathered onto every rank. Memory per rank is O(mesh): the locally
+ * rank computes the field at its own blocks' cells (on the GPU: only
+ * those blocks' targets on the device), and the values are gathered onto
+ * one rank or every rank. Memory per rank is O(mesh): the locally
  * essential tree of source cells (as for particles, let.h) is the
  * scalable next step. */
 #ifndef BN_PARALLEL_FIELD_DIST_H
@@ -16,7 +17,7 @@ typedef struct bn_field_dist_stats {
     size_t blocks, cells;       /* this rank's share                      */
     double cells_max, cells_mean; /* over the ranks                       */
     double t_solve, t_solve_max;  /* this rank's solve, the slowest one's */
-    double t_gather;              /* the values to every rank (this rank) */
+    double t_gather;              /* the values to the root (this rank)   */
 } bn_field_dist_stats;
 
 /* The leaf blocks of m in the order of the curve (Hilbert keys of their
@@ -28,11 +29,12 @@ bn_status bn_field_dist_blocks(const bn_mesh *m, int P, size_t *order, size_t *c
 
 /* Collective, as bn_field_mesh on every rank of c: every rank passes the
  * same f's parameters, the same mesh m and the same extra; on return
- * every rank's m holds the whole result, each cell's value with the bits
- * one process computes on the CPU (the same tree, the same bricks; on the
- * GPU within float rounding of one process). The FFT solver is refused
- * across ranks (naming --method); one rank is bn_field_mesh itself. A failure on any rank
- * fails every rank with its message. st (may be NULL): the shares. */
-bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn_particles *extra,
+ * rank root's m (every rank's: root < 0) holds the whole result, each
+ * cell's value with the bits one process computes on the same backend
+ * (the same tree, the same bricks); the other ranks' m is unchanged. The
+ * FFT solver is refused across ranks (naming --method); one rank is
+ * bn_field_mesh itself. A failure on any rank fails every rank with its
+ * message. st (may be NULL): the shares. */
+bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn_particles *extra, int root,
                              bn_field_dist_stats *st);
 #endif
