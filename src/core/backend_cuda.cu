@@ -411,7 +411,7 @@ bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
                                                        the domains are then cut by count) */
     if (want && !strcmp(want, "0")) return BN_OK;
     if (!st->cost && st->n > 0) {
-        BN_TRY(bn_cuda_dev_alloc(&st->cost, (size_t)st->n, "particle costs", st->s));
+        BN_TRY(bn_cuda_dev_alloc(&st->cost, bn_cuda_particle_room((size_t)st->n), "particle costs", st->s));
         BN_CUDA_CHECK(cudaMemsetAsync(st->cost, 0, (size_t)st->n * sizeof(float), st->s));
     }
     act->cost = st->cost;
@@ -498,7 +498,7 @@ bn_status cuda_forces(void *p, bn_force_stats *stats)
 bn_status ensure_block_buffers(bn_cuda_state *st)
 {
     if (!st->bin) {
-        BN_TRY(bn_cuda_dev_alloc(&st->bin, (size_t)st->n, "time bins", st->s));
+        BN_TRY(bn_cuda_dev_alloc(&st->bin, bn_cuda_particle_room((size_t)st->n), "time bins", st->s));
         BN_CUDA_CHECK(cudaMemsetAsync(st->bin, 0, (size_t)st->n, st->s));
     }
     if (!st->block_ints) BN_TRY(bn_cuda_dev_alloc(&st->block_ints, 4, "block-step counters", st->s));

@@ -401,7 +401,7 @@ bn_status bn_cuda_costs_set(void *p, const double *in, size_t n)
     bn_cuda_state *st = (bn_cuda_state *)p;
     if (n != (size_t)st->n) return bn_fail(BN_ERR_INTERNAL, "costs: %zu given for %d particles", n, st->n);
     if (n == 0) return BN_OK;
-    if (!st->cost) BN_TRY(bn_cuda_dev_alloc(&st->cost, n, "particle costs", st->s));
+    if (!st->cost) BN_TRY(bn_cuda_dev_alloc(&st->cost, bn_cuda_particle_room(n), "particle costs", st->s));
     float *f = (float *)bn_alloc(n * sizeof(float), "particle costs");
     if (!f) return BN_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) f[i] = (float)in[i];

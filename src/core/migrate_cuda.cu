@@ -557,7 +557,7 @@ bn_status agree_types(bn_cuda_state *st, bn_particles *host, int *with_types)
     *with_types = any > 0;
     bn_status s = BN_OK;
     if (*with_types && !st->type && st->n > 0) {
-        s = bn_cuda_dev_alloc(&st->type, (size_t)st->n, "part types", st->s);
+        s = bn_cuda_dev_alloc(&st->type, bn_cuda_particle_room((size_t)st->n), "part types", st->s);
         if (s == BN_OK) s = ok(cudaMemsetAsync(st->type, 1, (size_t)st->n, st->s), "part types");
     }
     if (s == BN_OK && *with_types && host) s = bn_particles_ensure_types(host);
@@ -574,11 +574,11 @@ bn_status prepare(bn_cuda_state *st)
     BN_TRY(bn_comm_allreduce(c, have, 2, BN_REDUCE_MAX));
     bn_status s = BN_OK;
     if (have[0] > 0 && !st->bin) {
-        s = bn_cuda_dev_alloc(&st->bin, (size_t)st->n + 1, "time bins", st->s);
+        s = bn_cuda_dev_alloc(&st->bin, bn_cuda_particle_room((size_t)st->n + 1), "time bins", st->s);
         if (s == BN_OK) s = ok(cudaMemsetAsync(st->bin, 0, (size_t)st->n + 1, st->s), "time bins");
     }
     if (s == BN_OK && have[1] > 0 && !st->cost) {
-        s = bn_cuda_dev_alloc(&st->cost, (size_t)st->n + 1, "particle costs", st->s);
+        s = bn_cuda_dev_alloc(&st->cost, bn_cuda_particle_room((size_t)st->n + 1), "particle costs", st->s);
         if (s == BN_OK) s = ok(cudaMemsetAsync(st->cost, 0, ((size_t)st->n + 1) * sizeof(float), st->s), "particle costs");
     }
     if (s == BN_OK) s = device_ids(st);

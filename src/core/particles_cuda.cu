@@ -61,13 +61,13 @@ namespace {
 bn_status alloc_particles(bn_cuda_state *st, int n)
 {
     for (int k = 0; k < 3; k++) {
-        BN_TRY(bn_cuda_dev_alloc(&st->pos[k], n, "positions", st->s));
-        BN_TRY(bn_cuda_dev_alloc(&st->vel[k], n, "velocities", st->s));
+        BN_TRY(bn_cuda_dev_alloc(&st->pos[k], bn_cuda_particle_room((size_t)n), "positions", st->s));
+        BN_TRY(bn_cuda_dev_alloc(&st->vel[k], bn_cuda_particle_room((size_t)n), "velocities", st->s));
     }
-    BN_TRY(bn_cuda_dev_alloc(&st->mass, n, "masses", st->s));
-    BN_TRY(bn_cuda_dev_alloc(&st->orig, n, "particle order", st->s));
-    BN_TRY(bn_cuda_dev_alloc(&st->acc, n, "accelerations", st->s));
-    BN_TRY(bn_cuda_dev_alloc(&st->body, n, "tree bodies", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->mass, bn_cuda_particle_room((size_t)n), "masses", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->orig, bn_cuda_particle_room((size_t)n), "particle order", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->acc, bn_cuda_particle_room((size_t)n), "accelerations", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&st->body, bn_cuda_particle_room((size_t)n), "tree bodies", st->s));
     st->host_mass = (double *)bn_alloc((size_t)n * sizeof(double), "host copy of masses");
     st->host_id = (uint64_t *)bn_alloc((size_t)n * sizeof(uint64_t), "host copy of ids");
     st->host_capacity = (size_t)n;
@@ -113,7 +113,7 @@ static bn_status alloc_types(bn_cuda_state *st, const bn_particles *in)
 {
     for (size_t i = 0; i < in->n; i++) st->type_count[bn_particles_part_type(in, i)] += 1;
     if (!in->type || in->n == 0) return BN_OK;
-    return bn_cuda_dev_alloc(&st->type, in->n, "part types", st->s);
+    return bn_cuda_dev_alloc(&st->type, bn_cuda_particle_room(in->n), "part types", st->s);
 }
 
 bn_status bn_cuda_particles_set_types(bn_cuda_state *st, const bn_particles *in)

@@ -724,7 +724,7 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP, int T>
 __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
-                              int lane, bool far_done, int box, unsigned long long cnt[4])
+                              int lane, bool far_done, int box, unsigned long long cnt[4], bool count_far = true)
 {
     const int L = bn_walk_lanes_per_pair<T>(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -824,7 +824,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     }
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
-    cnt[2] += (unsigned long long)st.n_far;
+    if (count_far) cnt[2] += (unsigned long long)st.n_far; /* a split group's far cells counted once */
     if (COST) cnt[3] += (unsigned long long)visits;
     if (COST)
 #pragma unroll
@@ -1163,7 +1163,16 @@ extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_
  * per block (few groups: a sparse one at a domain's edge, whose box opens
  * most of a received tree). Those that overflow even this go to
  * a.overflow for the depth-first walk. The walk one warp took depth first
- * cost 13-70 ms a step on 2-4 GPUs (session 21). */
+ * cost 13-70 ms a step on 2-4 GPUs (session 21).
+ *
+ * Each group's chunks of 32 targets (one a lane) are items of their own,
+ * BN_WALK_DEEP_SPLIT a group, so that the few such groups' walks spread
+ * over as many warps: one warp walking a whole group was a straggler of
+ * 10-30 ms after the main walk (session 24, Hernquist on 2 GPUs). Every
+ * chunk makes the group box's decisions, so each builds the same far
+ * expansion (counted once) and all overflow or none (the first lists
+ * the group). */
+#define BN_WALK_DEEP_SPLIT 16
 template <bool COST>
 __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
 {
@@ -1172,8 +1181,23 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
     const int lane = threadIdx.x & 31;
     unsigned long long cnt[4] = {0, 0, 0, 0};
     const int end = *a.act.count;
-    for (int item = blockIdx.x; item < end; item += gridDim.x)
-        bn_walk_group<false, COST, true, BN_WALK_DEEP_STACK>(a, &smem, deep_stack, a.act.groups[item], lane, cnt);
+    for (int item = blockIdx.x; item < end * BN_WALK_DEEP_SPLIT; item += gridDim.x) {
+        const int group = a.act.groups[item / BN_WALK_DEEP_SPLIT];
+        const int2 gb = a.t.group_body[group];
+        const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+        int box = -1;
+        if (a.box.n_boxes > 0) {
+            const int b = group / a.box.groups_per_box;
+            if (a.box.count[b] >= 0) box = b;
+        }
+        for (int c = 32 * (item % BN_WALK_DEEP_SPLIT); c < gb.y; c += 32 * BN_WALK_DEEP_SPLIT)
+            if (!bn_walk_chunk<false, COST, true, BN_WALK_DEEP_STACK, 1>(a, &smem, deep_stack, gb.x + c,
+                                                                           min(32, gb.y - c), gc, gh, lane, false,
+                                                                           box, cnt, c == 0)) {
+                if (c == 0 && lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
+                break;
+            }
+    }
     bn_walk_counts_add<COST>(a, cnt, lane);
 }
 
@@ -1201,7 +1225,8 @@ extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn
     int resident = 0; /* a block an SM (the list holds a few groups; the blocks loop over it) */
     BN_TRY(bn_walk_resident_blocks(&resident));
     resident /= BN_WALK_MIN_BLOCKS;
-    const int blocks = resident < local->group_bound ? resident : local->group_bound;
+    const long items = (long)local->group_bound * BN_WALK_DEEP_SPLIT; /* at most: the list's length is on the device */
+    const int blocks = resident < items ? resident : (int)items;
     return a.act.cost ? bn_walk_deep_launch<true>(a, blocks, stream) : bn_walk_deep_launch<false>(a, blocks, stream);
 }
 

@@ -210,8 +210,10 @@ bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src
 
 /* The groups of act's list (act->groups, act->count: bn_gpu_walk_sources'
  * overflow list) walked again as bn_gpu_walk_sources does, with a stack
- * of BN_WALK_DEEP_STACK cells; those that overflow it too go to
- * overflow[0 .. *overflow_count) for the depth-first walk. */
+ * of BN_WALK_DEEP_STACK cells, each chunk of 32 targets by a warp of its
+ * own (the group's box decides: the same cells for every chunk); those
+ * that overflow it too go to overflow[0 .. *overflow_count) for the
+ * depth-first walk. */
 bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                                    const bn_gpu_active *act, const bn_gpu_box_far *boxes, float4 *out,
                                    unsigned long long *counts, int *overflow, int *overflow_count,
