@@ -274,12 +274,43 @@ def measured_session22():
           "(forces: 95.5 ms against one GPU's 77.1); the steps' crossers 28 ms (their new arrays 10 ms).")
 
 
+# ---- session 24 (BENCHMARKS.md): the move in place, device to device ----
+# 4 H200s, 2^25 per GPU (traced medians per step, ms): the move's parts,
+# and the batch of steps' efficiency at 2 / 4 GPUs (forces' in brackets).
+M24_MOVE = {"found (n: the kick and drift before it, one pass of keys and owners)": 3.1, "packed": 0.1,
+            "exchanged (queued, NCCL)": 0.1, "placed (in place)": 0.7}
+M24_EFF = {"weak plummer": (0.86, 0.75, 0.94, 0.81), "weak hernquist": (0.72, 0.61, 0.95, 0.87),
+           "strong plummer": (0.86, 0.74, 0.95, 0.78)}
+
+
+def measured_session24():
+    """The per-step move after session 24, and the steps' efficiency."""
+    print("\nmeasured, 4 H200s (session 24): the crossers' move per step (ms):")
+    for k, v in M24_MOVE.items():
+        print(f"  {k}: {v:g}")
+    crossers = 746212 / 4
+    per_crosser = (M24_MOVE["packed"] + M24_MOVE["exchanged (queued, NCCL)"] + M24_MOVE["placed (in place)"]) * 1e-3
+    per_particle = M24_MOVE["found (n: the kick and drift before it, one pass of keys and owners)"] * 1e-3 / 2.0**25
+    print(f"Correction 6: the move is {1e9 * per_crosser / crossers:.1f} ns a crosser plus {1e9 * per_particle:.3f} ns "
+          "a particle (4 ms a step at 2^25 per GPU, was 28): it no longer limits the steps. Batch of steps (forces) "
+          "at 2 / 4 GPUs:")
+    for k, (s2, s4, f2, f4) in M24_EFF.items():
+        print(f"  {k}: {s2:.0%} / {s4:.0%} ({f2:.0%} / {f4:.0%})")
+    print("What is left at 4 GPUs (weak Plummer, 100.6 ms a step against 75.2): the received walk 13.5-20.4 ms, the "
+          "wait for the slowest rank (rank 3: local walk 63 ms against 56-59, received 20 against 14-15) 9-13 ms, "
+          "the move 4 ms. The cut weighing a visited cell as 430 flops did not even out rank 3. Hernquist's steps "
+          "lose more: one rank's received walk grows from 11 to 30 ms over the steps with the same counts (2 GPUs), "
+          "and one move in 32 took 125 ms on one rank (not explained; the suspect, new device memory for a grown "
+          "array, is gone since every array has its room, not yet measured on several GPUs).")
+
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
     measured_session20()
     measured_session21()
     measured_session22()
+    measured_session24()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
