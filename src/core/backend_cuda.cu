@@ -933,10 +933,11 @@ bn_status cuda_tree_load(void *p, const void *bytes, size_t size)
     if (st->n == 0 || st->g.method != BN_METHOD_TREE) return BN_OK;
     const int n = st->n;
     sort_buffers b = {NULL, NULL, NULL, NULL};
-    bn_status r = bn_cuda_dev_alloc(&b.keys, n, "sort keys", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.keys_alt, n, "sort keys (alternate)", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals, n, "sort permutation", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals_alt, n, "sort permutation (alternate)", st->s);
+    const size_t room = bn_cuda_particle_room((size_t)n); /* as sort_keys': they become the particle arrays */
+    bn_status r = bn_cuda_dev_alloc(&b.keys, room, "sort keys", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.keys_alt, room, "sort keys (alternate)", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals, room, "sort permutation", st->s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals_alt, room, "sort permutation (alternate)", st->s);
     if (r == BN_OK) r = upload_bytes(b.keys, keys, (size_t)n * sizeof *keys, "saved tree keys", st->s);
     if (r == BN_OK) r = upload_bytes(b.vals, order, (size_t)n * sizeof *order, "saved tree order", st->s);
     if (r == BN_OK) r = set_frame(st, &h, 0);

@@ -623,54 +623,70 @@ static const char *const out_names[2][6] = {{"gpot", "gacx", "gacy", "gacz", "",
  * host checks the mesh (its octree and the source variables) and makes
  * the output variables. An error target chooses theta first, on a
  * sample through the points path. */
-/* The GPU's values at the part's blocks (every block: part NULL) into
- * out[0..nv) (the part's cells, its blocks in its order): validation, an
- * error target's theta (sampled over every cell), the device's solve. */
-static bn_status gpu_mesh_values(bn_field *f, const bn_mesh *m, const bn_particles *extra, const bn_mesh_part *part,
-                                 double *const *out)
+/* What the GPU's solve needs before anything is written: the mesh's
+ * octree and source variables (var), the particles, an error target's
+ * theta (sampled over every cell; into *prm). */
+static bn_status gpu_mesh_prepare(bn_field *f, const bn_mesh *m, const bn_particles *extra, bn_field_params *prm,
+                                  int var[3])
 {
     double tr = bn_wall_seconds();
     memset(&f->stats, 0, sizeof f->stats);
-    bn_field_params prm = f->prm;
-    const int K = prm.kind == BN_FIELD_VORTICITY ? 3 : 1;
-    int var[3];
+    *prm = f->prm;
+    const int K = prm->kind == BN_FIELD_VORTICITY ? 3 : 1;
     bn_mesh_octree o;
     BN_TRY(bn_mesh_octree_make(m, &o));
     bn_mesh_octree_free(&o);
-    BN_TRY(source_var_indices(&prm, m, var, K)); /* the values: checked on the device */
+    BN_TRY(source_var_indices(prm, m, var, K)); /* the values: checked on the device */
     if (extra) BN_TRY(bn_particles_validate(extra, "the particle sources"));
     if (extra && K != 1) return bn_fail(BN_ERR_ARGUMENT, "particles as sources carry masses: gravity only");
     host_trace("validate", &tr);
-    if (prm.error_target > 0) {
+    if (prm->error_target > 0) {
         bn_field_sources s;
         bn_field_targets t;
-        BN_TRY(bn_field_sources_make(&prm, m, extra, &s));
+        BN_TRY(bn_field_sources_make(prm, m, extra, &s));
         bn_status st = bn_field_targets_mesh(m, &t);
-        if (st == BN_OK && s.n > 0) st = choose_theta(f, m, &s, &t, &prm);
+        if (st == BN_OK && s.n > 0) st = choose_theta(f, m, &s, &t, prm);
         bn_field_sources_free(&s);
         bn_field_targets_free(&t);
         BN_TRY(st);
         host_trace("error target", &tr);
     }
+    return BN_OK;
+}
+
+/* The GPU's values at the part's blocks (every block: part NULL) into
+ * out[0..nv) (the part's cells, its blocks in its order), after
+ * gpu_mesh_prepare. */
+static bn_status gpu_mesh_values(bn_field *f, const bn_mesh *m, const bn_particles *extra,
+                                 const bn_field_params *prm, const int var[3], const bn_mesh_part *part,
+                                 double *const *out)
+{
+    double tr = bn_wall_seconds();
     const double keep_p99 = f->stats.sample_p99, keep_tuning = f->stats.t_tuning;
-    BN_TRY(bn_field_gpu_mesh(f->gpu, &prm, m, var, extra, part, out, &f->stats));
+    BN_TRY(bn_field_gpu_mesh(f->gpu, prm, m, var, extra, part, out, &f->stats));
     f->stats.sample_p99 = keep_p99;
     f->stats.t_tuning = keep_tuning;
-    f->stats.theta = prm.theta;
+    f->stats.theta = prm->theta;
     f->stats.backend = bn_backend_name(f->backend);
     host_trace("gpu mesh path", &tr);
     return BN_OK;
 }
 
+/* The output variables are added after the checks (a failed call leaves
+ * the mesh as it was; a source variable named like an output is the
+ * caller's, not a new zero one). */
 static bn_status gpu_mesh(bn_field *f, bn_mesh *m, const bn_particles *extra)
 {
     const double t0 = bn_wall_seconds();
     const int vort = f->prm.kind == BN_FIELD_VORTICITY, nv = bn_field_mesh_values(&f->prm);
+    bn_field_params prm;
+    int var[3];
+    BN_TRY(gpu_mesh_prepare(f, m, extra, &prm, var));
     int out_var[6];
     for (int k = 0; k < nv; k++) BN_TRY(bn_mesh_add_var(m, out_names[vort][k], &out_var[k]));
     double *out[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     for (int k = 0; k < nv; k++) out[k] = m->var[out_var[k]];
-    BN_TRY(gpu_mesh_values(f, m, extra, NULL, out));
+    BN_TRY(gpu_mesh_values(f, m, extra, &prm, var, NULL, out));
     f->stats.t_total = bn_wall_seconds() - t0;
     return BN_OK;
 }
@@ -688,7 +704,10 @@ static bn_status gpu_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particl
     for (int k = 0; k < nv && s == BN_OK; k++)
         if (!(plane[k] = bn_alloc_array(n ? n : 1, sizeof(double), "the part's field values"))) s = BN_ERR_NOMEM;
     const bn_mesh_part part = {blocks, nsel};
-    if (s == BN_OK) s = gpu_mesh_values(f, m, extra, &part, plane);
+    bn_field_params prm;
+    int var[3];
+    if (s == BN_OK) s = gpu_mesh_prepare(f, m, extra, &prm, var);
+    if (s == BN_OK) s = gpu_mesh_values(f, m, extra, &prm, var, &part, plane);
 #pragma omp parallel for schedule(static) if (s == BN_OK)
     for (long c = 0; c < (long)(s == BN_OK ? n : 0); c++)
         for (int k = 0; k < nv; k++) out[(size_t)nv * (size_t)c + (size_t)k] = plane[k][c];

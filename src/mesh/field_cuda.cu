@@ -1223,6 +1223,10 @@ bn_status upload_part(const bn_mesh *m, const bn_mesh_part *part, int **sel, cud
     if (r == BN_OK && cudaMemcpyAsync(*sel, h, part->n * sizeof *h, cudaMemcpyHostToDevice, s) != cudaSuccess)
         r = bn_fail(BN_ERR_DEVICE, "the part's blocks: upload");
     if (r == BN_OK && cudaStreamSynchronize(s) != cudaSuccess) r = bn_fail(BN_ERR_DEVICE, "the part's blocks: upload");
+    if (r != BN_OK) { /* the caller returns at once: nothing of it is kept */
+        bn_cuda_free(*sel, s);
+        *sel = NULL;
+    }
     free(h);
     return r;
 }
