@@ -75,6 +75,8 @@ bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn
     memset(&local, 0, sizeof local);
     local.nranks = P;
     if (!f || !m) return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh_dist: NULL argument"));
+    if (root >= P)
+        return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "bn_field_mesh_dist: root %d of %d ranks", root, P));
     if (P == 1) {
         const double t0 = bn_wall_seconds();
         bn_status s = bn_field_mesh(f, m, extra);
