@@ -74,10 +74,7 @@ struct cut_view {
 
 __device__ int owner_of(const cut_view &cut, double x, double y, double z)
 {
-    const double inv = 1.0 / cut.side;
-    const uint64_t key = bn_key_encode(cut.hilbert, bn_key_quantize(x, cut.lo[0], inv),
-                                       bn_key_quantize(y, cut.lo[1], inv), bn_key_quantize(z, cut.lo[2], inv));
-    return bn_domain_owner(cut.split, cut.P, key);
+    return bn_domain_owner(cut.split, cut.P, bn_key_of_point(cut.hilbert, x, y, z, cut.lo, 1.0 / cut.side));
 }
 
 /* Whether each particle leaves (its owner is not me), and the leavers per

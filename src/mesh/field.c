@@ -708,9 +708,10 @@ static bn_status gpu_mesh_blocks(bn_field *f, const bn_mesh *m, const bn_particl
     int var[3];
     if (s == BN_OK) s = gpu_mesh_prepare(f, m, extra, &prm, var);
     if (s == BN_OK) s = gpu_mesh_values(f, m, extra, &prm, var, &part, plane);
-#pragma omp parallel for schedule(static) if (s == BN_OK)
-    for (long c = 0; c < (long)(s == BN_OK ? n : 0); c++)
-        for (int k = 0; k < nv; k++) out[(size_t)nv * (size_t)c + (size_t)k] = plane[k][c];
+    if (s == BN_OK)
+#pragma omp parallel for schedule(static)
+        for (long c = 0; c < (long)n; c++)
+            for (int k = 0; k < nv; k++) out[(size_t)nv * (size_t)c + (size_t)k] = plane[k][c];
     for (int k = 0; k < 6; k++) free(plane[k]);
     f->stats.t_total = bn_wall_seconds() - t0;
     return s;

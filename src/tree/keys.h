@@ -133,6 +133,13 @@ BN_HD uint64_t bn_key_encode(int hilbert, uint32_t ix, uint32_t iy, uint32_t iz)
     return hilbert ? bn_key_hilbert(ix, iy, iz) : bn_key_morton(ix, iy, iz);
 }
 
+/* The key of point (x, y, z) in the cube [lo, lo + 1 / inv_size)^3. */
+BN_HD uint64_t bn_key_of_point(int hilbert, double x, double y, double z, const double lo[3], double inv_size)
+{
+    return bn_key_encode(hilbert, bn_key_quantize(x, lo[0], inv_size), bn_key_quantize(y, lo[1], inv_size),
+                         bn_key_quantize(z, lo[2], inv_size));
+}
+
 BN_HD void bn_key_decode(int hilbert, uint64_t key, uint32_t *ix, uint32_t *iy, uint32_t *iz)
 {
     if (hilbert)

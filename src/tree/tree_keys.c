@@ -44,12 +44,7 @@ void bn_tree_keys(const double *const pos[3], size_t n, const double lo[3], doub
     const int hilbert = curve == BN_CURVE_HILBERT;
     const long nn = (long)n;
 #pragma omp parallel for schedule(static)
-    for (long i = 0; i < nn; i++) {
-        uint32_t ix = bn_key_quantize(pos[0][i], lo[0], inv);
-        uint32_t iy = bn_key_quantize(pos[1][i], lo[1], inv);
-        uint32_t iz = bn_key_quantize(pos[2][i], lo[2], inv);
-        keys[i] = bn_key_encode(hilbert, ix, iy, iz);
-    }
+    for (long i = 0; i < nn; i++) keys[i] = bn_key_of_point(hilbert, pos[0][i], pos[1][i], pos[2][i], lo, inv);
 }
 
 bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const double *mass, size_t n,
