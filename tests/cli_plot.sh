@@ -76,7 +76,7 @@ for mask in 022 027; do
     fail "umask $mask: banyan run's used_parameters.yml has mode $(stat -c %a r$mask/used_parameters.yml), not $want"
 done
 # an interpreter without numpy: one line naming it and what is missing, no traceback, nothing written
-mkdir -p nonumpy/numpy && echo 'raise ImportError("numpy is not installed here")' >nonumpy/numpy/__init__.py
+mkdir -p nonumpy/numpy && echo 'raise ModuleNotFoundError("numpy is not installed here", name="numpy")' >nonumpy/numpy/__init__.py
 printf '#!/bin/sh\nPYTHONPATH=%s:$PYTHONPATH exec %s "$@"\n' "$PWD/nonumpy" "$BANYAN_PYTHON" >nopy.sh
 chmod +x nopy.sh
 BANYAN_PYTHON=$PWD/nopy.sh "$banyan" plot run/energy.txt -o nonumpy.png >/dev/null 2>err.txt &&

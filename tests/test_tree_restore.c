@@ -57,6 +57,7 @@ static void test_saved_tree_refreshes_the_same(void **state)
     TU_OK(bn_tree_workspace_save(a, p->n - 1, &none, &none_size)); /* another count: no tree */
     assert_null(none);
     assert_int_equal(none_size, 0);
+    assert_int_equal(sizeof(bn_saved_tree), 72); /* the file's layout: a change here is a format change */
     assert_int_equal(size, sizeof(bn_saved_tree) + 4000 * 12);
     TU_OK(bn_tree_workspace_load(b, bytes, size, &g, p)); /* the continued run, at the save */
     move(p, 0.02, 6);

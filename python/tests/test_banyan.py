@@ -166,11 +166,17 @@ def test_step_returns_its_dt():
     assert sim.step() == 1 / 128 and sim.time == 1 / 128 and sim.steps == 1
     # block steps: each step is a sub-step of the cycle, the cycle's sub-steps add up to its length
     sim = banyan.Simulation(p, eps=0.01, dt=1 / 32, eta=0.05, time_bins=4, backend=BACKEND)
-    dts = []
-    while sim.time < 1 / 32:
+    dts, times = [], [sim.time]
+    for _ in range(64):  # a cycle of 4 bins has at most 8 sub-steps: a step() returning 0 fails, not hangs
+        if sim.time >= 1 / 32:
+            break
         dts.append(sim.step())
+        times.append(sim.time)
     assert sum(dts) == pytest.approx(1 / 32) and sim.time == pytest.approx(1 / 32)
     assert min(dts) >= 1 / 32 / 8 and len(dts) == sim.steps and len(dts) > 1
+    # each returned dt is the clock's advance, a whole number of the finest bin's steps
+    assert all(d == pytest.approx(b - a) for d, a, b in zip(dts, times, times[1:]))
+    assert all(d / (1 / 256) == pytest.approx(round(d / (1 / 256))) for d in dts)
 
 
 def test_block_steps():

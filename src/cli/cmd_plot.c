@@ -76,15 +76,18 @@ int bn_cmd_plot(int argc, char **argv)
     char **args = calloc((size_t)argc + 3, sizeof *args);
     if (!args) return cli_fail("plot", BN_ERR_NOMEM);
     /* an interpreter without numpy or matplotlib: one line naming them,
-     * not a traceback from the package's import */
+     * not a traceback from the package's import; any other import error
+     * (banyan's own) keeps its traceback */
     static const char bootstrap[] =
         "import sys\n"
         "try:\n"
         "    from banyan.plot import main\n"
         "except ImportError as e:\n"
+        "    if (e.name or '').split('.')[0] not in ('numpy', 'matplotlib'):\n"
+        "        raise\n"
         "    sys.stderr.write('banyan plot: error: %s cannot import %s: the plots need Python 3 with numpy and '\n"
         "                     'matplotlib (install them, or name another interpreter with BANYAN_PYTHON)\\n'\n"
-        "                     % (sys.executable, e.name or e))\n"
+        "                     % (sys.executable, e))\n"
         "    sys.exit(1)\n"
         "sys.exit(main())\n";
     args[0] = (char *)python;

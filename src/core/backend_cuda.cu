@@ -129,19 +129,24 @@ void free_sort_buffers(sort_buffers *b, cudaStream_t s)
     memset(b, 0, sizeof *b);
 }
 
+/* The sort's buffers for the particles, with the particle arrays'
+ * margin: reorder_particles swaps them in as positions, velocities,
+ * masses and order, which a migration then extends in place. */
+bn_status alloc_sort_buffers(const bn_cuda_state *st, sort_buffers *b)
+{
+    const size_t room = bn_cuda_particle_room((size_t)st->n);
+    BN_TRY(bn_cuda_dev_alloc(&b->keys, room, "sort keys", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&b->keys_alt, room, "sort keys (alternate)", st->s));
+    BN_TRY(bn_cuda_dev_alloc(&b->vals, room, "sort permutation", st->s));
+    return bn_cuda_dev_alloc(&b->vals_alt, room, "sort permutation (alternate)", st->s);
+}
+
 /* Keys of the particles (in the frame's cube) and their stable sort. */
 bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
 {
     const int n = st->n;
     cudaStream_t s = st->s;
-    /* with the particle arrays' margin: reorder_particles swaps these in
-     * as positions, velocities, masses and order, which a migration then
-     * extends in place */
-    const size_t room = bn_cuda_particle_room((size_t)n);
-    BN_TRY(bn_cuda_dev_alloc(&b->keys, room, "sort keys", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->keys_alt, room, "sort keys (alternate)", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->vals, room, "sort permutation", s));
-    BN_TRY(bn_cuda_dev_alloc(&b->vals_alt, room, "sort permutation (alternate)", s));
+    BN_TRY(alloc_sort_buffers(st, b));
     BN_TRY(bn_gpu_keys(st->pos, n, st->tree.frame, st->g.curve == BN_CURVE_HILBERT, b->keys, b->vals, s));
     cudaEventRecord(st->ev[BN_EV_KEYS], s);
     return bn_gpu_sort_pairs(&b->keys, &b->keys_alt, &b->vals, &b->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
@@ -933,11 +938,7 @@ bn_status cuda_tree_load(void *p, const void *bytes, size_t size)
     if (st->n == 0 || st->g.method != BN_METHOD_TREE) return BN_OK;
     const int n = st->n;
     sort_buffers b = {NULL, NULL, NULL, NULL};
-    const size_t room = bn_cuda_particle_room((size_t)n); /* as sort_keys': they become the particle arrays */
-    bn_status r = bn_cuda_dev_alloc(&b.keys, room, "sort keys", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.keys_alt, room, "sort keys (alternate)", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals, room, "sort permutation", st->s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&b.vals_alt, room, "sort permutation (alternate)", st->s);
+    bn_status r = alloc_sort_buffers(st, &b);
     if (r == BN_OK) r = upload_bytes(b.keys, keys, (size_t)n * sizeof *keys, "saved tree keys", st->s);
     if (r == BN_OK) r = upload_bytes(b.vals, order, (size_t)n * sizeof *order, "saved tree order", st->s);
     if (r == BN_OK) r = set_frame(st, &h, 0);

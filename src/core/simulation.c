@@ -336,7 +336,7 @@ static bn_step_rule step_rule(const bn_simulation *sim)
     r.criterion = (int)sim->integ.criterion;
     r.n_bins = sim->integ.time_bins;
     r.rebuild = 1;
-    r.refreshes = sim->integ.time_bins > 0 && sim->integ.tree_rebuild != 1;
+    r.refreshes = bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
     return r;
 }
 
@@ -415,7 +415,7 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * step. */
 static int block_host_decides(const bn_simulation *sim)
 {
-    return sim->integ.time_bins > 0 && sim->integ.tree_rebuild != 1;
+    return bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
 }
 
 static int block_wants_rebuild(const bn_simulation *sim)

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/simulation_internal.h"
 #include "io/snapshot_foreign.h"
+#include "integrate/timebins.h"
 #include "io/state_h5.h"
 #include "parallel/comm.h"
 
@@ -182,7 +183,7 @@ static bn_status collect_tree(bn_simulation *sim, void **tree, size_t *bytes)
 {
     *tree = NULL;
     *bytes = 0;
-    if (sim->integ.time_bins == 0 || sim->integ.tree_rebuild == 1 || sim->grav.method != BN_METHOD_TREE ||
+    if (!bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild) || sim->grav.method != BN_METHOD_TREE ||
         !sim->ops->tree_save)
         return BN_OK;
     return sim->ops->tree_save(sim->state, tree, bytes);

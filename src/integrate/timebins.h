@@ -84,4 +84,13 @@ BN_HD int bn_time_bin(double dt, double tick, int n_bins, int bin_min)
     }
     return b;
 }
+/* Block steps that refresh the tree between rebuilds (tree_rebuild 0:
+ * self-tuned, or an interval above 1): the runs whose restart files hold
+ * the tree the next refresh starts from. The one test of it (the step
+ * rule, the restart file, the CLI's notice). time_bins and tree_rebuild:
+ * bn_integrator_params'. */
+static inline int bn_block_steps_refresh(int time_bins, int tree_rebuild)
+{
+    return time_bins > 0 && tree_rebuild != 1;
+}
 #endif
