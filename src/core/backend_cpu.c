@@ -157,7 +157,7 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
         } else
             BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
                                              last));
-        s->have_tree = 1;
+        s->have_tree = s->p->n > 0; /* a rank without particles keeps the last build's tree, of others */
     }
     s->have_forces = 1;
     /* agreed: a rank failing here alone would skip the next collective */
@@ -496,7 +496,7 @@ static bn_status cpu_tree_save(void *st, void **bytes, size_t *size)
     *bytes = NULL;
     *size = 0;
     /* a rank without particles keeps its last build's tree: none of these */
-    return s->have_tree && s->p->n > 0 ? bn_tree_workspace_save(s->ws, s->p->n, bytes, size) : BN_OK;
+    return s->have_tree ? bn_tree_workspace_save(s->ws, s->p->n, bytes, size) : BN_OK;
 }
 
 static bn_status cpu_tree_load(void *st, const void *bytes, size_t size)
