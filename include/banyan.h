@@ -271,6 +271,10 @@ typedef struct bn_force_stats {
     double n_far;             /* cell-group interactions (far cells
                                  through the group expansion), once per
                                  group on both backends                  */
+    double n_visit;           /* cells the walk's traversal took (each
+                                 backend counts its own way: the GPU per
+                                 warp pass, the CPU per group and cell);
+                                 the self-tuned rebuild weighs them      */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

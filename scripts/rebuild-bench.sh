@@ -5,7 +5,9 @@
 # rebuild_cost time) and by counted work (rebuild_cost work), on Plummer,
 # Hernquist, NFW, a cold collapse and GOTHIC's M31; then GOTHIC's second
 # benchmark, the NFW sphere (scale radius 1, cut at 5, softening 1/64) at
-# GOTHIC's fiducial accuracy (accel criterion, Delta_acc = 2^-7).
+# GOTHIC's fiducial accuracy (accel criterion, Delta_acc = 2^-7). M31 at
+# three settings: bonsai-box, GOTHIC's fiducial, and the fastest at its
+# accuracy (session 23).
 # Every row one `banyan bench` (64 block steps, their mean). Prints a table last.
 #   scripts/rebuild-bench.sh BANYAN [N]     (default N = 2^24; BACKEND=cpu for the CPU;
 #   PARTS: a subset of "spheres m31 nfw5"; COSTS: a subset of "time work")
@@ -17,6 +19,7 @@ OUT=${OUT:-$PWD/out-rebuild}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
 GOTHIC="--mac accel --alpha 0.0078125"
+M31FAST="--mac accel --alpha 0.0073 --leaf-size 16 --group-size 128 --group-expansion 1.0" # session 23: GOTHIC's p99 at least cost
 SPHERES="--steps 64 --time-bins 6 --dt 0.0625 --eta 0.1 --repeat 1"
 GALAXY="--steps 64 --time-bins 8 --dt 0.015625 --eta 0.2 --repeat 1 --eps 0.015625"
 : >bench.jsonl
@@ -40,6 +43,7 @@ if has m31; then
     "$BIN" ic galaxy --model m31 --n "$N" -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic galaxy: $(tail -2 ic.log)"; fail=1; }
     rebuilds --input m31.hdf5 $TUNED $GALAXY
     rebuilds --input m31.hdf5 $GOTHIC $GALAXY
+    rebuilds --input m31.hdf5 $M31FAST $GALAXY
 fi
 if has nfw5; then # GOTHIC's NFW benchmark (0.44 s per step at 2^24 on a GTX TITAN X): forces with their error, then block steps
     "$BIN" ic nfw --n "$N" --truncation 5 -o nfw5.hdf5 >>ic.log 2>&1 || { echo "FAIL: ic nfw: $(tail -2 ic.log)"; fail=1; }

@@ -317,8 +317,9 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
            o->repeat, s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk,
            s->t_total, r->t_call);
     printf("tree: %ld nodes, %ld leaves, %ld groups, depth %ld\n", s->n_nodes, s->n_leaves, s->n_groups, s->depth);
-    printf("interactions per particle: pp %.1f pc %.1f; far cells per group %.1f\n", s->n_pp / nd, s->n_pc / nd,
-           s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0);
+    printf("interactions per particle: pp %.1f pc %.1f; far cells per group %.1f; cells visited per particle "
+           "%.2f\n",
+           s->n_pp / nd, s->n_pc / nd, s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0, s->n_visit / nd);
     printf("rates: %.3e interactions/s, %.1f Gflop/s (%d per pp, %d per pc, %d per far cell, %d per body for "
            "the expansion), %.3e particles/s\n",
            (s->n_pp + s->n_pc + s->n_far) / walk, bn_walk_flops(s->n_pp, s->n_pc, s->n_far, nd) / walk * 1e-9,
@@ -365,10 +366,11 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
            "\"t_groups\": %.6g, \"t_walk\": %.6g, \"t_total\": %.6g, \"t_call\": %.6g,\n",
            s->t_bbox, s->t_keys, s->t_sort, s->t_build, s->t_moments, s->t_groups, s->t_walk, s->t_total, r->t_call);
     printf(" \"nodes\": %ld, \"leaves\": %ld, \"groups\": %ld, \"depth\": %ld, \"pp_per_particle\": %.2f, "
-           "\"pc_per_particle\": %.2f, \"far_per_group\": %.2f, \"interactions_per_s\": %.6g, \"gflops\": %.4g, "
-           "\"particles_per_s\": %.6g, \"device_bytes_per_particle\": %.2f",
+           "\"pc_per_particle\": %.2f, \"far_per_group\": %.2f, \"visits_per_particle\": %.4f, "
+           "\"interactions_per_s\": %.6g, \"gflops\": %.4g, \"particles_per_s\": %.6g, "
+           "\"device_bytes_per_particle\": %.2f",
            s->n_nodes, s->n_leaves, s->n_groups, s->depth, s->n_pp / nd, s->n_pc / nd,
-           s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0, (s->n_pp + s->n_pc + s->n_far) / walk,
+           s->n_groups > 0 ? s->n_far / (double)s->n_groups : 0.0, s->n_visit / nd, (s->n_pp + s->n_pc + s->n_far) / walk,
            bn_walk_flops(s->n_pp, s->n_pc, s->n_far, nd) / walk * 1e-9, nd / force_seconds(r),
            (double)s->device_bytes_peak / nd);
     if (r->ranks.ranks > 1)

@@ -31,7 +31,7 @@ static bn_status combine_stats(const bn_comm *c, const bn_force_stats *mine, bn_
                   mine->t_walk, mine->t_total, mine->t_exchange, (double)mine->device_bytes_peak};
     double w[] = {mine->n_pp, mine->n_pc, mine->n_far, (double)mine->n_nodes, (double)mine->n_leaves,
                   (double)mine->n_groups, (double)mine->let_cells_sent, (double)mine->let_bodies_sent,
-                  (double)mine->let_cells_received, (double)mine->let_bodies_received};
+                  (double)mine->let_cells_received, (double)mine->let_bodies_received, mine->n_visit};
     BN_TRY(bn_comm_allreduce(c, t, (int)(sizeof t / sizeof t[0]), BN_REDUCE_MAX));
     BN_TRY(bn_comm_allreduce(c, w, (int)(sizeof w / sizeof w[0]), BN_REDUCE_SUM));
     double depth = (double)mine->depth;
@@ -40,7 +40,7 @@ static bn_status combine_stats(const bn_comm *c, const bn_force_stats *mine, bn_
     out->t_bbox = t[0], out->t_keys = t[1], out->t_sort = t[2], out->t_build = t[3], out->t_moments = t[4];
     out->t_groups = t[5], out->t_walk = t[6], out->t_total = t[7], out->t_exchange = t[8];
     out->device_bytes_peak = (size_t)t[9];
-    out->n_pp = w[0], out->n_pc = w[1], out->n_far = w[2];
+    out->n_pp = w[0], out->n_pc = w[1], out->n_far = w[2], out->n_visit = w[10];
     out->n_nodes = (long)w[3], out->n_leaves = (long)w[4], out->n_groups = (long)w[5];
     out->let_cells_sent = (size_t)w[6], out->let_bodies_sent = (size_t)w[7];
     out->let_cells_received = (size_t)w[8], out->let_bodies_received = (size_t)w[9];

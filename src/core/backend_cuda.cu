@@ -373,6 +373,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
         stats->n_pp += st->remote.n_pp;
         stats->n_pc += st->remote.n_pc;
         stats->n_far += st->remote.n_far;
+        stats->n_visit += st->remote.n_visit;
         stats->let_cells_sent = st->remote.let_cells_sent;
         stats->let_bodies_sent = st->remote.let_bodies_sent;
         stats->let_cells_received = st->remote.let_cells_received;

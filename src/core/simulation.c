@@ -8,6 +8,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/simulation_internal.h"
+#include "core/trace.h"
 #include "gravity/force_checks.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
@@ -401,13 +402,10 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * linear growth GOTHIC's optimum, n = sqrt(2 t_make / slope)); where even
  * the first refresh costs that much, rebuild at every step and probe with
  * one refresh now and then. The rule, and why, is integrate/rebuild_tuner.h.
- * rebuild_cost chooses what it weighs: measured seconds (time, the
- * default; the walk time on a refreshed tree grows far faster than its
- * flops: on an H100 the flop rule was 2x slower than rebuilding every
- * step on M31, BENCHMARKS.md) or walk flops from the interaction counts
- * (work: the same decisions, and bits, at every run). Not the default
- * interval until measured never slower than rebuilding every step
- * (BENCHMARKS.md). */
+ * rebuild_cost chooses what it weighs: measured seconds (time) or the
+ * walk's counted work, its flops and the cells it visited (work: the
+ * same decisions, and bits, at every run). Not the default interval
+ * until measured never slower than rebuilding every step (BENCHMARKS.md). */
 
 /* Rebuilding at every step (tree_rebuild 1, the default) needs nothing
  * from the device; the other intervals decide on the host, from the
@@ -422,8 +420,21 @@ static int block_wants_rebuild(const bn_simulation *sim)
 {
     if (sim->clock.ends) return 1; /* every particle active */
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
-    return bn_rebuild_tuner_wants(&sim->tuner, sim->integ.rebuild_cost, sim->clock.bin_min, /* the plan's */
-                                  BN_REBUILD_FLOPS_PER_PARTICLE * sim->n_global); /* every rank's */
+    return bn_rebuild_tuner_wants(&sim->tuner, sim->clock.bin_min); /* the plan's */
+}
+
+/* BANYAN_GRAVITY_TRACE=1: this rank's view of a step the tuner weighs,
+ * both ways (how far counted work follows the measured times). */
+static void trace_tuner_step(const bn_force_stats *st, int bin_min, int rebuilt, double n_active)
+{
+    if (!bn_trace_on()) return;
+    bn_trace_count("tuner: first active bin", bin_min);
+    bn_trace_count("tuner: rebuilt", rebuilt);
+    bn_trace_count("tuner: active", n_active);
+    bn_trace_ms("tuner: walk", 1e3 * st->t_walk);
+    bn_trace_ms("tuner: tree", 1e3 * (st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups));
+    bn_trace_count("tuner: walk flops", bn_walk_flops(st->n_pp, st->n_pc, st->n_far, n_active));
+    bn_trace_count("tuner: cells visited", st->n_visit);
 }
 
 /* After a step's forces: its costs to the tuner, the same on every rank
@@ -432,13 +443,18 @@ static int block_wants_rebuild(const bn_simulation *sim)
 static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
-    if (sim->integ.tree_rebuild > 0 || n_active <= 0) return BN_OK;
+    if (n_active <= 0) return BN_OK;
+    if (sim->integ.tree_rebuild > 0) { /* a fixed interval: traced only (the stats wait for the device) */
+        if (bn_trace_on()) trace_tuner_step(bn_simulation_force_stats(sim), bin_min, rebuilt, n_active);
+        return BN_OK;
+    }
     const bn_force_stats *st = bn_simulation_force_stats(sim);
+    trace_tuner_step(st, bin_min, rebuilt, n_active);
     bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0};
-    if (sim->integ.rebuild_cost == BN_TUNE_WORK) {
-        double count[3] = {st->n_pp, st->n_pc, st->n_far};
-        BN_TRY(bn_comm_allreduce(sim->comm, count, 3, BN_REDUCE_SUM));
-        s.walk = bn_walk_flops(count[0], count[1], count[2], n_active);
+    if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every run */
+        double count[4] = {st->n_pp, st->n_pc, st->n_far, st->n_visit};
+        BN_TRY(bn_comm_allreduce(sim->comm, count, 4, BN_REDUCE_SUM));
+        s = bn_rebuild_step_work(bin_min, rebuilt, n_active, count, (double)sim->n_global); /* every rank's */
     } else {
         /* A refresh reports its whole tree time (gather, moments, group
          * boxes) in some of these fields and a build in all of them: only
@@ -448,7 +464,7 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         BN_TRY(bn_comm_allreduce(sim->comm, t, 3, BN_REDUCE_MAX));
         s.walk = t[0], s.tree = t[1], s.kept = t[2];
     }
-    bn_rebuild_tuner_record(&sim->tuner, sim->integ.rebuild_cost, &s);
+    bn_rebuild_tuner_record(&sim->tuner, &s);
     return BN_OK;
 }
 

@@ -46,6 +46,22 @@ static inline double bn_walk_flops(double n_pp, double n_pc, double n_far, doubl
  * self-tuned rebuild (simulation.c) and the error target's counted cost
  * (tune.c) weigh rebuilds with it. */
 #define BN_REBUILD_FLOPS_PER_PARTICLE 4000.0
+/* A cell the walk's traversal took (its MAC test, its loads, the stack),
+ * in flops of the same time: 430, the least-squares fit of the walks'
+ * device times on 4 H100-class GPUs (session 22: 1.06 ps a pp term of 23
+ * flops, 19.8 ps a visit). The interaction counts leave the traversal
+ * out, and a refreshed tree's walk spends its extra time there. */
+#define BN_FLOPS_VISIT 430
+/* A walk's work: its flops and its traversal (visits: cells visited). */
+static inline double bn_walk_work(double n_pp, double n_pc, double n_far, double visits, double n)
+{
+    return bn_walk_flops(n_pp, n_pc, n_far, n) + BN_FLOPS_VISIT * visits;
+}
+/* What a rebuild costs beyond a refresh (keys, sort, build, reorder; a
+ * refresh redoes moments and groups) in that work per particle, for the
+ * self-tuned rebuild's counted rule: on an H100 at 2^24 (M31, session 23)
+ * about 6 ms, i.e. 360 ps a particle, against 46 fs a walk flop. */
+#define BN_REBUILD_WORK_PER_PARTICLE 7800.0
 /* Terms of a group's far-field expansion (bn_local, interact_impl.h):
  * potential and acceleration at the centre, Hessian H, third derivatives T. */
 #define BN_LOCAL_FIELDS(X)                                                                                        \

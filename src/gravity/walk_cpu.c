@@ -34,6 +34,7 @@ typedef struct walk_scratch {
     double *ft[BN_LOCAL_TERMS];    /* their expansion terms, per cell      */
     int npp, npc, nfc;
     double count_pp, count_pc, count_far;
+    double count_visit;            /* cells the traversal took          */
     double local[BN_LOCAL_TERMS];  /* the group's far-field expansion, in
                                       BN_LOCAL_FIELDS order               */
     int32_t *front;                /* a box's frontier (received trees)   */
@@ -175,6 +176,7 @@ static void walk_group_cells(const bn_tree *t, const bn_walk_source *src, const 
     }
     while (ncur > 0) {
         nnext = 0;
+        s->count_visit += ncur;
         for (int i = 0; i < ncur; i++) {
             const int c = s->cur[i];
             const bn_walk_cell *cell = cells + c;
@@ -298,6 +300,7 @@ static void walk_box_cells(const bn_walk_source *src, walk_box *b, bn_mac mac, d
     for (int k = 0; k < BN_LOCAL_TERMS; k++) s->local[k] = 0;
     while (ncur > 0) {
         int nnext = 0;
+        s->count_visit += ncur;
         for (int i = 0; i < ncur; i++) {
             const int c = s->cur[i];
             const bn_walk_cell *cell = src->cells + c;
@@ -458,13 +461,13 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
     int max_group = 1;
     for (int i = 0; i < t->n_groups; i++) max_group = t->group_count[i] > max_group ? t->group_count[i] : max_group;
     int failed = 0;
-    double cpp = 0, cpc = 0, cfar = 0;
+    double cpp = 0, cpc = 0, cfar = 0, cvisit = 0;
     /* a received tree, every group walked, the group expansion on: by boxes */
     const int per_box = !self && !bin && g->group_expansion * g->theta > 0 ? bn_remote_box_groups() : 0;
     const int n_boxes = per_box > 0 ? (t->n_groups + per_box - 1) / per_box : 0;
     int *by_body = per_box > 0 ? groups_by_body(t) : NULL;
     if (per_box > 0 && !by_body) return bn_fail(BN_ERR_NOMEM, "tree walk: cannot allocate the groups' order");
-#pragma omp parallel reduction(+ : cpp, cpc, cfar) reduction(| : failed)
+#pragma omp parallel reduction(+ : cpp, cpc, cfar, cvisit) reduction(| : failed)
     {
         walk_scratch s = {0};
         double before[3] = {0, 0, 0};
@@ -487,6 +490,7 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
         cpp += s.count_pp;
         cpc += s.count_pc;
         cfar += s.count_far;
+        cvisit += s.count_visit;
         scratch_free(&s);
     }
     free(by_body);
@@ -495,6 +499,7 @@ static bn_status walk_groups(const bn_tree *t, const bn_walk_source *src, int se
         stats->n_pp = self ? cpp : stats->n_pp + cpp;
         stats->n_pc = self ? cpc : stats->n_pc + cpc;
         stats->n_far = self ? cfar : stats->n_far + cfar;
+        stats->n_visit = self ? cvisit : stats->n_visit + cvisit;
     }
     return BN_OK;
 }

@@ -670,7 +670,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32) bn_walk_box_kernel(bn_walk
         const bool kept = n_front <= o.cap; /* else its groups walk from the root: its far cells count for nothing */
         o.count[b] = kept ? n_front : -1;
         if (kept && n_far) atomicAdd(&a.counts[2], (unsigned long long)n_far);
-        if (a.act.cost) atomicAdd(&a.counts[4], (unsigned long long)visits);
+        atomicAdd(&a.counts[4], (unsigned long long)visits);
         if (o.share)
             o.share[b] = kept && bodies > 0 ? (BN_FLOPS_FAR * (float)n_far + a.act.cost_visit * (float)visits) / (float)bodies
                                             : 0.f;
@@ -753,7 +753,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     int size = REMOTE && box >= 0 ? 0 : 1;
     if (size && lane == 0) stack[0] = 0;
     __syncwarp();
-    long long visits = 0; /* cells the traversal took (COST: the costs and the counters) */
+    long long visits = 0; /* cells the traversal took (the counters; COST: the costs) */
     for (int fed = 0; size > 0 || fed < n_front;) {
         if (REMOTE && fed < n_front && size < 32) {
             const int m = min(32, n_front - fed);
@@ -762,7 +762,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
             size += m;
             fed += m;
         }
-        if (COST) visits += min(32, size);
+        visits += min(32, size);
         bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
         if (REMOTE && st.overflow) break;
     }
@@ -825,7 +825,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     cnt[0] += (unsigned long long)st.n_pp * (unsigned long long)nt;
     cnt[1] += (unsigned long long)st.n_pc * (unsigned long long)nt;
     if (count_far) cnt[2] += (unsigned long long)st.n_far; /* a split group's far cells counted once */
-    if (COST) cnt[3] += (unsigned long long)visits;
+    cnt[3] += (unsigned long long)visits;
     if (COST)
 #pragma unroll
         for (int k = 0; k < T; k++)
@@ -879,14 +879,12 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
 }
 
 /* A warp's counters to the walk's: integer atomics, one per warp and
- * counter (exact, order-independent); the cells visited (COST only)
- * after the slot counts[3] holds. */
-template <bool COST>
+ * counter (exact, order-independent); the cells visited after the slot
+ * counts[3] holds. */
 __device__ __forceinline__ void bn_walk_counts_add(const bn_walk_args &a, const unsigned long long cnt[4], int lane)
 {
     const unsigned long long c = lane == 0 ? cnt[0] : lane == 1 ? cnt[1] : lane == 2 ? cnt[2] : cnt[3];
-    if (lane < 3 && c) atomicAdd(&a.counts[lane], c);
-    if (COST && lane == 3 && c) atomicAdd(&a.counts[4], c);
+    if (lane < 4 && c) atomicAdd(&a.counts[lane < 3 ? lane : 4], c);
 }
 
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
@@ -919,7 +917,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
         bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, group, lane,
                                            cnt);
     }
-    bn_walk_counts_add<COST>(a, cnt, lane);
+    bn_walk_counts_add(a, cnt, lane);
 }
 
 /* The kernel with the particles' costs (a.act.cost: several ranks) or
@@ -961,14 +959,15 @@ extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
 
 extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
-    stats->n_pp = stats->n_pc = stats->n_far = 0;
+    stats->n_pp = stats->n_pc = stats->n_far = stats->n_visit = 0;
     if (!s->counts) return BN_OK;
     unsigned long long h[5];
     BN_TRY(bn_cuda_read(h, s->counts, sizeof h, "walk counters", stream));
     stats->n_pp = (double)h[0];
     stats->n_pc = (double)h[1];
     stats->n_far = (double)h[2];
-    if (h[4]) { /* several ranks (the costs' walk): what each rank's walk did, beside its device time */
+    stats->n_visit = (double)h[4];
+    if (bn_trace_on()) { /* what the walk did, beside its device time */
         bn_trace_count("local walk: pp", (double)h[0]);
         bn_trace_count("local walk: pc", (double)h[1]);
         bn_trace_count("local walk: far cells", (double)h[2]);
@@ -1198,7 +1197,7 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
                 break;
             }
     }
-    bn_walk_counts_add<COST>(a, cnt, lane);
+    bn_walk_counts_add(a, cnt, lane);
 }
 
 template <bool COST>

@@ -48,12 +48,10 @@ bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *g, float4 *
  * walk is charged as, shared by its targets (the traversal, which the
  * interaction counts leave out: BN_COST_VISIT unless the host sets
  * another). */
-/* flops a visited cell is charged as (BANYAN_COST_VISIT): 430, from the
- * least-squares fit of the local walk's device times over ranks and calls
- * on 4 GPUs (session 22: 1.06 ps a pp term of 23 flops, 19.8 ps a visit),
- * so that the domains' weights follow the walks' time, not only their
- * interactions */
-#define BN_COST_VISIT 430.f
+/* flops a visited cell is charged as (BANYAN_COST_VISIT): interact.h's
+ * BN_FLOPS_VISIT, so that the domains' weights follow the walks' time,
+ * not only their interactions */
+#define BN_COST_VISIT ((float)BN_FLOPS_VISIT)
 typedef struct bn_gpu_active {
     const int *groups;
     const int *count;

@@ -482,7 +482,7 @@ extern "C" bn_status bn_gpu_source_upload(const bn_walk_source *src, const bn_gp
 /* The counters of the last walk added to stats; an overflow fails. */
 static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats *stats, cudaStream_t stream)
 {
-    unsigned long long h[5]; /* pp, pc, far, overflow, cells visited (breadth-wise, with costs) */
+    unsigned long long h[5]; /* pp, pc, far, overflow, cells visited */
     BN_TRY(bn_cuda_read(h, src->counts, sizeof h, "remote walk counters", stream));
     if (h[3])
         return bn_fail(BN_ERR_INTERNAL, "remote walk: %llu groups ran out of the %d-cell stack (a corrupted source)",
@@ -490,10 +490,11 @@ static bn_status bn_remote_counts_read(const bn_gpu_source *src, bn_force_stats 
     stats->n_pp += (double)h[0];
     stats->n_pc += (double)h[1];
     stats->n_far += (double)h[2];
+    stats->n_visit += (double)h[4];
     bn_trace_count("received walk: pp", (double)h[0]);
     bn_trace_count("received walk: pc", (double)h[1]);
     bn_trace_count("received walk: far cells", (double)h[2]);
-    if (h[4]) bn_trace_count("received walk: cells visited", (double)h[4]);
+    bn_trace_count("received walk: cells visited", (double)h[4]);
     return BN_OK;
 }
 

@@ -2,6 +2,7 @@
  * rule and why. */
 #include "integrate/rebuild_tuner.h"
 #include <math.h>
+#include "gravity/interact.h"
 
 static void push(bn_recent_costs *r, double v)
 {
@@ -25,9 +26,8 @@ static double median(const bn_recent_costs *r)
 
 double bn_rebuild_tuner_make(const bn_rebuild_tuner *t) { return median(&t->make); }
 
-int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, bn_tune_cost cost, int bin_min, double work_make)
+int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min)
 {
-    if (cost == BN_TUNE_WORK) return t->excess >= work_make;
     if (t->hold > 0) return 1; /* every step, until the next probe */
     if (t->make.n == 0 || bin_min < 0 || bin_min >= BN_TIME_BINS_MAX || t->fresh[bin_min].n == 0) return 1;
     /* With n steps on this tree so far (k = n - 1 refreshes) another step
@@ -43,24 +43,9 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, bn_tune_cost cost, int bin
     return next >= median(&t->make);
 }
 
-/* work: the rule as it was before issue 19 (the last fresh sample of a
- * bin; a bin without one takes the refreshed tree's as its own). */
-static void record_work(bn_rebuild_tuner *t, const bn_rebuild_step *s)
+void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
 {
-    bn_recent_costs *f = &t->fresh[s->bin_min];
-    const double per = s->walk / s->n_active;
-    if (s->rebuilt) t->excess = 0;
-    if (s->rebuilt || !(f->n > 0 && f->v[0] > 0)) {
-        f->v[0] = per;
-        f->n = 1;
-        return;
-    }
-    const double excess = s->walk - f->v[0] * s->n_active;
-    if (excess > 0) t->excess += excess;
-}
-
-static void record_time(bn_rebuild_tuner *t, const bn_rebuild_step *s)
-{
+    if (!(s->n_active > 0) || s->bin_min < 0 || s->bin_min >= BN_TIME_BINS_MAX) return;
     bn_recent_costs *f = &t->fresh[s->bin_min];
     if (s->rebuilt) {
         push(f, s->walk / s->n_active);
@@ -106,11 +91,10 @@ static void record_time(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     }
 }
 
-void bn_rebuild_tuner_record(bn_rebuild_tuner *t, bn_tune_cost cost, const bn_rebuild_step *s)
+bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)
 {
-    if (!(s->n_active > 0) || s->bin_min < 0 || s->bin_min >= BN_TIME_BINS_MAX) return;
-    if (cost == BN_TUNE_WORK)
-        record_work(t, s);
-    else
-        record_time(t, s);
+    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0};
+    s.walk = bn_walk_work(count[0], count[1], count[2], count[3], n_active);
+    s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
+    return s;
 }
