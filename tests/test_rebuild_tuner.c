@@ -157,6 +157,31 @@ static void test_dear_probes_wait_longer(void **state)
     for (int i = 3; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 257);
 }
 
+/* Two bins, a refresh too dear in both: after the first failed probe
+ * every probe waits for a step of the finest bin (the fewest active
+ * particles: the cheapest refresh to lose). */
+static void test_probes_take_the_finest_bin(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.3 / 1e5); /* one refresh: +0.3 s at bin 3, +0.03 s at bin 5 */
+    m.per[5] = 1e-6;
+    m.n_active[5] = 1e4; /* a tenth of bin 3's */
+    long k = 0;
+    int probes = 0, at_coarse = 0;
+    for (int i = 0; i < 2000; i++) {
+        const int bin = i % 3 == 0 ? 3 : 5;
+        if (!step(&t, &m, bin, &k)) {
+            probes++;
+            if (bin == 3 && t.probes_failed > 1) at_coarse++;
+        }
+    }
+    print_message("%d probes in 2000 steps, %d after the first at bin 3\n", probes, at_coarse);
+    assert_true(probes >= 4);
+    assert_int_equal(at_coarse, 0);
+}
+
 /* A distribution that quiets down: within one probe interval the tuner
  * refreshes again, at the interval the new slope asks for. */
 static void test_quieting_down_is_noticed(void **state)
@@ -411,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_linear_growth_finds_the_optimum),
         cmocka_unit_test(test_first_refresh_too_dear_rebuilds_every_step),
         cmocka_unit_test(test_dear_probes_wait_longer),
+        cmocka_unit_test(test_probes_take_the_finest_bin),
         cmocka_unit_test(test_quieting_down_is_noticed),
         cmocka_unit_test(test_bins_are_compared_with_their_own),
         cmocka_unit_test(test_learns_before_refreshing),

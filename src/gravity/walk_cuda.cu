@@ -178,6 +178,10 @@ struct bn_walk_args {
                                  depth-first walk                        */
     bn_gpu_box_far box;       /* REMOTE: the far field per box (walk_gpu.h);
                                  box.n_boxes 0: every group from the root */
+    int active_per_warp;      /* act.groups: groups per warp chosen on the
+                                 device from the active count (the grid
+                                 sized for one a warp); 0: PER_WARP      */
+    int resident_blocks;      /* blocks the GPU holds at once             */
 };
 
 /* The targets and partial sums of one lane: T of them (2 in the local
@@ -878,6 +882,16 @@ __global__ void bn_walk_select_redo(bn_gpu_tree t, const float4 *out, const int 
     if (__any_sync(BN_FULL, nan) && lane == 0) list[atomicAdd(count, 1)] = g;
 }
 
+/* Groups per warp for `groups` items: most, halved (down to one) while
+ * the grid would fill the GPU fewer than BN_WALK_MIN_WAVES times. */
+__host__ __device__ inline int bn_walk_per_warp_of(int groups, int resident_blocks, int most)
+{
+    int per_warp = most;
+    while (per_warp > 1 && (double)groups / (BN_WALK_WARPS * per_warp) < (double)BN_WALK_MIN_WAVES * resident_blocks)
+        per_warp /= 2;
+    return per_warp;
+}
+
 /* A warp's counters to the walk's: integer atomics, one per warp and
  * counter (exact, order-independent); the cells visited after the slot
  * counts[3] holds. */
@@ -900,12 +914,14 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
 {
     __shared__ bn_walk_smem smem[BN_WALK_WARPS];
     __shared__ int next;
-    const int per_block = BN_WALK_WARPS * PER_WARP;
     const int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (threadIdx.x == 0) next = 0;
     __syncthreads();
     int end = a.act.groups ? *a.act.count : bn_gpu_tree_groups(&a.t);
     if (a.act.live && !*a.act.live) end = 0; /* an idle step: nothing to walk */
+    const int per_block = BN_WALK_WARPS * (a.active_per_warp ? bn_walk_per_warp_of(end, a.resident_blocks, PER_WARP)
+                                                             : PER_WARP);
+    if (blockIdx.x * per_block >= end) return; /* the whole block: beyond the items */
     unsigned long long cnt[4] = {0, 0, 0, 0};
     for (;;) {
         int k = 0;
@@ -995,10 +1011,7 @@ static bn_status bn_walk_resident_blocks(int *out)
  * grid for every group, active or not. */
 static int bn_walk_groups_per_warp(int groups, int resident_blocks)
 {
-    int per_warp = BN_WALK_GROUPS_PER_WARP;
-    while (per_warp > 1 && (double)groups / (BN_WALK_WARPS * per_warp) < (double)BN_WALK_MIN_WAVES * resident_blocks)
-        per_warp /= 2;
-    return per_warp;
+    return bn_walk_per_warp_of(groups, resident_blocks, BN_WALK_GROUPS_PER_WARP);
 }
 
 /* The arguments every walk shares: its targets (t's groups and bodies,
@@ -1017,6 +1030,12 @@ static bn_walk_args bn_walk_args_of(const bn_gpu_tree *t, const bn_gravity_param
 template <bool REMOTE>
 static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, cudaStream_t stream)
 {
+    if (a.active_per_warp) { /* block steps: the device chooses from the active count; a grid for one a warp */
+        bn_walk_launch<BN_WALK_GROUPS_PER_WARP, false, REMOTE>(a, (a.t.group_bound + BN_WALK_WARPS - 1) / BN_WALK_WARPS,
+                                                              stream);
+        BN_CUDA_LAUNCH_CHECK();
+        return BN_OK;
+    }
     const int per_warp = bn_walk_groups_per_warp(a.t.group_bound, resident_blocks);
     const int per_block = BN_WALK_WARPS * per_warp;
     const int blocks = (a.t.group_bound + per_block - 1) / per_block; /* the rest leave at once */
@@ -1235,6 +1254,19 @@ extern "C" bn_status bn_gpu_walk(const bn_gpu_tree *t, const bn_gravity_params *
     return bn_gpu_walk_active(t, g, NULL, out, s, stats, stream);
 }
 
+/* Block steps: groups per warp from the active count, on the device
+ * (the host does not know it without waiting); BANYAN_WALK_ACTIVE_ADAPT=0:
+ * from every group's count, as before (a tuning aid). */
+static int bn_walk_active_adapt(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("BANYAN_WALK_ACTIVE_ADAPT");
+        on = !(e && strcmp(e, "0") == 0);
+    }
+    return on;
+}
+
 extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_params *g, const bn_gpu_active *act,
                                         float4 *out, bn_gpu_walk_scratch *s, bn_force_stats *stats,
                                         cudaStream_t stream)
@@ -1260,6 +1292,8 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
     int *marked = (int *)(s->counts + 3), *redo_count = marked + 1;
     a.marked = marked;
     if (!s->resident_blocks) BN_TRY(bn_walk_resident_blocks(&s->resident_blocks));
+    a.resident_blocks = s->resident_blocks;
+    a.active_per_warp = a.act.groups && bn_walk_active_adapt();
     BN_TRY(bn_walk_launch_all<false>(a, s->resident_blocks, stream));
     if (a.soft) { /* the groups whose self pair left phi imprecise, walked
                      again BN_PP_EXACT (their bodies only, active or all);
