@@ -933,8 +933,7 @@ bn_status cuda_tree_load(void *p, const void *bytes, size_t size)
     bn_saved_tree h;
     const uint64_t *keys = NULL;
     const uint32_t *order = NULL;
-    BN_TRY(bn_tree_saved_parse(bytes, size, (size_t)st->n, &h, &keys, &order));
-    if (h.curve != st->g.curve) return bn_fail(BN_ERR_FORMAT, "saved tree: of another curve than this run's");
+    BN_TRY(bn_tree_saved_parse(bytes, size, (size_t)st->n, st->g.curve, &h, &keys, &order));
     if (st->n == 0 || st->g.method != BN_METHOD_TREE) return BN_OK;
     const int n = st->n;
     sort_buffers b = {NULL, NULL, NULL, NULL};
