@@ -835,8 +835,9 @@ BN_API bn_block_info bn_simulation_block_info(const bn_simulation *sim);
  * the file holds the tree the next refresh starts from; with tree_rebuild 0 and rebuild_cost time not at all:
  * the tuner's state is saved, but its decisions follow measured times). Load keeps the simulation's backend and device (set
  * them with bn_simulation_set_gravity first) and needs the rank count
- * of the save; a damaged or truncated file fails naming it and changes
- * nothing. *user (free it) gets the saved bytes; info may be NULL. */
+ * of the save, every rank's file of one save (the same time, step and
+ * tick: else every rank fails naming the range); a damaged or truncated
+ * file fails naming it and changes nothing. *user (free it) gets the saved bytes; info may be NULL. */
 typedef struct bn_state_info {
     double time;
     long steps;

@@ -10,7 +10,8 @@
 # for bit; a truncated newest restart file is refused with a message and
 # the one before it is used; without a GPU, -P Gravity:backend:gpu stops
 # with the device's message, not as a damaged file; restart files named
-# as snapshots, or below a file, are refused at the start. Gravity:mac accel
+# as snapshots, or below a file, are refused at the start. Restart files of
+# an older format are refused naming the file, its format and what to do. Gravity:mac accel
 # continues bit for bit on both backends (its old |a| from the file's forces).
 # A refreshed tree (tree_rebuild 4, and 0 with rebuild_cost work) continues
 # bit for bit (the restart file holds the tree the next refresh starts
@@ -89,6 +90,27 @@ mkdir -p flip/restart && "$banyan" run $common $block -q -o flip --stop-after-st
 printf '\x55' | dd of=flip/restart/restart_0000.hdf5 bs=1 seek=$(( $(stat -c %s flip/restart/restart_0000.hdf5) - 4096 )) conv=notrunc 2>/dev/null
 "$banyan" run --restart flip/restart -o flip -q 2>flip.err && fail "flip: a damaged only file was accepted"
 grep -q "restart_0000.hdf5" flip.err || fail "flip: no message naming the file: $(cat flip.err)"
+
+# restart files of an older format (4: before the saved tree; the attribute rewritten with h5py where there is
+# one): each refused naming it and its format, and when none is left the run stops saying what to do instead
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+if "$py" -c "import h5py" 2>/dev/null; then
+  d=oldfmt
+  "$banyan" run $common -q -o $d --stop-after-steps 7 || fail "$d: first stop"
+  "$banyan" run --restart $d/restart -o $d -q --stop-after-steps 12 || fail "$d: second stop"
+  for f in $d/restart/restart_0000.hdf5 $d/restart/restart_0001.hdf5; do
+    "$py" -c 'import h5py, sys; h5py.File(sys.argv[1], "r+").attrs.modify("BanyanRestartFormat", 4)' $f ||
+      fail "$d: cannot rewrite the format of $f"
+  done
+  "$banyan" run --restart $d/restart -o $d -q 2>$d.err && fail "$d: restart files of format 4 accepted"
+  grep -q "$d/restart/restart_0000.hdf5: restart format 4, older than this build's 5: this build cannot continue it" \
+    $d.err || fail "$d: no message naming the file and its format: $(cat $d.err)"
+  grep -q "no restart file there loads: $d/restart/restart_0001.hdf5 is of restart format 4, older than this build's 5 (so is the one before it); .*start a new run from one of the run's snapshots (InitialConditions:file)" \
+    $d.err || fail "$d: the last message does not say why or what to do: $(cat $d.err)"
+else
+  echo "cli_restart: no h5py, the check of an older restart format left out"
+fi
 
 # without a GPU, -P Gravity:backend:gpu stops with the device's message naming the file, not as a damaged
 # file with a fall back to the one before it (with a GPU the run goes on from its last file, at t_end)

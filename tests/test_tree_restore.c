@@ -1,7 +1,8 @@
 /* A saved tree (restart files with block steps between rebuilds): the
  * workspace's tree as bytes, loaded into another workspace, refreshed for
  * moved particles gives the same bits as the tree that was saved,
- * refreshed for the same moves; damaged bytes are refused. */
+ * refreshed for the same moves; damaged bytes, or a tree of another
+ * curve, are refused. */
 #include <stdlib.h>
 #include <string.h>
 #include "gravity/gravity_cpu.h"
@@ -94,10 +95,66 @@ static void test_saved_tree_refreshes_the_same(void **state)
     bn_tree_workspace_free(c);
 }
 
+/* Whether the last failure's message holds `what`. */
+static void assert_message(const char *what)
+{
+    if (!strstr(bn_last_error(), what)) fail_msg("message '%s' lacks '%s'", bn_last_error(), what);
+}
+
+/* The parser: a saved build's header and arrays where they lie; a tree
+ * of another curve than the run's, a key beyond the curve's 63 bits (the
+ * last, so that the keys stay in order) and keys out of order refused
+ * with messages naming them. */
+static void test_saved_tree_parse_checks(void **state)
+{
+    (void)state;
+    bn_gravity_params g = tree_params();
+    bn_particles *p = tu_random_particles(1000, 7, 2);
+    TU_OK(bn_particles_ensure_forces(p));
+    bn_tree_workspace *ws = NULL;
+    TU_OK(bn_tree_workspace_create(&ws));
+    TU_OK(bn_tree_forces_active_cpu(ws, &g, p, NULL, NULL, 0, 1, p->acc, p->pot, NULL));
+    void *bytes = NULL;
+    size_t size = 0;
+    TU_OK(bn_tree_workspace_save(ws, p->n, &bytes, &size));
+    bn_saved_tree h;
+    const uint64_t *keys = NULL;
+    const uint32_t *order = NULL;
+    TU_OK(bn_tree_saved_parse(bytes, size, 1000, BN_CURVE_HILBERT, &h, &keys, &order));
+    assert_int_equal(h.n, 1000);
+    assert_int_equal(h.curve, BN_CURVE_HILBERT);
+    assert_ptr_equal(keys, (const unsigned char *)bytes + 72);
+    assert_ptr_equal(order, (const unsigned char *)bytes + 72 + 1000 * 8);
+    assert_true(keys[999] < UINT64_C(1) << 63 && keys[0] <= keys[999]);
+    /* this run's curve is Morton: the file's Hilbert keys are refused */
+    assert_int_equal(bn_tree_saved_parse(bytes, size, 1000, BN_CURVE_MORTON, &h, &keys, &order), BN_ERR_FORMAT);
+    assert_message("keys of the hilbert curve (0), this run's curve is morton");
+    g.curve = BN_CURVE_MORTON; /* and so is the workspace's load */
+    assert_int_equal(bn_tree_workspace_load(ws, bytes, size, &g, p), BN_ERR_FORMAT);
+    unsigned char *bad = malloc(size);
+    memcpy(bad, bytes, size);
+    uint64_t *k = (uint64_t *)(bad + sizeof(bn_saved_tree));
+    k[999] = UINT64_C(1) << 63;
+    assert_int_equal(bn_tree_saved_parse(bad, size, 1000, BN_CURVE_HILBERT, &h, &keys, &order), BN_ERR_FORMAT);
+    assert_message("key 999 (9223372036854775808) is not below 2^63");
+    k[999] = UINT64_MAX;
+    assert_int_equal(bn_tree_saved_parse(bad, size, 1000, BN_CURVE_HILBERT, &h, &keys, &order), BN_ERR_FORMAT);
+    memcpy(bad, bytes, size);
+    k[3] = k[4] + 1;
+    assert_int_equal(bn_tree_saved_parse(bad, size, 1000, BN_CURVE_HILBERT, &h, &keys, &order), BN_ERR_FORMAT);
+    assert_message("key 3 (");
+    assert_message("above key 4 (");
+    free(bad);
+    free(bytes);
+    bn_particles_free(p);
+    bn_tree_workspace_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saved_tree_refreshes_the_same),
+        cmocka_unit_test(test_saved_tree_parse_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,9 +66,6 @@ typedef struct run_ctx {
 
 static int several(const run_ctx *c) { return bn_comm_size(c->comm) > 1; }
 
-/* Steps since the run's start (restarts included: the clock is saved). */
-static long steps_of(const run_ctx *c) { return bn_simulation_steps(c->sim); }
-
 static void run_help(void)
 {
     printf("usage: banyan run [PARAMS.yml] [-P Section:key:value ...] [--output-dir DIR]\n\n"
@@ -335,11 +332,11 @@ static bn_status apply_restart_overrides(run_ctx *c)
 static bn_status setup_moved(run_ctx *c)
 {
     if (bn_simulation_block_info(c->sim).tick != 0) {
-        c->balanced_at = steps_of(c) - RUN_REBALANCE_STEPS; /* due at the cycle's end */
+        c->balanced_at = bn_simulation_steps(c->sim) - RUN_REBALANCE_STEPS; /* due at the cycle's end */
         return BN_OK;
     }
     BN_TRY(bn_simulation_rebalance(c->sim, NULL));
-    c->balanced_at = steps_of(c);
+    c->balanced_at = bn_simulation_steps(c->sim);
     return BN_OK;
 }
 
@@ -501,7 +498,7 @@ static bn_status outputs_due(run_ctx *c)
 static bn_status maybe_rebalance(run_ctx *c)
 {
     if (!several(c) || bn_simulation_block_info(c->sim).tick != 0) return BN_OK;
-    const long steps = steps_of(c), since = steps - c->balanced_at;
+    const long steps = bn_simulation_steps(c->sim), since = steps - c->balanced_at;
     if (since < RUN_REBALANCE_MIN_STEPS || bn_simulation_time(c->sim) >= c->prm->t_end) return BN_OK;
     BN_TRY(bn_simulation_imbalance(c->sim, &c->imbalance));
     if (c->imbalance < RUN_REBALANCE_IMBALANCE && since < RUN_REBALANCE_STEPS) return BN_OK;
@@ -555,7 +552,7 @@ static bn_status write_restart(run_ctx *c)
 static bn_status restart_due(run_ctx *c)
 {
     const double minutes = c->prm->restart_interval;
-    double flags[2] = {run_restart_signalled() || (c->stop_after > 0 && steps_of(c) >= c->stop_after),
+    double flags[2] = {run_restart_signalled() || (c->stop_after > 0 && bn_simulation_steps(c->sim) >= c->stop_after),
                        minutes > 0 && bn_wall_seconds() - c->last_restart >= 60 * minutes};
     BN_TRY(bn_comm_allreduce(c->comm, flags, 2, BN_REDUCE_MAX));
     if (!(flags[0] > 0) && !(flags[1] > 0)) return BN_OK;
@@ -578,12 +575,13 @@ static bn_status integrate(run_ctx *c)
         const long batch = c->prm->energy_interval > 0 ? RUN_BATCH_STEPS : 1;
         const bn_status s = bn_simulation_advance(c->sim, stop, batch, NULL);
         if (s != BN_OK)
-            return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim), steps_of(c));
+            return bn_fail_context(s, "at t = %.9g (step %ld)", bn_simulation_time(c->sim),
+                                   bn_simulation_steps(c->sim));
         BN_TRY(outputs_due(c));
         BN_TRY(maybe_rebalance(c));
         BN_TRY(restart_due(c));
         if (c->stopped) break;
-        run_progress_update(&c->progress, bn_simulation_time(c->sim), steps_of(c),
+        run_progress_update(&c->progress, bn_simulation_time(c->sim), bn_simulation_steps(c->sim),
                             c->log.last_rel);
     }
     run_progress_end(&c->progress);
@@ -608,7 +606,7 @@ static void print_summary(const run_ctx *c)
 {
     if (c->quiet) return;
     double wall = bn_wall_seconds() - c->wall0;
-    long steps = steps_of(c);
+    long steps = bn_simulation_steps(c->sim);
     printf("banyan run: %zu particles, %s, backend %s: %ld steps from t = %g to %g in %.2f s (%.1f steps/s)\n",
            c->n, bn_method_name(c->prm->gravity.method), bn_backend_name(bn_simulation_backend(c->sim)), steps,
            c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
@@ -723,10 +721,10 @@ int bn_cmd_run(int argc, char **argv)
         rc = ctx.root ? cli_fail(cmd, s) : 1; /* every rank has the same failure: one message */
     } else if (!print_defaults && ctx.root && ctx.stopped && ctx.restart_off[0]) {
         if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld) without a restart file: %s\n",
-                               bn_simulation_time(ctx.sim), steps_of(&ctx), ctx.restart_off);
+                               bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim), ctx.restart_off);
     } else if (!print_defaults && ctx.root && ctx.stopped) {
         if (!ctx.quiet) printf("banyan run: stopped at t = %.9g (step %ld); restart file %d in %s: continue with "
-                               "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), steps_of(&ctx),
+                               "`banyan run --restart %s`\n", bn_simulation_time(ctx.sim), bn_simulation_steps(ctx.sim),
                                ctx.saved.index - 1, ctx.restart_dir, ctx.restart_dir);
     } else if (!print_defaults && ctx.root) {
         print_summary(&ctx);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "cli/run.h"
 #include "core/error.h"
+#include "io/state_h5.h"
 #include "parallel/comm.h"
 
 /* The most restart files looked at when searching for the newest. */
@@ -257,11 +258,58 @@ static bn_status load_index(bn_simulation *sim, const char *dir, int index, run_
     return load_other(sim, dir, index, files, saved, &found->info, c);
 }
 
+/* The restart files refused: the numbers with a file 0, those of them
+ * of an older format than this build's, the newest of these (rank 0's
+ * name) and its format. */
+typedef struct refused_files {
+    int present, old, format;
+    char newest[RUN_PATH_MAX];
+} refused_files;
+
+/* Refused restart file `index` noted: its file 0's format, which rank 0
+ * reads (every rank learns it; -1: no file 0, a number not kept). */
+static bn_status note_refused(const char *dir, int index, const bn_comm *c, refused_files *r)
+{
+    char path[RUN_PATH_MAX] = "";
+    int format = bn_comm_rank(c) == 0 ? -1 : 0;
+    for (int form = 1; bn_comm_rank(c) == 0 && form <= 2 && format < 0; form++) {
+        path_of(path, sizeof path, dir, index, form, 0);
+        if (exists(path) && bn_state_format(path, &format) != BN_OK) format = 0;
+    }
+    BN_TRY(share(c, &format));
+    if (format < 0) return BN_OK;
+    r->present++;
+    if (format < 1 || format >= BN_STATE_FORMAT) return BN_OK;
+    if (r->old++ == 0) {
+        r->format = format;
+        snprintf(r->newest, sizeof r->newest, "%s", path);
+    }
+    return BN_OK;
+}
+
+/* No restart file loads: when each is of an older format, what to do
+ * instead. */
+static bn_status none_loads(const char *dir, const refused_files *r)
+{
+    if (r->present == 0 || r->old < r->present)
+        return bn_fail(BN_ERR_IO, "--restart %s: no restart file there loads (restart_NNNN.hdf5)", dir);
+    char others[64] = "";
+    if (r->present == 2) snprintf(others, sizeof others, " (so is the one before it)");
+    if (r->present > 2) snprintf(others, sizeof others, " (so are the %d before it)", r->present - 1);
+    const char *them = r->present > 1 ? "them" : "it";
+    return bn_fail(BN_ERR_FORMAT, "--restart %s: no restart file there loads: %s is of restart format %d, older than "
+                   "this build's %d%s; this build cannot continue %s: start a new run from one of the run's snapshots "
+                   "(InitialConditions:file), or continue with the banyan that wrote %s", dir, r->newest, r->format,
+                   BN_STATE_FORMAT, others, them, them);
+}
+
 bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved, run_restart_found *found,
                            const bn_comm *c)
 {
     memset(found, 0, sizeof *found);
     int newest = -1;
+    refused_files refused;
+    memset(&refused, 0, sizeof refused);
     BN_TRY(newest_index(dir, c, &newest));
     for (int i = newest; i >= 0; i--) {
         const bn_status s = load_index(sim, dir, i, saved, found, c);
@@ -272,6 +320,7 @@ bn_status run_restart_load(bn_simulation *sim, const char *dir, run_saved *saved
         if (!damaged(s)) return bn_fail_context(s, "--restart %s, restart file %d", dir, i);
         if (bn_comm_rank(c) == 0) /* the CLI's word, not the library's */
             fprintf(stderr, "banyan run: %s; trying the restart file before it\n", bn_last_error());
+        BN_TRY(note_refused(dir, i, c, &refused));
     }
-    return bn_fail(BN_ERR_IO, "--restart %s: no restart file there loads (restart_NNNN.hdf5)", dir);
+    return none_loads(dir, &refused);
 }

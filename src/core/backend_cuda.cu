@@ -62,6 +62,7 @@ void cuda_destroy(void *p)
     if (st->block_host) cudaFreeHost(st->block_host);
     bn_cuda_free(st->clock, st->s);
     bn_cuda_free(st->tree_box, st->s);
+    bn_cuda_free(st->tree_kept, st->s);
     if (st->clock_host) cudaFreeHost(st->clock_host);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
@@ -228,28 +229,48 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
     return BN_OK;
 }
 
-/* Keys to groups: the device tree the walk reads. The build decides on
- * the device whether its tree fits the buffers; if not, the particles
- * keep their order and the last tree is refreshed (tree_cuda.h). Only a
- * build with no tree to fall back on waits for the device. */
-/* Block steps that refresh: the build's keys and cube kept for a
- * restart file (where the build's tree became current). */
+/* Room for the kept build's cube, count and keys. The count is 0 until
+ * the keep kernel writes it: new keys hold nothing yet. */
+bn_status reserve_kept_build(bn_cuda_state *st)
+{
+    const size_t count = sizeof *st->tree_kept;
+    if (!st->tree_box) BN_TRY(bn_cuda_dev_alloc(&st->tree_box, 4, "the kept tree's cube", st->s));
+    if (!st->tree_kept) {
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_kept, 1, "the kept tree's count", st->s));
+        BN_CUDA_CHECK(cudaMemsetAsync(st->tree_kept, 0, count, st->s));
+    }
+    if (st->tree_keys_room >= (size_t)st->n) return BN_OK;
+    bn_cuda_free(st->tree_keys, st->s); /* the crossers' moves change n between builds */
+    st->tree_keys = NULL;
+    st->tree_keys_room = 0;
+    BN_CUDA_CHECK(cudaMemsetAsync(st->tree_kept, 0, count, st->s));
+    const size_t room = bn_cuda_particle_room((size_t)st->n);
+    BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, room, "the kept tree's keys", st->s));
+    st->tree_keys_room = room;
+    return BN_OK;
+}
+
+/* Block steps that refresh: the build's keys, cube and particle count
+ * kept for a restart file, by the device where the build's tree became
+ * current (after a build that did not fit, the current tree's stay, or
+ * none). No room for them drops the saved tree, not the step: a restart
+ * file then holds no tree, and the continued run builds anew. */
 bn_status keep_build(bn_cuda_state *st, const uint64_t *keys)
 {
-    st->tree_keys_n = 0; /* none kept: a restart file then saves no tree */
-    if (!st->keep_tree_keys) return BN_OK;
-    if (!st->tree_box) BN_TRY(bn_cuda_dev_alloc(&st->tree_box, 4, "the kept tree's cube", st->s));
-    if (st->tree_keys_room < (size_t)st->n) { /* the crossers' moves change n between builds */
-        bn_cuda_free(st->tree_keys, st->s);
+    if (!st->keep_tree_keys) { /* the current tree's build is not kept */
+        if (st->tree_kept) BN_CUDA_CHECK(cudaMemsetAsync(st->tree_kept, 0, sizeof *st->tree_kept, st->s));
+        return BN_OK;
+    }
+    const bn_status r = reserve_kept_build(st);
+    if (r == BN_ERR_DEVICE_NOMEM || r == BN_ERR_NOMEM) {
+        bn_cuda_free(st->tree_keys, st->s); /* none: cuda_tree_save saves nothing */
         st->tree_keys = NULL;
         st->tree_keys_room = 0;
-        const size_t room = bn_cuda_particle_room((size_t)st->n);
-        BN_TRY(bn_cuda_dev_alloc(&st->tree_keys, room, "the kept tree's keys", st->s));
-        st->tree_keys_room = room;
+        bn_clear_error();
+        return BN_OK;
     }
-    BN_TRY(bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->n, st->tree.frame, st->s));
-    st->tree_keys_n = st->n;
-    return BN_OK;
+    BN_TRY(r);
+    return bn_gpu_keep_build(keys, st->tree_keys, st->tree_box, st->tree_kept, st->n, st->tree.frame, st->s);
 }
 
 /* Sorted keys and their permutation (b) to the tree the walk reads: the
@@ -275,6 +296,10 @@ bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffe
     return r;
 }
 
+/* Keys to groups: the device tree the walk reads. The build decides on
+ * the device whether its tree fits the buffers; if not, the particles
+ * keep their order and the last tree is refreshed (tree_cuda.h). Only a
+ * build with no tree to fall back on waits for the device. */
 bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
     BN_TRY(bounding_cube(st));
@@ -871,8 +896,11 @@ bn_status cuda_tree_save(void *p, void **bytes, size_t *size)
     bn_cuda_state *st = (bn_cuda_state *)p;
     *bytes = NULL;
     *size = 0;
-    if (!st->tree_valid || !st->tree_keys || !st->tree_box || st->n == 0 || st->tree_keys_n != st->n) return BN_OK;
+    if (!st->tree_valid || !st->tree_keys || !st->tree_box || !st->tree_kept || st->n == 0) return BN_OK;
     BN_TRY(poll_tree(st));
+    int kept = 0; /* what the keep kernel wrote for the current tree (0: nothing kept) */
+    BN_TRY(bn_cuda_read(&kept, st->tree_kept, sizeof kept, "the kept tree's count", st->s));
+    if (kept != st->n) return BN_OK;
     const size_t n = (size_t)st->n, total = sizeof(bn_saved_tree) + n * (sizeof(uint64_t) + sizeof(uint32_t));
     unsigned char *b = (unsigned char *)bn_alloc(total, "the saved GPU tree");
     if (!b) return BN_ERR_NOMEM;
@@ -934,8 +962,7 @@ bn_status cuda_tree_load(void *p, const void *bytes, size_t size)
     bn_saved_tree h;
     const uint64_t *keys = NULL;
     const uint32_t *order = NULL;
-    BN_TRY(bn_tree_saved_parse(bytes, size, (size_t)st->n, &h, &keys, &order));
-    if (h.curve != st->g.curve) return bn_fail(BN_ERR_FORMAT, "saved tree: of another curve than this run's");
+    BN_TRY(bn_tree_saved_parse(bytes, size, (size_t)st->n, st->g.curve, &h, &keys, &order));
     if (st->n == 0 || st->g.method != BN_METHOD_TREE) return BN_OK;
     const int n = st->n;
     sort_buffers b = {NULL, NULL, NULL, NULL};

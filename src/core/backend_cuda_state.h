@@ -57,9 +57,11 @@ struct bn_cuda_state {
     int keep_tree_keys;
     uint64_t *tree_keys; /* its sorted keys, key order (n)               */
     size_t tree_keys_room; /* keys tree_keys holds room for              */
-    int tree_keys_n;     /* the particles of the build kept there (0: the
-                            last build kept none)                        */
     double *tree_box;    /* device: its key cube, box_lo[3] and size     */
+    int *tree_kept;      /* device: the particles of the build kept there,
+                            written by the keep kernel where that build's
+                            tree became current; 0: none (the fallback of
+                            a build that did not fit keeps nothing)      */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */
     uint8_t *bin;     /* time bin per particle, key order (sorted along) */

@@ -38,8 +38,7 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->tree_valid = 0;
     bn_cuda_free(st->tree_keys, st->s); /* of the particles that were */
     st->tree_keys = NULL;
-    st->tree_keys_room = 0;
-    st->tree_keys_n = 0;
+    st->tree_keys_room = 0; /* the next keep zeroes the kept count (tree_kept) */
     st->mass = NULL;
     st->orig = NULL;
     st->acc = st->body = NULL;

@@ -257,6 +257,23 @@ static bn_status install(bn_simulation *sim, bn_state_file *f)
     return bn_comm_agree(sim->comm, s);
 }
 
+/* Every rank's file of one save (the same time, step and tick), as the
+ * set path checks file by file: a rank's file of another save would
+ * continue the run from two states. One reduction of each number and its
+ * negative (the maximum of -x is minus the minimum of x): every rank sees
+ * the same range, so every rank fails alike, without another agreement. */
+static bn_status one_save(const bn_comm *c, const char *path, const bn_clock *clock)
+{
+    if (bn_comm_size(c) <= 1) return BN_OK;
+    const double t = clock->time, steps = (double)clock->steps, tick = clock->tick;
+    double v[6] = {t, steps, tick, -t, -steps, -tick};
+    BN_TRY(bn_comm_allreduce(c, v, 6, BN_REDUCE_MAX));
+    if (v[0] == -v[3] && v[1] == -v[4] && v[2] == -v[5]) return BN_OK;
+    return bn_fail(BN_ERR_FORMAT, "%s: written at t = %.17g (step %ld, tick %d), the %d ranks' files at t = %.17g to "
+                   "%.17g (steps %.0f to %.0f, ticks %.0f to %.0f): not one save", path, t, clock->steps, clock->tick,
+                   bn_comm_size(c), -v[3], v[0], -v[4], v[1], -v[5], v[2]);
+}
+
 bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_state_info *info, void **user,
                                    size_t *user_size)
 {
@@ -270,6 +287,7 @@ bn_status bn_simulation_load_state(bn_simulation *sim, const char *path, bn_stat
         s = bn_fail(BN_ERR_ARGUMENT, "restart file %s was written by %d rank(s), this run has %d: continue it with "
                     "%d", path, v.ranks, bn_comm_size(sim->comm), v.ranks);
     s = bn_comm_agree(sim->comm, s);
+    if (s == BN_OK) s = one_save(sim->comm, path, &clock); /* the same on every rank */
     if (s == BN_OK) s = restore_fields(sim, &v, &clock);
     if (s == BN_OK) s = install(sim, &f);
     bn_domain cut;

@@ -1,5 +1,7 @@
 /* The restart file (state_h5.h): particles, bins and named blobs, with a
  * checksum over all of them. */
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "io/mesh_h5.h"
@@ -170,12 +172,25 @@ static bn_status read_blobs(hid_t f, const char *path, bn_state_file *sf)
     return s;
 }
 
+/* A format this build does not read, said with what to do instead. */
+static bn_status format_check(const char *path, double format)
+{
+    if (format == BN_STATE_FORMAT) return BN_OK;
+    if (format >= 1 && format < BN_STATE_FORMAT && format == floor(format))
+        return bn_fail(BN_ERR_FORMAT, "%s: restart format %g, older than this build's %d: this build cannot continue "
+                       "it; start a new run from one of the run's snapshots (InitialConditions:file), or continue it "
+                       "with the banyan that wrote it", path, format, BN_STATE_FORMAT);
+    if (format > BN_STATE_FORMAT && format == floor(format))
+        return bn_fail(BN_ERR_FORMAT, "%s: restart format %g, newer than this build's %d: continue it with the banyan "
+                       "that wrote it", path, format, BN_STATE_FORMAT);
+    return bn_fail(BN_ERR_FORMAT, "%s: restart format %g, this build reads %d", path, format, BN_STATE_FORMAT);
+}
+
 static bn_status read_header(hid_t f, const char *path, uint64_t *sum, size_t *n)
 {
     double format = 0;
     BN_TRY(bn_h5_attr_read_double(f, path, "BanyanRestartFormat", &format));
-    if (format != BN_STATE_FORMAT)
-        return bn_fail(BN_ERR_FORMAT, "%s: restart format %g, this build reads %d", path, format, BN_STATE_FORMAT);
+    BN_TRY(format_check(path, format));
     hid_t a = H5Aopen(f, "Checksum", H5P_DEFAULT);
     const herr_t r = a >= 0 ? H5Aread(a, H5T_NATIVE_UINT64, sum) : -1;
     if (a >= 0) H5Aclose(a);
@@ -222,6 +237,21 @@ static bn_status read_file(const char *path, bn_state_file *sf, int blobs_only)
 }
 
 bn_status bn_state_read(const char *path, bn_state_file *sf) { return read_file(path, sf, 0); }
+
+bn_status bn_state_format(const char *path, int *format)
+{
+    bn_h5_quiet();
+    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
+    double v = 0;
+    const bn_status s = bn_h5_attr_read_double(f, path, "BanyanRestartFormat", &v);
+    H5Fclose(f);
+    if (s != BN_OK) return s;
+    if (!(v >= 1 && v <= INT_MAX && v == floor(v)))
+        return bn_fail(BN_ERR_FORMAT, "%s: restart format %g, not a format number", path, v);
+    *format = (int)v;
+    return BN_OK;
+}
 
 bn_status bn_state_read_blobs(const char *path, bn_state_file *sf) { return read_file(path, sf, 1); }
 

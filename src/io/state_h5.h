@@ -44,6 +44,9 @@ bn_status bn_state_read(const char *path, bn_state_file *f);
 /* Only the blobs (and the format): what a file says of its set before
  * the whole is read; not checked against the checksum. */
 bn_status bn_state_read_blobs(const char *path, bn_state_file *f);
+/* The file's restart format (BN_STATE_FORMAT when this build wrote it),
+ * whatever it is: why a file of an older banyan is refused. */
+bn_status bn_state_format(const char *path, int *format);
 /* Frees the particles, bins and the blobs read allocated. */
 void bn_state_file_release(bn_state_file *f);
 #endif

@@ -69,9 +69,11 @@ static_assert(sizeof(bn_saved_tree) % 8 == 0, "bn_saved_tree keeps the keys afte
 _Static_assert(sizeof(bn_saved_tree) % 8 == 0, "bn_saved_tree keeps the keys after it aligned");
 #endif
 /* The keys and orders of saved bytes, checked: the size, n particles,
- * a finite cube, a known curve, keys in order, orders a permutation. */
-bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved_tree *h, const uint64_t **keys,
-                              const uint32_t **order);
+ * a finite cube, the curve `curve` (the run's: the GPU takes the cells'
+ * geometry from the keys by it), keys in order and in the curve's range
+ * (below 2^63), orders a permutation. */
+bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_curve curve, bn_saved_tree *h,
+                              const uint64_t **keys, const uint32_t **order);
 /* Stages 1-3 of a saved build: its cube and curve, sorted keys and
  * order, with the positions and masses gathered as bn_tree_sort_bodies
  * does. */

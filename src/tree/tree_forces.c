@@ -192,7 +192,7 @@ bn_status bn_tree_workspace_load(bn_tree_workspace *ws, const void *bytes, size_
     bn_saved_tree h;
     const uint64_t *keys = NULL;
     const uint32_t *order = NULL;
-    BN_TRY(bn_tree_saved_parse(bytes, size, p->n, &h, &keys, &order));
+    BN_TRY(bn_tree_saved_parse(bytes, size, p->n, g->curve, &h, &keys, &order));
     bn_tree *t = &ws->tree;
     t->n_nodes = 0; /* no half tree: on a failure the next evaluation builds */
     BN_TRY(bn_tree_reserve_bodies(t, p->n));

@@ -78,8 +78,35 @@ bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const doub
     return BN_OK;
 }
 
-bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved_tree *h, const uint64_t **keys,
-                              const uint32_t **order)
+/* The saved header's cube and curve as a build makes them, for this run's curve. */
+static bn_status saved_header_check(const bn_saved_tree *h, size_t n, bn_curve curve)
+{
+    int sane = h->n == (int64_t)n && isfinite(h->box_size) && h->box_size > 0;
+    for (int k = 0; k < 3; k++) sane = sane && isfinite(h->box_lo[k]) && isfinite(h->ref[k]);
+    if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its key cube is not a build's");
+    if (h->curve == (int64_t)curve) return BN_OK;
+    const int known = h->curve == BN_CURVE_HILBERT || h->curve == BN_CURVE_MORTON;
+    return bn_fail(BN_ERR_FORMAT, "saved tree: keys of the %s curve (%lld), this run's curve is %s",
+                   known ? bn_curve_name((bn_curve)h->curve) : "unknown", (long long)h->curve, bn_curve_name(curve));
+}
+
+/* Keys ascending and below 2^(3 BN_KEY_BITS), the curve's range (a larger
+ * one names no octree cell: the build would read past its levels). */
+static bn_status saved_keys_check(const uint64_t *keys, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (keys[i - 1] > keys[i])
+            return bn_fail(BN_ERR_FORMAT, "saved tree: key %zu (%llu) above key %zu (%llu): not a build's order", i - 1,
+                           (unsigned long long)keys[i - 1], i, (unsigned long long)keys[i]);
+    const uint64_t end = UINT64_C(1) << (3 * BN_KEY_BITS);
+    if (n > 0 && keys[n - 1] >= end)
+        return bn_fail(BN_ERR_FORMAT, "saved tree: key %zu (%llu) is not below 2^%d, the curve's range", n - 1,
+                       (unsigned long long)keys[n - 1], 3 * BN_KEY_BITS);
+    return BN_OK;
+}
+
+bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_curve curve, bn_saved_tree *h,
+                              const uint64_t **keys, const uint32_t **order)
 {
     const size_t per = sizeof(uint64_t) + sizeof(uint32_t);
     if (size < sizeof *h || (size - sizeof *h) % per != 0 || (size - sizeof *h) / per != n)
@@ -88,13 +115,11 @@ bn_status bn_tree_saved_parse(const void *bytes, size_t size, size_t n, bn_saved
     const unsigned char *b = bytes;
     *keys = (const uint64_t *)(b + sizeof *h);
     *order = (const uint32_t *)(b + sizeof *h + n * sizeof(uint64_t));
-    int sane = h->n == (int64_t)n && isfinite(h->box_size) && h->box_size > 0 &&
-               (h->curve == BN_CURVE_HILBERT || h->curve == BN_CURVE_MORTON);
-    for (int k = 0; k < 3; k++) sane = sane && isfinite(h->box_lo[k]) && isfinite(h->ref[k]);
-    for (size_t i = 1; sane && i < n; i++) sane = (*keys)[i - 1] <= (*keys)[i];
-    if (!sane) return bn_fail(BN_ERR_FORMAT, "saved tree: its key cube or its keys' order is not a build's");
+    BN_TRY(saved_header_check(h, n, curve));
+    BN_TRY(saved_keys_check(*keys, n));
     uint8_t *seen = bn_calloc(n ? n : 1, 1, "saved tree check");
     if (!seen) return BN_ERR_NOMEM;
+    int sane = 1;
     for (size_t i = 0; sane && i < n; i++) {
         const uint32_t o = (*order)[i];
         sane = o < n && !seen[o];

@@ -130,23 +130,26 @@ extern "C" void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c)
 }
 
 namespace {
-/* The build's keys and cube, where its tree fitted and became current
- * (else the kept ones are still the current tree's). */
-__global__ void keep_build_kernel(const uint64_t *keys, uint64_t *out, double *box, int n, const bn_gpu_frame *f)
+/* The build's keys, cube and count, where its tree fitted and became
+ * current (else the kept ones, and their count, are still the current
+ * tree's: the count says what was kept, not what was built). */
+__global__ void keep_build_kernel(const uint64_t *keys, uint64_t *out, double *box, int *kept, int n,
+                                  const bn_gpu_frame *f)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (!f->fits) return;
     if (i < n) out[i] = keys[i];
     if (i < 3) box[i] = f->box_lo[i];
     if (i == 3) box[3] = f->box_size;
+    if (i == 4) *kept = n;
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_keep_build(const uint64_t *keys, uint64_t *out, double *box, int n, const bn_gpu_frame *f,
-                                       cudaStream_t s)
+extern "C" bn_status bn_gpu_keep_build(const uint64_t *keys, uint64_t *out, double *box, int *kept, int n,
+                                       const bn_gpu_frame *f, cudaStream_t s)
 {
-    const int threads = 256, blocks = (n > 4 ? n : 4) / threads + 1;
-    keep_build_kernel<<<blocks, threads, 0, s>>>(keys, out, box, n, f);
+    const int threads = 256, blocks = (n > 5 ? n : 5) / threads + 1;
+    keep_build_kernel<<<blocks, threads, 0, s>>>(keys, out, box, kept, n, f);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
