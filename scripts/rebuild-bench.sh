@@ -10,7 +10,7 @@
 # accuracy (session 23).
 # Every row one `banyan bench` (64 block steps, their mean). Prints a table last.
 #   scripts/rebuild-bench.sh BANYAN [N]     (default N = 2^24; BACKEND=cpu for the CPU;
-#   PARTS: a subset of "spheres m31 nfw5"; COSTS: a subset of "time work")
+#   PARTS: a subset of "spheres m31 nfw5"; COSTS: a subset of "time work"; STEPS: block steps a row, 64)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 export SCRIPTS=$(cd "$(dirname "$0")" && pwd) # bench_rows.py
@@ -20,8 +20,8 @@ mkdir -p "$OUT" && cd "$OUT" || exit 1
 TUNED="--theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256 --group-expansion 0.4"
 GOTHIC="--mac accel --alpha 0.0078125"
 M31FAST="--mac accel --alpha 0.0073 --leaf-size 16 --group-size 128 --group-expansion 1.0" # session 23: GOTHIC's p99 at least cost
-SPHERES="--steps 64 --time-bins 6 --dt 0.0625 --eta 0.1 --repeat 1"
-GALAXY="--steps 64 --time-bins 8 --dt 0.015625 --eta 0.2 --repeat 1 --eps 0.015625"
+SPHERES="--steps ${STEPS:-64} --time-bins 6 --dt 0.0625 --eta 0.1 --repeat 1"
+GALAXY="--steps ${STEPS:-64} --time-bins 8 --dt 0.015625 --eta 0.2 --repeat 1 --eps 0.015625"
 : >bench.jsonl
 fail=0
 b() {
@@ -48,7 +48,7 @@ fi
 if has nfw5; then # GOTHIC's NFW benchmark (0.44 s per step at 2^24 on a GTX TITAN X): forces with their error, then block steps
     "$BIN" ic nfw --n "$N" --truncation 5 -o nfw5.hdf5 >>ic.log 2>&1 || { echo "FAIL: ic nfw: $(tail -2 ic.log)"; fail=1; }
     b --input nfw5.hdf5 --eps 0.015625 $GOTHIC --check --repeat 2
-    rebuilds --input nfw5.hdf5 --eps 0.015625 $GOTHIC --steps 64 --time-bins 8 --dt 0.125 --eta 0.2 --repeat 1
+    rebuilds --input nfw5.hdf5 --eps 0.015625 $GOTHIC --steps ${STEPS:-64} --time-bins 8 --dt 0.125 --eta 0.2 --repeat 1
 fi
 rm -f m31.hdf5 nfw5.hdf5
 python3 - <<'PY' | tee table.txt

@@ -132,8 +132,8 @@ static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
 }
 
 /* A probe that cost about ten rebuilds waits about ten times longer:
- * gaps of 4, about 40, then 256 rebuilds (the cap), so that dear probes
- * stay rare. */
+ * gaps of about 20, about 200, then 256 rebuilds (the cap), so that dear
+ * probes stay rare. */
 static void test_dear_probes_wait_longer(void **state)
 {
     (void)state;
@@ -148,12 +148,14 @@ static void test_dear_probes_wait_longer(void **state)
             refresh_at[refreshes++] = i;
         }
     assert_true(refreshes >= 4);
-    assert_int_equal(refresh_at[1] - refresh_at[0], 5);
-    /* 4 times the probe's worth in rebuilds: about ten (the rebuild's
-     * cost is its tree time beyond a refresh's, a little under 0.02 s) */
-    const int gap = refresh_at[2] - refresh_at[1];
+    /* twice the probe's worth in rebuilds: about ten (the rebuild's cost
+     * is its tree time beyond a refresh's, a little under 0.02 s), from
+     * the first failed probe on */
+    const int gap = refresh_at[1] - refresh_at[0];
     print_message("gap after a dear probe: %d\n", gap);
-    assert_true(gap >= 41 && gap <= 49);
+    assert_true(gap >= 21 && gap <= 25);
+    const int gap2 = refresh_at[2] - refresh_at[1]; /* (gap - 1) times the growth again */
+    assert_true(gap2 >= 200 && gap2 <= 257);
     for (int i = 3; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 257);
 }
 

@@ -90,16 +90,18 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     const double make = median(&t->make);
     if (excess >= make) {
         long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
-        t->hold = every;
         t->probes_failed++;
-        /* the next hold grows by how much dearer than a rebuild the probe
-         * was (at least twice): a probe costing 8 rebuilds waits 8 times
-         * longer, so that probes stay a small share of the steps however
-         * dear a refresh is (M31 at 2^24 on an H100: 4 probes in 64 steps
-         * cost 7%, BENCHMARKS.md session 20) */
+        /* the hold grows by how much dearer than a rebuild the probe was
+         * (at least twice), from this probe on: a probe costing 8
+         * rebuilds waits 8 times longer, so that probes stay a small
+         * share of the steps however dear a refresh is (M31 at 2^24 on an
+         * H100: 4 probes in 64 steps cost 7%, BENCHMARKS.md session 20;
+         * with the growth only from the next probe on, 3 probes still
+         * cost 5-6% on M31 and GOTHIC's NFW, session 25) */
         const double grow = make > 0 ? fmax(2.0, ceil(excess / make)) : 2.0;
         const double next = (double)every * grow;
         t->probe_every = next < BN_REBUILD_PROBE_MAX ? (long)next : BN_REBUILD_PROBE_MAX;
+        t->hold = t->probe_every;
     } else {
         t->probe_every = BN_REBUILD_PROBE_FIRST;
     }

@@ -48,23 +48,26 @@
  * a rebuild, an interval of 2 is slower than 1, and so is any longer one
  * (the excess only grows): the tuner then rebuilds at every step and
  * probes with a single refresh after `hold` rebuilds, to notice when the
- * distribution quiets down. The hold starts at BN_REBUILD_PROBE_FIRST and
- * grows at each probe that fails again by how many rebuilds the probe's
- * excess was worth (at least 2), up to BN_REBUILD_PROBE_MAX (a probe that
- * passes resets it): one noisy first refresh costs at most 4 steps
- * without refreshes, and in a lasting every-step regime a probe costs one
- * refresh's excess per 256 steps. Doubling up to 32 was measured too dear
- * where a refresh costs many rebuilds (M31 and GOTHIC's NFW at 2^24 on an
- * H100: 7% slower than every step, BENCHMARKS.md session 20); a
- * distribution that quiets down is then noticed within 256 steps (a few
- * of the longest cycles). */
+ * distribution quiets down. The hold is BN_REBUILD_PROBE_FIRST times how
+ * many rebuilds the failed probe's excess was worth (its growth, at least
+ * 2), and grows by the growth of each probe that fails again, up to
+ * BN_REBUILD_PROBE_MAX (a probe that passes resets it): a first refresh
+ * that costs less than two rebuilds holds 4 steps, one that costs ten
+ * holds 20, and in a lasting every-step regime a probe costs one
+ * refresh's excess per 256 steps. After a failed probe the next waits for
+ * a step of the finest bin (the fewest active particles). Doubling up to
+ * 32 was measured too dear where a refresh costs many rebuilds (M31 and
+ * GOTHIC's NFW at 2^24 on an H100: 7% slower than every step,
+ * BENCHMARKS.md session 20); a distribution that quiets down is then
+ * noticed within 256 steps (a few of the longest cycles). */
 #ifndef BN_REBUILD_TUNER_H
 #define BN_REBUILD_TUNER_H
 #include "banyan.h"
 #include "integrate/timebins.h"
 
 #define BN_REBUILD_SAMPLES 3     /* costs are medians of this many        */
-#define BN_REBUILD_PROBE_FIRST 4 /* rebuilds before the first probe        */
+#define BN_REBUILD_PROBE_FIRST 2 /* the first failed probe's hold: this
+                                    times the probe's growth (>= 2)    */
 #define BN_REBUILD_PROBE_MAX 256 /* ... growing up to this many           */
 
 /* The last few samples of a cost, the newest at [0]. */

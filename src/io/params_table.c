@@ -216,14 +216,14 @@ const bn_param_desc bn_param_table[] = {
      "refreshed (moments and boxes of the moved particles, same structure). 0: self-tuned as in GOTHIC: "
      "rebuild when the extra walk cost of the refreshed trees since the last rebuild reaches the cost of a "
      "rebuild, weighed as rebuild_cost says; where even one refresh costs that much, rebuild every step "
-     "and probe with one refresh every 4 to 32 steps."},
+     "and probe with one refresh now and then (after 4 to 256 rebuilds, longer the dearer the last probe)."},
     {"TimeIntegration", "rebuild_cost", BN_PT_CHOICE, OFF(integ.rebuild_cost), "time", ANY, 0, &cost_choices,
      if_self_tuned,
      "What the self-tuned rebuild (tree_rebuild 0) weighs: time (the measured times of the walk, the build "
      "and the refresh: the fastest interval on this machine, but rebuilds fall at other steps from run to run, "
-     "so runs are not bit-reproducible) or work (walk flops from the interaction counts: the same rebuilds, and "
-     "bits, every run; on an H100 2x slower than rebuilding every step on M31, whose refreshed walks grow far "
-     "slower in flops than in time)."},
+     "so runs are not bit-reproducible) or work (the walk's counted work: its flops from the interaction counts "
+     "and the cells it visited, 430 flops each; the same rebuilds, and bits, every run; on an H100 within "
+     "2.5% of the timed rule's steps, BENCHMARKS.md session 25)."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},
