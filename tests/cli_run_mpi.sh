@@ -98,6 +98,14 @@ ea = np.loadtxt("work3/energy.txt", comments="#")[:, :7]
 eb = np.loadtxt("work3b/energy.txt", comments="#")[:, :7]
 assert ea.shape == eb.shape and np.array_equal(ea, eb), "energy logs differ"
 PY
+# refreshed trees give other forces than rebuilt ones: every-step rebuilds must differ in their energies
+run 3 every3 $block -P TimeIntegration:tree_rebuild:1 || fail "every-step rebuilds, 3 ranks: $(cat every3.err)"
+"$py" - <<'PY' || fail "counted rebuild, 3 ranks: the same energies as rebuilding every step (no refresh?)"
+import numpy as np
+ea = np.loadtxt("work3/energy.txt", comments="#")[:, :7]
+eb = np.loadtxt("every3/energy.txt", comments="#")[:, :7]
+assert ea.shape == eb.shape and not np.array_equal(ea, eb)
+PY
 builds=$(timeout 120 mpirun -np 3 "$banyan" bench --backend cpu --model plummer --n 2048 --eps 0.01 --steps 16 \
   --time-bins 4 --dt 0.02 --eta 0.05 --tree-rebuild 0 --rebuild-cost work --repeat 1 --json 2>/dev/null |
   "$py" -c 'import json, sys; print(json.load(sys.stdin)["tree_builds"])')

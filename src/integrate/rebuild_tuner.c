@@ -26,24 +26,17 @@ static double median(const bn_recent_costs *r)
 
 double bn_rebuild_tuner_make(const bn_rebuild_tuner *t) { return median(&t->make); }
 
-/* The finest bin a fresh walk was recorded at (-1: none). */
-static int finest_known(const bn_rebuild_tuner *t)
-{
-    for (int b = BN_TIME_BINS_MAX - 1; b >= 0; b--)
-        if (t->fresh[b].n > 0) return b;
-    return -1;
-}
-
-int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min)
+int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
 {
     if (t->hold > 0) return 1; /* every step, until the next probe */
     if (t->make.n == 0 || bin_min < 0 || bin_min >= BN_TIME_BINS_MAX || t->fresh[bin_min].n == 0) return 1;
-    /* After a failed probe the next one waits for a step of the finest
-     * bin: the fewest active particles, so the cheapest refresh to lose
+    /* After a failed probe the next one waits for a step of only the
+     * finest occupied bin (every few steps: the clock steps by that bin's
+     * step): the fewest active particles, so the cheapest refresh to lose
      * (M31 at 2^24: a tenth of the particles, against a third on
      * average; the probes cost 5-6% of 64 steps on M31 and GOTHIC's NFW,
      * BENCHMARKS.md session 25). */
-    if (t->refreshes == 0 && t->probe_every > BN_REBUILD_PROBE_FIRST && bin_min < finest_known(t)) return 1;
+    if (t->refreshes == 0 && t->probe_every > BN_REBUILD_PROBE_FIRST && bin_min < finest) return 1;
     /* With n steps on this tree so far (k = n - 1 refreshes) another step
      * lowers the mean cost iff the rebuild's cost is at least the excess
      * with it, E_k + e_(k+1). The next excess from the linear fit of the

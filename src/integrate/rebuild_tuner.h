@@ -55,7 +55,7 @@
  * that costs less than two rebuilds holds 4 steps, one that costs ten
  * holds 20, and in a lasting every-step regime a probe costs one
  * refresh's excess per 256 steps. After a failed probe the next waits for
- * a step of the finest bin (the fewest active particles). Doubling up to
+ * a step of only the finest occupied bin (the fewest active particles). Doubling up to
  * 32 was measured too dear where a refresh costs many rebuilds (M31 and
  * GOTHIC's NFW at 2^24 on an H100: 7% slower than every step,
  * BENCHMARKS.md session 20); a distribution that quiets down is then
@@ -111,8 +111,9 @@ typedef struct bn_rebuild_step {
  * a refresh yet, before it has recorded a rebuild or a fresh tree's walk
  * at bin_min (at most one rebuild per bin: otherwise a run's first cycle
  * would refresh blindly until its end, and a bin never rebuilt would
- * never be judged). */
-int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min);
+ * never be judged). finest: the finest bin occupied now (the step's
+ * length is its step), where a probe is cheapest. */
+int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest);
 /* After a step's forces. */
 void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s);
 /* A step's costs under the work rule: count = the walk's n_pp, n_pc,
