@@ -414,7 +414,7 @@ static void test_timed_runs_conserve_energy(void **state)
     (void)state;
     bn_particles *p = NULL;
     bn_simulation *sim = plummer_sim(&p, BN_TUNE_TIME);
-    const run_result r = run_to(sim, 1.0);
+    const run_result r = run_to(sim, 0.5);
     print_message("time: %ld steps, %ld rebuilds, %ld refreshes, energy error %.2e\n", r.steps, r.builds,
                   r.refreshes, r.rel);
     assert_true(r.steps > 20);
