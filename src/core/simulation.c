@@ -420,9 +420,9 @@ static int block_wants_rebuild(const bn_simulation *sim)
 {
     if (sim->clock.ends) return 1; /* every particle active */
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
-    const int K = sim->integ.time_bins, span = sim->clock.next_tick - sim->clock.tick;
-    int finest = K - 1; /* the plan's: the tick steps by the finest occupied bin's step */
-    while (finest > 0 && bn_time_bin_ticks(finest, K) < span) finest--;
+    /* the finest occupied bin: the plan steps the tick by its step, a
+     * power of two whose bin is the one active alone at that tick */
+    const int finest = bn_time_bin_min_active(sim->clock.next_tick - sim->clock.tick, sim->integ.time_bins);
     return bn_rebuild_tuner_wants(&sim->tuner, sim->clock.bin_min, finest);
 }
 

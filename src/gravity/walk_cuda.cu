@@ -1004,15 +1004,6 @@ static bn_status bn_walk_resident_blocks(int *out)
     return BN_OK;
 }
 
-/* Groups per warp: BN_WALK_GROUPS_PER_WARP, halved (down to one) while
- * the grid would fill the GPU fewer than BN_WALK_MIN_WAVES times. groups:
- * the launch bound (the group buffers' capacity, at most an eighth and
- * 64 above the count of the largest build). Block time steps size the
- * grid for every group, active or not. */
-static int bn_walk_groups_per_warp(int groups, int resident_blocks)
-{
-    return bn_walk_per_warp_of(groups, resident_blocks, BN_WALK_GROUPS_PER_WARP);
-}
 
 /* The arguments every walk shares: its targets (t's groups and bodies,
  * act's active ones), units, criterion and output. */
@@ -1026,7 +1017,10 @@ static bn_walk_args bn_walk_args_of(const bn_gpu_tree *t, const bn_gravity_param
 }
 
 /* The main launch over every group (or active one): groups per warp
- * from the grid's size (bn_walk_groups_per_warp). */
+ * from the grid's size (bn_walk_per_warp_of of the launch bound: the
+ * group buffers' capacity, at most an eighth and 64 above the count of
+ * the largest build), or with active_per_warp from the active count, on
+ * the device. */
 template <bool REMOTE>
 static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, cudaStream_t stream)
 {
@@ -1036,7 +1030,7 @@ static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, 
         BN_CUDA_LAUNCH_CHECK();
         return BN_OK;
     }
-    const int per_warp = bn_walk_groups_per_warp(a.t.group_bound, resident_blocks);
+    const int per_warp = bn_walk_per_warp_of(a.t.group_bound, resident_blocks, BN_WALK_GROUPS_PER_WARP);
     const int per_block = BN_WALK_WARPS * per_warp;
     const int blocks = (a.t.group_bound + per_block - 1) / per_block; /* the rest leave at once */
     switch (per_warp) {

@@ -11,8 +11,8 @@
  * excess over a fresh tree, n (n - 1) s / 2, reaches t_make, i.e. at
  * n ~ sqrt(2 t_make / s). So: rebuild once the summed excess will reach
  * the rebuild's cost with the next step's, from a linear fit of the
- * excess so far (the best integer interval). The excess of a step is its walk's cost minus a fresh
- * tree's per active particle at the same first active bin (bins >= bin_min
+ * excess so far (the best integer interval). The excess of a step is its
+ * walk's cost minus a fresh tree's per active particle at the same first active bin (bins >= bin_min
  * are active: the active set, and how well the walk fills the machine,
  * depend on it) times the step's active count.
  *

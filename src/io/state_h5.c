@@ -223,13 +223,21 @@ static bn_status read_all(hid_t f, const char *path, bn_state_file *sf, int blob
     return BN_OK;
 }
 
-static bn_status read_file(const char *path, bn_state_file *sf, int blobs_only)
+/* A restart file opened to read (*f), or a message that says why not. */
+static bn_status open_state(const char *path, hid_t *f)
 {
     bn_h5_quiet();
+    *f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    if (*f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
+    return BN_OK;
+}
+
+static bn_status read_file(const char *path, bn_state_file *sf, int blobs_only)
+{
     sf->p = NULL;
     sf->bin = NULL;
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-    if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
+    hid_t f = -1;
+    BN_TRY(open_state(path, &f));
     const bn_status s = read_all(f, path, sf, blobs_only);
     H5Fclose(f);
     if (s != BN_OK) bn_state_file_release(sf);
@@ -240,9 +248,8 @@ bn_status bn_state_read(const char *path, bn_state_file *sf) { return read_file(
 
 bn_status bn_state_format(const char *path, int *format)
 {
-    bn_h5_quiet();
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-    if (f < 0) return bn_h5_fail(BN_ERR_FORMAT, "restart file %s: missing, truncated or not HDF5", path);
+    hid_t f = -1;
+    BN_TRY(open_state(path, &f));
     double v = 0;
     const bn_status s = bn_h5_attr_read_double(f, path, "BanyanRestartFormat", &v);
     H5Fclose(f);
