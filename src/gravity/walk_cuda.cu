@@ -540,6 +540,10 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack
         return;
     }
     if (leaf && child.y > 0) nb = a.s.body[cell]; /* a node (rare) */
+    if (!REMOTE) { /* counted: a walk whose group box opens most of the tree does this often (its bodies are many) */
+        const unsigned spill = __ballot_sync(BN_FULL, leaf && child.y > 0);
+        if (spill && lane == 0) atomicAdd(&a.counts[5], (unsigned long long)__popc(spill));
+    }
     if (__any_sync(BN_FULL, leaf)) bn_walk_add_leaves<EXACT>(a, sm, st, nb.x, leaf ? nb.y : 0, gc, lane, L, sub, tg);
 }
 
@@ -970,14 +974,14 @@ extern "C" size_t bn_gpu_walk_bytes(int n_bodies, int n_groups, int n_nodes)
 {
     (void)n_bodies;
     (void)n_nodes;
-    return 5 * sizeof(unsigned long long) + (size_t)n_groups * sizeof(int);
+    return 6 * sizeof(unsigned long long) + (size_t)n_groups * sizeof(int);
 }
 
 extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *stats, cudaStream_t stream)
 {
     stats->n_pp = stats->n_pc = stats->n_far = stats->n_visit = 0;
     if (!s->counts) return BN_OK;
-    unsigned long long h[5];
+    unsigned long long h[6];
     BN_TRY(bn_cuda_read(h, s->counts, sizeof h, "walk counters", stream));
     stats->n_pp = (double)h[0];
     stats->n_pc = (double)h[1];
@@ -988,6 +992,7 @@ extern "C" bn_status bn_gpu_walk_counts(bn_gpu_walk_scratch *s, bn_force_stats *
         bn_trace_count("local walk: pc", (double)h[1]);
         bn_trace_count("local walk: far cells", (double)h[2]);
         bn_trace_count("local walk: cells visited", (double)h[4]);
+        bn_trace_count("local walk: nodes given as bodies (stack full)", (double)h[5]);
     }
     return BN_OK;
 }
@@ -1266,8 +1271,8 @@ extern "C" bn_status bn_gpu_walk_active(const bn_gpu_tree *t, const bn_gravity_p
                                         cudaStream_t stream)
 {
     if (!t || !g || !out || !s) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk: NULL argument");
-    const size_t count_bytes = 5 * sizeof(unsigned long long); /* 3 counters; marked chunks, redo list length;
-                                                                  cells visited (the costs' walk) */
+    const size_t count_bytes = 6 * sizeof(unsigned long long); /* 3 counters; marked chunks, redo list length;
+                                                                  cells visited; opened nodes given as bodies */
     if (!s->counts) BN_TRY(bn_cuda_alloc((void **)&s->counts, count_bytes, "walk counters", stream));
     BN_CUDA_CHECK(cudaMemsetAsync(s->counts, 0, count_bytes, stream));
     if (t->group_bound <= 0 || t->n <= 0) return stats ? bn_gpu_walk_counts(s, stats, stream) : BN_OK;
