@@ -468,6 +468,11 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         s.walk = t[0], s.tree = t[1], s.kept = t[2];
     }
     bn_rebuild_tuner_record(&sim->tuner, &s);
+    if (bn_trace_on()) { /* the rule's state after the step: what the next decision sees */
+        bn_trace_count("tuner: excess so far", sim->tuner.excess);
+        bn_trace_count("tuner: rebuild cost", bn_rebuild_tuner_make(&sim->tuner));
+        bn_trace_count("tuner: hold", (double)sim->tuner.hold);
+    }
     return BN_OK;
 }
 
