@@ -275,6 +275,10 @@ typedef struct bn_force_stats {
                                  backend counts its own way: the GPU per
                                  warp pass, the CPU per group and cell);
                                  the self-tuned rebuild weighs them      */
+    int refresh_refused;      /* block steps: the tree was to be
+                                 refreshed, but its groups had grown too
+                                 much since the build (refresh_guard.h):
+                                 it was rebuilt                          */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

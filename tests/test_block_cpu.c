@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "core/backend.h"
 #include "gravity/gravity_cpu.h"
+#include "tree/refresh_guard.h"
 #include "tree/tree_cpu.h"
 
 #define SENTINEL 1234.5
@@ -175,6 +176,76 @@ static void check_refreshed_tree(const bn_particles *p, const bn_particles *q, c
     bn_tree_release(&t);
 }
 
+/* The refresh guard's sum (tree/refresh_guard.h) on a fresh build: every
+ * group's bodies lie in the smallest key cell of its first and last
+ * body, so each term is its count at ratio 1, exactly: the key cells
+ * come out right on both curves. */
+static void test_built_groups_have_not_grown(void **state)
+{
+    (void)state;
+    bn_particles *p = plummer(1u << 14, 3);
+    for (int curve = 0; curve < 2; curve++) {
+        bn_gravity_params g = tree_params(BN_MAC_BONSAI, 0.5);
+        g.curve = curve ? BN_CURVE_HILBERT : BN_CURVE_MORTON;
+        bn_tree t;
+        memset(&t, 0, sizeof t);
+        TU_OK(bn_tree_sort_bodies(&t, (const double *const *)p->pos, p->mass, p->n, g.curve, NULL, NULL, NULL));
+        TU_OK(bn_tree_build(&t, g.leaf_size));
+        bn_tree_moments(&t, g.mac, g.theta, g.quadrupole);
+        TU_OK(bn_tree_groups(&t, g.group_size));
+        assert_true(bn_tree_group_growth(&t) == (unsigned long long)BN_REFRESH_GROWTH_UNIT * p->n);
+        bn_tree_release(&t);
+    }
+    assert_true(bn_key_common_levels(5, 5) == BN_KEY_MAX_LEVEL);
+    assert_true(bn_key_common_levels(0, 1) == BN_KEY_MAX_LEVEL - 1);     /* the last digit differs */
+    assert_true(bn_key_common_levels(0, 1ull << 62) == 0);              /* the root's octants */
+    assert_true(bn_key_common_levels(1ull << 59, 1ull << 58) == 1);      /* level 2's digit */
+    assert_true(bn_refresh_growth_term(2.0, 1.0, 3) == 3 * 8 * 64);       /* twice the size: 8x */
+    assert_true(bn_refresh_growth_term(0.5, 1.0, 3) == 3 * 64);           /* smaller counts as 1 */
+    assert_true(bn_refresh_growth_term(1.0, 0.0, 1) == 64ull * 1048576); /* from a point: the cap */
+    bn_particles_free(p);
+}
+
+/* A refresh of a slightly drifted Plummer sphere is kept; one whose
+ * particles were shuffled among each other's positions (every group
+ * spans the sphere: a walk of nearly all pairs) is refused and the tree
+ * built anew, with the forces of a fresh build, bit for bit. */
+static void test_scattered_refresh_is_refused(void **state)
+{
+    (void)state;
+    bn_particles *p = plummer(1u << 14, 9);
+    const bn_gravity_params g = tree_params(BN_MAC_BONSAI_BOX, 0.5);
+    bn_tree_workspace *ws = NULL, *fresh = NULL;
+    TU_OK(bn_tree_workspace_create(&ws));
+    TU_OK(bn_tree_workspace_create(&fresh));
+    forces(ws, &g, p, NULL, 0, 1);
+    drift(p, 0.01);
+    bn_force_stats st = forces(ws, &g, p, NULL, 0, 0);
+    assert_int_equal(st.refresh_refused, 0);
+    assert_true(st.t_sort == 0);
+    uint64_t rng = 77;
+    for (size_t i = p->n - 1; i > 0; i--) { /* shuffled positions */
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        const size_t j = (size_t)((rng >> 33) % (i + 1));
+        for (int k = 0; k < 3; k++) {
+            const double x = p->pos[k][i];
+            p->pos[k][i] = p->pos[k][j];
+            p->pos[k][j] = x;
+        }
+    }
+    st = forces(ws, &g, p, NULL, 0, 0);
+    assert_int_equal(st.refresh_refused, 1);
+    assert_true(st.t_sort > 0);
+    bn_particles *q = copy_of(p);
+    const bn_force_stats fs = forces(fresh, &g, q, NULL, 0, 1);
+    assert_same_forces(p, q, NULL);
+    assert_true(st.n_pp == fs.n_pp && st.n_pc == fs.n_pc);
+    bn_tree_workspace_free(ws);
+    bn_tree_workspace_free(fresh);
+    bn_particles_free(q);
+    bn_particles_free(p);
+}
+
 /* A drifted Plummer sphere: the refreshed tree (the old structure, the
  * bodies far outside their octants) is as accurate as a fresh build at
  * the new positions, against double direct summation. The accel
@@ -192,6 +263,7 @@ static void check_refresh_accuracy(bn_mac mac)
     drift(moved, 0.04);
     check_refreshed_tree(p, moved, &g);
     const bn_force_stats rs = forces_old(ws, &g, moved, old, 0);
+    assert_int_equal(rs.refresh_refused, 0); /* refreshed indeed */
     const bn_error_stats er = tu_errors_vs_direct(moved, g.G, g.softening, 1000, 11);
     const bn_force_stats fs = forces_old(fresh, &g, moved, old, 1);
     const bn_error_stats ef = tu_errors_vs_direct(moved, g.G, g.softening, 1000, 11);
@@ -547,6 +619,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refresh_unmoved_is_build),
+        cmocka_unit_test(test_built_groups_have_not_grown),
+        cmocka_unit_test(test_scattered_refresh_is_refused),
         cmocka_unit_test(test_refresh_moved_bonsai),
         cmocka_unit_test(test_refresh_moved_bonsai_box),
         cmocka_unit_test(test_refresh_moved_accel),

@@ -133,6 +133,9 @@ static void test_refreshed_tree_accuracy(void **state)
         void *st = gpu_state(&g, p);
         TU_OK(ops->drift(st, 0.05));
         TU_OK(ops->forces_active(st, 0, 0)); /* everything, on the old tree */
+        bn_force_stats fs;
+        TU_OK(ops->stats(st, &fs));
+        assert_int_equal(fs.refresh_refused, 0); /* refreshed indeed */
         bn_particles *moved = download(st);
         const bn_error_stats refreshed = tu_errors_vs_direct(moved, g.G, g.softening, 2000, 3);
         TU_OK(ops->forces_active(st, 0, 1)); /* a fresh tree */
@@ -146,6 +149,41 @@ static void test_refreshed_tree_accuracy(void **state)
         bn_particles_free(moved);
         bn_particles_free(fresh);
     }
+    bn_particles_free(p);
+}
+
+/* A refresh after a short drift is kept; after a drift long enough to
+ * scatter every group (each body's velocity carries it far from its
+ * group's others: a walk of nearly all pairs) it is refused and the tree
+ * built anew (tree/refresh_guard.h), with a fresh build's forces, bit
+ * for bit. */
+static void test_scattered_refresh_is_refused(void **state)
+{
+    (void)state;
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    bn_particles *p = plummer_32k();
+    bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+    g.mac = BN_MAC_BONSAI_BOX;
+    void *st = gpu_state(&g, p), *ref = gpu_state(&g, p);
+    bn_force_stats s;
+    TU_OK(ops->drift(st, 0.01));
+    TU_OK(ops->forces_active(st, 0, 0));
+    TU_OK(ops->stats(st, &s));
+    assert_int_equal(s.refresh_refused, 0);
+    TU_OK(ops->drift(st, 4.99));
+    TU_OK(ops->drift(ref, 0.01));
+    TU_OK(ops->drift(ref, 4.99));
+    TU_OK(ops->forces_active(st, 0, 0));
+    TU_OK(ops->stats(st, &s));
+    assert_int_equal(s.refresh_refused, 1);
+    TU_OK(ops->forces_active(ref, 0, 1));
+    bn_particles *a = download(st), *b = download(ref);
+    for (int k = 0; k < 3; k++) assert_memory_equal(a->acc[k], b->acc[k], a->n * sizeof(double));
+    assert_memory_equal(a->pot, b->pot, a->n * sizeof(double));
+    ops->destroy(st);
+    ops->destroy(ref);
+    bn_particles_free(a);
+    bn_particles_free(b);
     bn_particles_free(p);
 }
 
@@ -296,6 +334,7 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_one_bin_is_the_shared_step),
                  cmocka_unit_test(test_active_walk),
                  cmocka_unit_test(test_refreshed_tree_accuracy),
                  cmocka_unit_test(test_build_that_does_not_fit),
+                 cmocka_unit_test(test_scattered_refresh_is_refused),
                  cmocka_unit_test(test_same_as_cpu),
                  cmocka_unit_test(test_batches_are_the_steps),
                  cmocka_unit_test(test_idle_steps_change_nothing),

@@ -32,7 +32,7 @@ static int step(bn_rebuild_tuner *t, machine *m, int bin_min, long *k)
     const int rebuild = bn_rebuild_tuner_wants(t, bin_min, m->finest);
     *k = rebuild ? 0 : *k + 1;
     const double n = m->n_active[bin_min];
-    bn_rebuild_step s = {bin_min, rebuild, n, n * (m->per[bin_min] + m->slope * (double)*k) * jitter(m), 0, 0};
+    bn_rebuild_step s = {bin_min, rebuild, n, n * (m->per[bin_min] + m->slope * (double)*k) * jitter(m), 0, 0, 0};
     s.kept = m->kept * jitter(m);
     s.tree = rebuild ? m->make * jitter(m) + s.kept : m->kept * jitter(m);
     bn_rebuild_tuner_record(t, &s);
@@ -275,12 +275,53 @@ static void test_learns_before_refreshing(void **state)
     /* a refresh's tree time measured dearer than the build's kept part:
      * the rebuild saves less */
     m.kept = 0.03;
-    bn_rebuild_step s = {3, 0, 1e5, 0.1, 0.03, 0};
+    bn_rebuild_step s = {3, 0, 1e5, 0.1, 0.03, 0, 0};
     bn_rebuild_tuner_record(&t, &s);
-    s = (bn_rebuild_step){3, 1, 1e5, 0.1, 0.06, 0.01};
+    s = (bn_rebuild_step){3, 1, 1e5, 0.1, 0.06, 0.01, 0};
     bn_rebuild_tuner_record(&t, &s);
     /* the makes so far: 0.05, 0.06 - median(0.01, 0.03) = 0.04 */
     assert_true(fabs(bn_rebuild_tuner_make(&t) - 0.045) < 1e-12);
+}
+
+/* The backend refused a refresh the tuner chose (its groups had
+ * scattered, tree/refresh_guard.h) and rebuilt: reported as a rebuild.
+ * Refused as a probe (the first refresh after a rebuild) it fails as one
+ * costing two rebuilds: 4 rebuilds before the next probe, 8 after a
+ * second; refused later in a cycle it only ends the cycle early. */
+static void test_refused_refreshes(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.002 / 1e5); /* cheap refreshes: cycles of about 4-5 steps */
+    long k = 0;
+    for (int i = 0; i < 40; i++) step(&t, &m, 3, &k);
+    while (!bn_rebuild_tuner_wants(&t, 3, 3)) step(&t, &m, 3, &k); /* to the end of a cycle */
+    step(&t, &m, 3, &k);                                           /* its rebuild */
+    assert_false(bn_rebuild_tuner_wants(&t, 3, 3));                /* a refresh next: refuse it */
+    bn_rebuild_step s = {3, 1, 1e5, 0.1, 0.03, 0.01, 1};
+    for (int round = 0; round < 2; round++) {
+        bn_rebuild_tuner_record(&t, &s);
+        assert_int_equal(t.probes_failed, round + 1);
+        const long hold = 4L << round;
+        for (long h = 0; h < hold; h++) {
+            assert_true(bn_rebuild_tuner_wants(&t, 3, 3));
+            bn_rebuild_step r = {3, 1, 1e5, 0.1, 0.03, 0.01, 0};
+            bn_rebuild_tuner_record(&t, &r);
+        }
+        assert_false(bn_rebuild_tuner_wants(&t, 3, 3)); /* the next probe */
+    }
+    /* a probe that passes, then a refusal inside the cycle: no failure,
+     * and the next step may refresh again */
+    k = 0;
+    step(&t, &m, 3, &k);
+    assert_int_equal(k, 1);
+    assert_int_equal(t.probes_failed, 2);
+    assert_false(bn_rebuild_tuner_wants(&t, 3, 3));
+    bn_rebuild_tuner_record(&t, &s);
+    assert_int_equal(t.probes_failed, 2);
+    assert_int_equal(t.refreshes, 0);
+    assert_false(bn_rebuild_tuner_wants(&t, 3, 3));
 }
 
 /* work: a step's costs from its counts: the walk's flops (interact.h)
@@ -447,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_quieting_down_is_noticed),
         cmocka_unit_test(test_bins_are_compared_with_their_own),
         cmocka_unit_test(test_learns_before_refreshing),
+        cmocka_unit_test(test_refused_refreshes),
         cmocka_unit_test(test_work_step_costs),
         cmocka_unit_test(test_work_rule_follows_visits),
         cmocka_unit_test(test_work_runs_are_bit_reproducible),

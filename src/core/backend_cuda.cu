@@ -35,6 +35,7 @@ extern "C" {
 #include "core/trace.h"
 #include "parallel/comm.h"
 #include "tree/tree_cpu.h" /* bn_saved_tree: the restart files' tree, both backends */
+#include "tree/refresh_guard.h"
 }
 #include "core/backend_cuda.h"
 #include "core/backend_cuda_state.h"
@@ -63,6 +64,7 @@ void cuda_destroy(void *p)
     bn_cuda_free(st->clock, st->s);
     bn_cuda_free(st->tree_box, st->s);
     bn_cuda_free(st->tree_kept, st->s);
+    bn_cuda_free(st->tree_growth, st->s);
     if (st->clock_host) cudaFreeHost(st->clock_host);
     bn_gpu_tree_store_free(&st->tree, st->s);
     bn_gpu_walk_scratch_free(st->walk);
@@ -211,8 +213,9 @@ void release_body_lo(bn_cuda_state *st)
     st->body_lo = st->tree.t.body_lo = NULL;
 }
 
-/* The build's last stages (octants 1), or a refresh's (0: moved bodies). */
-bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int octants)
+/* The build's last stages (octants 1), or a refresh's (0: moved bodies;
+ * growth: its groups' growth summed there, NULL: not). */
+bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int octants, unsigned long long *growth)
 {
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
@@ -224,7 +227,7 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
     cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     const int accel = g->mac == BN_MAC_ACCEL;
     const double alpha = bn_gpu_accel_alpha(g->accel_alpha, g->G, t->len_scale, t->mass_scale);
-    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, alpha, s));
+    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, alpha, growth, s));
     cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return BN_OK;
 }
@@ -285,13 +288,14 @@ bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffe
     /* from here the particles move: the old tree holds only if they
      * kept its order, which the device alone knows */
     st->tree_valid = 0;
+    if (r == BN_OK) r = bn_gpu_group_levels(ts, b->keys, s); /* where it fits: the refresh guard's sizes */
     if (r == BN_OK) r = reorder_particles(st, b);
     if (r == BN_OK) r = keep_build(st, b->keys);
     ts->t.body = st->body;
     ts->t.order = st->orig;
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
     free_sort_buffers(b, s); /* before the moments' scratch (the peak) */
-    if (r == BN_OK) r = moments_and_groups(st, g, 1);
+    if (r == BN_OK) r = moments_and_groups(st, g, 1, NULL);
     st->tree_valid = r == BN_OK;
     return r;
 }
@@ -316,11 +320,20 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 }
 
 /* Block steps between rebuilds: the last tree's structure and body order
- * with moments, bodies and group boxes made from the moved particles. */
+ * with moments, bodies and group boxes made from the moved particles;
+ * built anew instead where its groups have grown too much since the
+ * build (tree/refresh_guard.h: the host waits for their sum). */
 bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
     for (int e = BN_EV_BBOX; e <= BN_EV_BUILD; e++) cudaEventRecord(st->ev[e], st->s); /* no such stages */
-    return moments_and_groups(st, g, 0);
+    if (!st->tree_growth) BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the refresh's growth", st->s));
+    BN_TRY(moments_and_groups(st, g, 0, st->tree_growth));
+    unsigned long long sum = 0;
+    BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the refresh's growth", st->s));
+    if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * (double)sum / (BN_REFRESH_GROWTH_UNIT * st->n));
+    if (!bn_refresh_refused(sum, (double)st->n)) return BN_OK;
+    st->refresh_refused = 1;
+    return build_tree(st, g);
 }
 
 double elapsed(const bn_cuda_state *st, int a, int b)
@@ -394,6 +407,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
         stats->n_pp = (double)st->n * (double)(st->n - 1);
     }
     fill_stats(st, stats, tree);
+    stats->refresh_refused = st->refresh_refused;
     if (bn_comm_size(st->comm) > 1) { /* the received trees' walks and the exchange */
         stats->n_pp += st->remote.n_pp;
         stats->n_pc += st->remote.n_pc;
@@ -497,6 +511,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
 
 bn_status evaluate_all(bn_cuda_state *st, const int *live)
 {
+    st->refresh_refused = 0; /* every particle's forces: always a build */
     if (bn_comm_size(st->comm) > 1) return evaluate_ranks(st);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
@@ -568,6 +583,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     const bn_gravity_params g = effective_params(st);
     const int ranks = bn_comm_size(st->comm) > 1;
     bn_status s = BN_OK;
+    st->refresh_refused = 0;
     if (st->n > 0) {
         s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */

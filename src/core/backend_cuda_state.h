@@ -62,6 +62,10 @@ struct bn_cuda_state {
                             written by the keep kernel where that build's
                             tree became current; 0: none (the fallback of
                             a build that did not fit keeps nothing)      */
+    unsigned long long *tree_growth; /* device: a refresh's groups' growth
+                            (tree/refresh_guard.h)                       */
+    int refresh_refused; /* the last evaluation was to refresh the tree,
+                            but its groups had grown: it rebuilt         */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */
     uint8_t *bin;     /* time bin per particle, key order (sorted along) */

@@ -443,30 +443,46 @@ static void trace_tuner_step(const bn_force_stats *st, int bin_min, int rebuilt,
 /* After a step's forces: its costs to the tuner, the same on every rank
  * (n_active is every rank's; work: the counts summed over the ranks;
  * time: the slowest rank's times, since the step waits for it). */
+/* A refresh the backend refused (tree/refresh_guard.h) is a rebuild,
+ * on any rank: the interval counts from it. */
+static void count_refusal(bn_simulation *sim, int refused)
+{
+    if (!refused) return;
+    sim->refused_builds++;
+    sim->steps_since_build = 1;
+}
+
 static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
     if (n_active <= 0) return BN_OK;
-    if (sim->integ.tree_rebuild > 0) { /* a fixed interval: traced only (the stats wait for the device) */
-        if (bn_trace_on()) trace_tuner_step(bn_simulation_force_stats(sim), bin_min, rebuilt, n_active);
+    const bn_force_stats *st = bn_simulation_force_stats(sim);
+    if (sim->integ.tree_rebuild > 0) { /* a fixed interval */
+        double refused = st->refresh_refused;
+        BN_TRY(bn_comm_allreduce(sim->comm, &refused, 1, BN_REDUCE_MAX));
+        count_refusal(sim, refused > 0);
+        trace_tuner_step(st, bin_min, rebuilt || refused > 0, n_active);
         return BN_OK;
     }
-    const bn_force_stats *st = bn_simulation_force_stats(sim);
-    trace_tuner_step(st, bin_min, rebuilt, n_active);
-    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0};
-    if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every run */
-        double count[4] = {st->n_pp, st->n_pc, st->n_far, st->n_visit};
-        BN_TRY(bn_comm_allreduce(sim->comm, count, 4, BN_REDUCE_SUM));
-        s = bn_rebuild_step_work(bin_min, rebuilt, n_active, count, (double)sim->n_global); /* every rank's */
+    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0, 0};
+    if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every rank */
+        double count[5] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, count, 5, BN_REDUCE_SUM));
+        s = bn_rebuild_step_work(bin_min, rebuilt || count[4] > 0, n_active, count, (double)sim->n_global);
+        s.refused = count[4] > 0;
     } else {
         /* A refresh reports its whole tree time (gather, moments, group
          * boxes) in some of these fields and a build in all of them: only
          * their sum is compared. */
-        double t[3] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
-                       st->t_moments + st->t_groups};
-        BN_TRY(bn_comm_allreduce(sim->comm, t, 3, BN_REDUCE_MAX));
+        double t[4] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
+                       st->t_moments + st->t_groups, st->refresh_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, t, 4, BN_REDUCE_MAX));
         s.walk = t[0], s.tree = t[1], s.kept = t[2];
+        s.refused = t[3] > 0;
+        s.rebuilt = rebuilt || s.refused;
     }
+    count_refusal(sim, s.refused);
+    trace_tuner_step(st, bin_min, s.rebuilt, n_active);
     bn_rebuild_tuner_record(&sim->tuner, &s);
     if (bn_trace_on()) { /* the rule's state after the step: what the next decision sees */
         bn_trace_count("tuner: excess so far", sim->tuner.excess);
@@ -654,7 +670,7 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
     b.ticks = 1 << (b.n_bins - 1);
     b.max_bin = c->max_bin;
     b.n_active = c->n_active;
-    b.tree_builds = c->builds;
+    b.tree_builds = c->builds + sim->refused_builds;
     b.cycle_start = c->cycle_start;
     b.cycle_length = c->cycle_length;
     b.forces = c->forces;

@@ -50,6 +50,22 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
     return next >= median(&t->make);
 }
 
+/* A first refresh after a rebuild that cost `growth` rebuilds or more:
+ * the hold grows by that much (at least twice), from this probe on: a
+ * probe costing 8 rebuilds waits 8 times longer, so that probes stay a
+ * small share of the steps however dear a refresh is (M31 at 2^24 on an
+ * H100: 4 probes in 64 steps cost 7%, BENCHMARKS.md session 20; with the
+ * growth only from the next probe on, 3 probes still cost 5-6% on M31 and
+ * GOTHIC's NFW, session 25). */
+static void probe_failed(bn_rebuild_tuner *t, double growth)
+{
+    const long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
+    t->probes_failed++;
+    const double next = (double)every * fmax(2.0, ceil(growth));
+    t->probe_every = next < BN_REBUILD_PROBE_MAX ? (long)next : BN_REBUILD_PROBE_MAX;
+    t->hold = t->probe_every;
+}
+
 void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
 {
     if (!(s->n_active > 0) || s->bin_min < 0 || s->bin_min >= BN_TIME_BINS_MAX) return;
@@ -62,9 +78,13 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
         const double refresh = t->refresh.n > 0 ? median(&t->refresh) : s->kept;
         const double make = s->tree - refresh;
         push(&t->make, make > 0 ? make : 0);
+        /* a probe the backend refused (its groups had scattered: the
+         * refresh would have cost many rebuilds) fails as one of two */
+        const int refused_probe = s->refused && t->refreshes == 0 && t->hold == 0;
         t->excess = 0;
         t->refreshes = 0;
         if (t->hold > 0) t->hold--;
+        if (refused_probe) probe_failed(t, 2.0);
         return;
     }
     t->refreshes++;
@@ -81,28 +101,13 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     /* the first refresh after a rebuild: a probe of whether refreshing
      * pays at all */
     const double make = median(&t->make);
-    if (excess >= make) {
-        long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
-        t->probes_failed++;
-        /* the hold grows by how much dearer than a rebuild the probe was
-         * (at least twice), from this probe on: a probe costing 8
-         * rebuilds waits 8 times longer, so that probes stay a small
-         * share of the steps however dear a refresh is (M31 at 2^24 on an
-         * H100: 4 probes in 64 steps cost 7%, BENCHMARKS.md session 20;
-         * with the growth only from the next probe on, 3 probes still
-         * cost 5-6% on M31 and GOTHIC's NFW, session 25) */
-        const double grow = make > 0 ? fmax(2.0, ceil(excess / make)) : 2.0;
-        const double next = (double)every * grow;
-        t->probe_every = next < BN_REBUILD_PROBE_MAX ? (long)next : BN_REBUILD_PROBE_MAX;
-        t->hold = t->probe_every;
-    } else {
-        t->probe_every = BN_REBUILD_PROBE_FIRST;
-    }
+    if (excess >= make) probe_failed(t, make > 0 ? excess / make : 2.0);
+    else t->probe_every = BN_REBUILD_PROBE_FIRST;
 }
 
 bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)
 {
-    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0, 0};
     s.walk = bn_walk_work(count[0], count[1], count[2], count[3], n_active);
     s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
     return s;

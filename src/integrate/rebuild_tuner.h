@@ -103,6 +103,8 @@ typedef struct bn_rebuild_step {
                         rebuild's beyond a refresh, 0 for a refresh)         */
     double kept;     /* rebuilt steps: the part of `tree` a refresh also
                         pays (moments and groups; work: 0)                   */
+    int refused;     /* rebuilt because the backend refused the refresh the
+                        tuner chose (its groups had grown: refresh_guard.h) */
 } bn_rebuild_step;
 
 /* Whether the next step, whose first active bin is bin_min, should

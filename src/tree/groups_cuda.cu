@@ -6,19 +6,17 @@
  * group; exact min/max: deterministic) and with it its frame, and for the acceleration
  * criterion the smallest old |a| in the group.
  */
+#include "tree/refresh_guard.h"
 #include "tree/tree_cuda.h"
 
 namespace {
 const int kThreads = 256;
 
-/* One warp per group: box of its bodies (hi + lo, in double: exact) and
- * the smallest old |a|. The box's centre, rounded to a float, is the
- * group's frame (tree_gpu.h); its half sizes are rounded up from that
- * centre, so the float box holds every body. */
-__global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
+/* Group g's box (one warp); with f (a refresh), its growth term added
+ * to *acc. */
+__device__ void group_box(const bn_gpu_tree &t, const float4 *acc_old, float alpha, const bn_gpu_frame *f, int g,
+                          int lane, unsigned long long *acc)
 {
-    const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
-    if (g >= bn_gpu_tree_groups(&t)) return; /* whole warps leave together */
     const int2 b = t.group_body[g];
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     float amin = INFINITY;
@@ -46,7 +44,39 @@ __global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha)
         }
         t.group_box[g] = make_float4(c[0], c[1], c[2], 0.0f);
         t.group_half[g] = make_float4(h[0], h[1], h[2], acc_old ? alpha * amin : 0.0f);
+        if (f) { /* half its smallest key cell at the build, in the floats' units */
+            const double cell = ldexp(f->tree_box_size * t.len_scale, -(t.group_level[g] + 1));
+            atomicAdd(acc, bn_refresh_growth_term(fmax(h[0], fmax(h[1], h[2])), cell, b.y));
+        }
     }
+}
+
+/* One warp per group: box of its bodies (hi + lo, in double: exact) and
+ * the smallest old |a|. The box's centre, rounded to a float, is the
+ * group's frame (tree_gpu.h); its half sizes are rounded up from that
+ * centre, so the float box holds every body. A refresh (grow.keys) sums
+ * its groups' growth (tree/refresh_guard.h): one atomic per block. */
+__global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha, const bn_gpu_frame *f,
+                            unsigned long long *growth)
+{
+    __shared__ unsigned long long block_growth;
+    if (growth && threadIdx.x == 0) block_growth = 0;
+    if (growth) __syncthreads();
+    const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+    if (g < bn_gpu_tree_groups(&t)) group_box(t, acc_old, alpha, growth ? f : NULL, g, lane, &block_growth);
+    if (!growth) return;
+    __syncthreads();
+    if (threadIdx.x == 0 && block_growth) atomicAdd(growth, block_growth);
+}
+
+/* One thread per group of a build that fits: the levels its first and
+ * last bodies' keys share (every body between lies in that cell). */
+__global__ void group_levels(bn_gpu_tree t, const uint64_t *keys, const bn_gpu_frame *f)
+{
+    const int g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (!f->fits || g >= bn_gpu_tree_groups(&t)) return;
+    const int2 b = t.group_body[g];
+    t.group_level[g] = (unsigned char)(b.y > 0 ? bn_key_common_levels(keys[b.x], keys[b.x + b.y - 1]) : 0);
 }
 
 /* One thread per group: is any of its bodies active? Each warp appends
@@ -71,6 +101,14 @@ __global__ void select_active(bn_gpu_tree t, const uint8_t *bin, const int *firs
 
 } // namespace
 
+extern "C" bn_status bn_gpu_group_levels(bn_gpu_tree_store *st, const uint64_t *keys, cudaStream_t s)
+{
+    if (st->t.group_bound <= 0) return BN_OK;
+    group_levels<<<(st->t.group_bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(st->t, keys, st->frame);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
 extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *bin, const int *bin_min, int *groups,
                                           int *count, cudaStream_t s)
 {
@@ -81,13 +119,15 @@ extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *b
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, cudaStream_t s)
+extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha,
+                                   unsigned long long *growth, cudaStream_t s)
 {
     const bn_gpu_tree *t = &st->t;
+    if (growth) BN_CUDA_CHECK(cudaMemsetAsync(growth, 0, sizeof *growth, s));
     if (t->group_bound <= 0) return BN_OK;
     const int warps_per_block = kThreads / 32;
-    group_boxes<<<(t->group_bound + warps_per_block - 1) / warps_per_block, kThreads, 0, s>>>(*t, acc_old,
-                                                                                             (float)alpha);
+    group_boxes<<<(t->group_bound + warps_per_block - 1) / warps_per_block, kThreads, 0, s>>>(
+        *t, acc_old, (float)alpha, st->frame, growth);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -171,4 +171,15 @@ BN_HD double bn_key_cube(const double mn[3], const double mx[3], double lo[3])
     return side;
 }
 
+/* The levels two keys' cells share from the root (BN_KEY_MAX_LEVEL for
+ * equal keys): the smallest cell holding both, and every key between
+ * them, has side cube / 2^levels. */
+BN_HD int bn_key_common_levels(uint64_t a, uint64_t b)
+{
+    const uint64_t x = a ^ b;
+    int L = 0;
+    while (L < BN_KEY_MAX_LEVEL && (x >> (3 * (BN_KEY_MAX_LEVEL - 1 - L))) == 0) L++;
+    return L;
+}
+
 #endif

@@ -99,6 +99,10 @@ bn_status bn_tree_groups(bn_tree *t, int group_size);
 /* The groups' boxes (group_lo/hi) from the sorted positions (part of
  * bn_tree_groups; bn_tree_refresh redoes it after the bodies moved). */
 void bn_tree_group_boxes(bn_tree *t);
+/* A refreshed tree's groups' growth since the build, the sum that
+ * tree/refresh_guard.h judges (the smallest key cell of each group's
+ * bodies stands for its built size). */
+unsigned long long bn_tree_group_growth(const bn_tree *t);
 
 /* Stages 5 and 6 again for bodies that moved since the last build (block
  * time steps: cheaper than a rebuild, and the order of the bodies stays

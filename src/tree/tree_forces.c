@@ -7,8 +7,10 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/trace.h"
 #include "gravity/gravity_cpu.h"
 #include "gravity/walk_cpu.h"
+#include "tree/refresh_guard.h"
 #include "tree/tree_cpu.h"
 
 struct bn_tree_workspace {
@@ -90,14 +92,25 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
     return BN_OK;
 }
 
-/* The local tree, built or refreshed. */
+/* The local tree, built or refreshed; a refresh whose groups have grown
+ * too much since the build is refused and the tree built anew
+ * (tree/refresh_guard.h), its time in the build's stages. */
 static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
                             int rebuild, bn_force_stats *stats)
 {
     bn_tree *t = &ws->tree;
     BN_TRY(reserve_out(ws, p->n));
     if (rebuild || t->n_nodes == 0 || t->n != p->n) return build(t, g, p, mac, stats);
-    return refresh(t, g, p, mac, stats);
+    BN_TRY(refresh(t, g, p, mac, stats));
+    const unsigned long long growth = bn_tree_group_growth(t);
+    if (bn_trace_on())
+        bn_trace_count("refresh: groups' growth x1000", 1e3 * (double)growth / (BN_REFRESH_GROWTH_UNIT * t->n));
+    if (!bn_refresh_refused(growth, (double)t->n)) return BN_OK;
+    const double t_refresh = stats->t_moments;
+    BN_TRY(build(t, g, p, mac, stats));
+    stats->t_bbox += t_refresh;
+    stats->refresh_refused = 1;
+    return BN_OK;
 }
 
 static bn_status local_walk(bn_tree_workspace *ws, const bn_gravity_params *g, bn_mac mac, const double *acc_old,

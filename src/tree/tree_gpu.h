@@ -78,6 +78,9 @@ typedef struct bn_gpu_tree {
     float4 *group_half;     /* half sizes x, y, z (rounded up: the box
                                holds every body's hi + lo), alpha * min |a_old|
                                of the group over G (accel MAC; 0 otherwise) */
+    unsigned char *group_level; /* levels of the smallest key cell holding
+                               the group's bodies at the build: its size
+                               then (tree/refresh_guard.h)              */
 } bn_gpu_tree;
 
 /* The power of two nearest to 1/v (1 for v <= 0 or not finite): the unit

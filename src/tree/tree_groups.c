@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "core/error.h"
+#include "tree/refresh_guard.h"
 #include "tree/tree_cpu.h"
 
 /* Groups node i emits (count only when `out` < 0, else write from `out`). */
@@ -78,6 +79,22 @@ void bn_tree_group_boxes(bn_tree *t)
     const int n = t->n_groups;
 #pragma omp parallel for schedule(static)
     for (int g = 0; g < n; g++) group_box(t, g);
+}
+
+unsigned long long bn_tree_group_growth(const bn_tree *t)
+{
+    const int n = t->n_groups;
+    unsigned long long sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (int g = 0; g < n; g++) {
+        const int f = t->group_first[g], c = t->group_count[g];
+        if (c <= 0) continue;
+        double size = 0; /* the box's largest half side */
+        for (int k = 0; k < 3; k++) size = fmax(size, 0.5 * (t->group_hi[3 * g + k] - t->group_lo[3 * g + k]));
+        const int L = bn_key_common_levels(t->keys[f], t->keys[f + c - 1]);
+        sum += bn_refresh_growth_term(size, ldexp(t->box_size, -(L + 1)), c);
+    }
+    return sum;
 }
 
 bn_status bn_tree_groups(bn_tree *t, int group_size)

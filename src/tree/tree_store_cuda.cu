@@ -60,6 +60,7 @@ bn_status reserve_groups(bn_gpu_tree_store *st, int need, int keep, cudaStream_t
     BN_TRY(regrow(&t->group_body, cap, keep, "groups", s));
     BN_TRY(regrow(&t->group_box, cap, keep, "group boxes", s));
     BN_TRY(regrow(&t->group_half, cap, keep, "group boxes", s));
+    BN_TRY(regrow(&t->group_level, cap, keep, "group levels", s));
     st->group_capacity = cap;
     t->group_bound = cap;
     return BN_OK;
@@ -82,7 +83,7 @@ extern "C" void bn_gpu_tree_store_free(bn_gpu_tree_store *ts, cudaStream_t s)
 {
     bn_gpu_tree *t = &ts->t;
     void *bufs[] = {t->node_body, t->node_child, t->node_com, t->node_com_lo, t->node_quad0, t->node_quad1, t->group_body,
-                    t->group_box, t->group_half, ts->scan_tmp, ts->minmax, ts->frame};
+                    t->group_box, t->group_half, t->group_level, ts->scan_tmp, ts->minmax, ts->frame};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) bn_cuda_free(bufs[i], s);
     if (ts->frame_host) cudaFreeHost(ts->frame_host);
     memset(ts, 0, sizeof *ts);

@@ -1,0 +1,50 @@
+/* Block steps between rebuilds refresh the last tree for the moved
+ * particles (moments and group boxes anew, structure and order kept).
+ * A refresh is only worth it while the groups keep roughly their size: a
+ * walk's cost grows with its group's box (the cells near it are opened
+ * down to the leaves), and a group whose members have scattered opens
+ * most of the tree. The self-tuned rebuild (integrate/rebuild_tuner.h)
+ * sees a walk's cost only after paying it; in a cold collapse at 2^24 on
+ * an H100 one refresh after the bounce, a probe, walked 2.6e15 flops in
+ * 94 s against 34 ms for a fresh tree (BENCHMARKS.md session 26): the
+ * core's particles cross its leaves many times over in one finest step.
+ *
+ * So each refresh measures its groups' growth since the build, the body
+ * weighted mean of (size / built size)^3 (size: a group box's largest
+ * half side), and a refresh whose mean exceeds BN_REFRESH_GROWTH_MAX is
+ * refused: the backend rebuilds instead, before walking. A group twice
+ * its built size walks about twice the cells a fresh one does (the
+ * pp region around a box of side h reaches about 1.5 leaf sizes, ~h/2,
+ * beyond it: (2h + 3h/2)^3 / (h + 3h/2)^3 = 2.7 in volume, less in
+ * practice), which costs more than a rebuild on every input measured
+ * (a rebuild is 0.15-1 fresh walk), and the self-tuned rule's own excess
+ * rebuilds long before quiet groups double. Used by both backends, so
+ * that they refuse the same refreshes. The sum is integers (each term
+ * rounded down to 1/BN_REFRESH_GROWTH_UNIT, capped): exact in any order,
+ * so the decision is the same at every run. */
+#ifndef BN_REFRESH_GUARD_H
+#define BN_REFRESH_GUARD_H
+#include "core/hostdevice.h"
+
+#define BN_REFRESH_GROWTH_MAX 8.0        /* mean (size / built size)^3  */
+#define BN_REFRESH_GROWTH_UNIT 64.0      /* a term's resolution          */
+#define BN_REFRESH_GROWTH_CAP 1048576.0  /* a term's largest ratio^3     */
+
+/* One group's term: n bodies, its largest half side now and at the build. */
+BN_HD unsigned long long bn_refresh_growth_term(double size, double built, int n)
+{
+    double r3 = 1.0; /* not grown (or a box of coincident bodies that stayed so) */
+    if (size > built) {
+        const double r = built > 0 ? size / built : BN_REFRESH_GROWTH_CAP;
+        r3 = r < BN_REFRESH_GROWTH_CAP ? r * r * r : BN_REFRESH_GROWTH_CAP;
+        if (r3 > BN_REFRESH_GROWTH_CAP) r3 = BN_REFRESH_GROWTH_CAP;
+    }
+    return (unsigned long long)(r3 * BN_REFRESH_GROWTH_UNIT) * (unsigned long long)(n > 0 ? n : 0);
+}
+
+/* Whether the summed terms of n bodies refuse the refresh. */
+BN_HD int bn_refresh_refused(unsigned long long sum, double n)
+{
+    return (double)sum > BN_REFRESH_GROWTH_MAX * BN_REFRESH_GROWTH_UNIT * n;
+}
+#endif
