@@ -56,7 +56,6 @@ struct bn_cuda_state {
      * tree's build as a restart file saves it (cuda tree_save) */
     int keep_tree_keys;
     uint64_t *tree_keys; /* its sorted keys, key order (n)               */
-    size_t tree_keys_room; /* keys tree_keys holds room for              */
     double *tree_box;    /* device: its key cube, box_lo[3] and size     */
     int *tree_kept;      /* device: the particles of the build kept there,
                             written by the keep kernel where that build's

@@ -36,9 +36,8 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->type = NULL;
     memset(st->type_count, 0, sizeof st->type_count);
     st->tree_valid = 0;
-    bn_cuda_free(st->tree_keys, st->s); /* of the particles that were */
+    bn_cuda_free(st->tree_keys, st->s); /* of the particles that were: none saved until the next keep */
     st->tree_keys = NULL;
-    st->tree_keys_room = 0; /* the next keep zeroes the kept count (tree_kept) */
     st->mass = NULL;
     st->orig = NULL;
     st->acc = st->body = NULL;

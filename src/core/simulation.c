@@ -416,6 +416,15 @@ static int block_host_decides(const bn_simulation *sim)
     return bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
 }
 
+/* A rebuild whatever the plan says: a fixed interval that is up, or the
+ * tuner's hold (every step until its next probe). The host then needs
+ * no read of the plan, and the device does not wait for it. */
+static int block_rebuild_certain(const bn_simulation *sim)
+{
+    if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
+    return sim->tuner.hold > 0;
+}
+
 static int block_wants_rebuild(const bn_simulation *sim)
 {
     if (sim->clock.ends) return 1; /* every particle active */
@@ -498,15 +507,18 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
  * there, their closing kicks and, inside the cycle, their new bins and
  * opening kicks. With tree_rebuild != 1 the host reads the clock twice
  * per step to choose between rebuilding and refreshing the tree: after
- * the plan (the cycle's end) and at the step's end (the kick's count,
- * and the walk's); the second read leaves sim->clock current. */
+ * the plan (the cycle's end; not where a rebuild is certain) and at the
+ * step's end (the kick's count, and the walk's); the second read leaves
+ * sim->clock current. */
 static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
 {
     const int host_decides = block_host_decides(sim);
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_BEGIN));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_PLAN));
-    if (host_decides) {
+    if (host_decides && block_rebuild_certain(sim)) {
+        r->rebuild = 1;
+    } else if (host_decides) {
         BN_TRY(read_clock(sim));
         r->rebuild = block_wants_rebuild(sim);
     }

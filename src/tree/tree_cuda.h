@@ -72,11 +72,11 @@ bn_status bn_gpu_tree_store_reserve(bn_gpu_tree_store *st, int nodes, int groups
  * fit needed (keeping the current tree). Fails if the keys stage found
  * a coordinate that is not finite or too wide a box. */
 bn_status bn_gpu_tree_poll(bn_gpu_tree_store *st, cudaStream_t s);
-/* Where the build's tree fitted (frame->fits): its n sorted keys into
- * out, its key cube into box (box_lo[3], box_size) and n into *kept, on
- * the device; else all three stay those of the tree that stays current. */
-bn_status bn_gpu_keep_build(const uint64_t *keys, uint64_t *out, double *box, int *kept, int n,
-                            const bn_gpu_frame *f, cudaStream_t s);
+/* Where the build's tree fitted (frame->fits): its key cube into box
+ * (box_lo[3], box_size) and n into *kept (its sorted keys are kept by
+ * the caller); else *kept = 0 (the keys kept are not the current
+ * tree's). On the device. */
+bn_status bn_gpu_keep_build(double *box, int *kept, int n, const bn_gpu_frame *f, cudaStream_t s);
 /* The host copies of a shape in t (n_nodes, ..., level_start). */
 void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c);
 /* The error of a frame (a host copy) whose keys stage found a coordinate

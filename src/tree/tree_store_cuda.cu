@@ -131,26 +131,20 @@ extern "C" void bn_gpu_tree_take_shape(bn_gpu_tree *t, const bn_gpu_shape *c)
 }
 
 namespace {
-/* The build's keys, cube and count, where its tree fitted and became
- * current (else the kept ones, and their count, are still the current
- * tree's: the count says what was kept, not what was built). */
-__global__ void keep_build_kernel(const uint64_t *keys, uint64_t *out, double *box, int *kept, int n,
-                                  const bn_gpu_frame *f)
+/* The build's cube and count, where its tree fitted and became current;
+ * else no count (its keys, the caller's, are not the current tree's). */
+__global__ void keep_build_kernel(double *box, int *kept, int n, const bn_gpu_frame *f)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (!f->fits) return;
-    if (i < n) out[i] = keys[i];
-    if (i < 3) box[i] = f->box_lo[i];
-    if (i == 3) box[3] = f->box_size;
-    if (i == 4) *kept = n;
+    const int i = threadIdx.x;
+    if (i < 3 && f->fits) box[i] = f->box_lo[i];
+    if (i == 3 && f->fits) box[3] = f->box_size;
+    if (i == 4) *kept = f->fits ? n : 0;
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_keep_build(const uint64_t *keys, uint64_t *out, double *box, int *kept, int n,
-                                       const bn_gpu_frame *f, cudaStream_t s)
+extern "C" bn_status bn_gpu_keep_build(double *box, int *kept, int n, const bn_gpu_frame *f, cudaStream_t s)
 {
-    const int threads = 256, blocks = (n > 5 ? n : 5) / threads + 1;
-    keep_build_kernel<<<blocks, threads, 0, s>>>(keys, out, box, kept, n, f);
+    keep_build_kernel<<<1, 32, 0, s>>>(box, kept, n, f);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
