@@ -102,8 +102,14 @@ static void test_linear_growth_finds_the_optimum(void **state)
     }
 }
 
+/* The hold after a failed probe: its excess over 0.5% of the probe
+ * step's cost with a rebuild (rebuild_tuner.h). */
+static long hold_for(double excess, double step) { return (long)ceil(excess / (BN_REBUILD_PROBE_SHARE * step)); }
+
 /* The first refresh costs more than a rebuild: interval 1, with one
- * probing refresh after 4, 8, ..., 128, then every 256 rebuilds. */
+ * probing refresh every `hold` rebuilds, the hold making the probe's
+ * loss 0.5% of the held steps (a probe: +0.03 s; a step with a rebuild:
+ * the fresh walk 0.1 s and the rebuild 0.02 s beyond a refresh: 50). */
 static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
 {
     (void)state;
@@ -122,48 +128,42 @@ static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
     print_message("%d refreshes in %d steps, at", refreshes, steps);
     for (int i = 0; i < refreshes; i++) print_message(" %d", refresh_at[i]);
     print_message("\n");
-    /* the gaps between probes: 4, 8, 16, 32, 64, 128 rebuilds (each
-     * probe cost 1.5 rebuilds: the hold doubles), then 256 */
-    assert_true(refreshes >= 7);
-    for (int i = 1; i < refreshes; i++) {
-        const long hold = i <= 6 ? 4L << (i - 1) : 256;
-        assert_int_equal(refresh_at[i] - refresh_at[i - 1], hold + 1);
-    }
-    assert_true(refreshes <= 7 + steps / 257);
+    const long hold = hold_for(0.03, 0.12);
+    assert_true(hold >= 50 && hold <= 51);
+    assert_true(refreshes >= steps / (hold + 1));
+    for (int i = 1; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], hold + 1);
     assert_int_equal(t.probes_failed, refreshes);
 }
 
-/* A probe that cost about ten rebuilds waits about ten times longer:
- * gaps of about 20, about 200, then 256 rebuilds (the cap), so that dear
- * probes stay rare. */
+/* A probe that cost about ten rebuilds holds about 6.7 times longer than
+ * one of 1.5 (+0.2 s against +0.03 s), so that dear probes stay rare;
+ * the hold is capped at BN_REBUILD_PROBE_MAX. */
 static void test_dear_probes_wait_longer(void **state)
 {
     (void)state;
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    machine m = one_bin(0.02, 0.2 / 1e5); /* one refresh: +0.2 s, a rebuild 0.02 s */
-    long k = 0;
-    int refresh_at[16], refreshes = 0;
-    for (int i = 0; i < 900; i++)
-        if (!step(&t, &m, 3, &k)) {
-            assert_true(refreshes < 16);
-            refresh_at[refreshes++] = i;
-        }
-    assert_true(refreshes >= 4);
-    /* twice the probe's worth in rebuilds: about ten (the rebuild's cost
-     * is its tree time beyond a refresh's, a little under 0.02 s), from
-     * the first failed probe on */
-    const int gap = refresh_at[1] - refresh_at[0];
-    print_message("gap after a dear probe: %d\n", gap);
-    assert_true(gap >= 21 && gap <= 25);
-    const int gap2 = refresh_at[2] - refresh_at[1]; /* (gap - 1) times the growth again */
-    assert_true(gap2 >= 200 && gap2 <= 257);
-    for (int i = 3; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], 257);
+    const double slopes[2] = {0.2 / 1e5, 2.0 / 1e5}; /* +0.2 s; +2 s: a hold of 3334, capped */
+    for (int c = 0; c < 2; c++) {
+        bn_rebuild_tuner t;
+        memset(&t, 0, sizeof t);
+        machine m = one_bin(0.02, slopes[c]);
+        long k = 0;
+        int refresh_at[16], refreshes = 0;
+        for (int i = 0; i < 2200; i++)
+            if (!step(&t, &m, 3, &k)) {
+                assert_true(refreshes < 16);
+                refresh_at[refreshes++] = i;
+            }
+        assert_true(refreshes >= 2);
+        const long want = c ? BN_REBUILD_PROBE_MAX : hold_for(0.2, 0.12);
+        print_message("gap after a probe of +%g s: %d (hold %ld)\n", slopes[c] * 1e5, refresh_at[1] - refresh_at[0],
+                      want);
+        for (int i = 1; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], want + 1);
+    }
 }
 
-/* Two bins, a refresh too dear in both: after the first failed probe
- * every probe waits for a step of the finest bin (the fewest active
- * particles: the cheapest refresh to lose). */
+/* Two bins, a refresh too dear in both: every probe waits for a step of
+ * the finest bin (the fewest active particles: the cheapest refresh to
+ * lose), the first one too. */
 static void test_probes_take_the_finest_bin(void **state)
 {
     (void)state;
@@ -179,18 +179,18 @@ static void test_probes_take_the_finest_bin(void **state)
         const int bin = i % 3 == 0 ? 3 : 5;
         if (!step(&t, &m, bin, &k)) {
             probes++;
-            if (bin == 3 && t.probes_failed > 1) at_coarse++;
+            if (bin == 3) at_coarse++;
         }
     }
-    print_message("%d probes in 2000 steps, %d after the first at bin 3\n", probes, at_coarse);
-    assert_true(probes >= 4);
+    print_message("%d probes in 2000 steps, %d at bin 3\n", probes, at_coarse);
+    assert_true(probes >= 2000 / (hold_for(0.03, 0.03) + 3)); /* +0.03 s on a 0.01 s walk and a 0.02 s rebuild */
     assert_int_equal(at_coarse, 0);
     /* bin 5 empties (a close encounter over): the probes go on at bin 3,
-     * the finest occupied now, at most one hold (256 rebuilds) apart */
+     * the finest occupied now, a hold apart (its probes lose +0.3 s: 500) */
     m.finest = 3;
     int later = 0;
-    for (int i = 0; i < 600; i++) later += !step(&t, &m, 3, &k);
-    print_message("after bin 5 emptied: %d probes in 600 steps\n", later);
+    for (int i = 0; i < 1300; i++) later += !step(&t, &m, 3, &k);
+    print_message("after bin 5 emptied: %d probes in 1300 steps\n", later);
     assert_true(later >= 2);
 }
 
@@ -208,7 +208,7 @@ static void test_quieting_down_is_noticed(void **state)
     int first_refresh = -1;
     for (int i = 0; i < 300 && first_refresh < 0; i++)
         if (!step(&t, &m, 3, &k)) first_refresh = i;
-    assert_true(first_refresh >= 0 && first_refresh <= 257);
+    assert_true(first_refresh >= 0 && first_refresh <= hold_for(0.03, 0.12) + 1); /* within one hold */
     long count[100];
     intervals(&t, &m, 500, count);
     print_message("quiet after %d steps: interval %ld\n", first_refresh, mode_of(count));
@@ -286,8 +286,8 @@ static void test_learns_before_refreshing(void **state)
 /* The backend refused a refresh the tuner chose (its groups had
  * scattered, tree/refresh_guard.h) and rebuilt: reported as a rebuild.
  * Refused as a probe (the first refresh after a rebuild) it fails as one
- * costing two rebuilds: 4 rebuilds before the next probe, 8 after a
- * second; refused later in a cycle it only ends the cycle early. */
+ * that lost two rebuilds (its hold: 0.04 s over 0.5% of 0.12 s, 67);
+ * refused later in a cycle it only ends the cycle early. */
 static void test_refused_refreshes(void **state)
 {
     (void)state;
@@ -303,7 +303,7 @@ static void test_refused_refreshes(void **state)
     for (int round = 0; round < 2; round++) {
         bn_rebuild_tuner_record(&t, &s);
         assert_int_equal(t.probes_failed, round + 1);
-        const long hold = 4L << round;
+        const long hold = hold_for(2 * 0.02, 0.1 + 0.02);
         for (long h = 0; h < hold; h++) {
             assert_true(bn_rebuild_tuner_wants(&t, 3, 3));
             bn_rebuild_step r = {3, 1, 1e5, 0.1, 0.03, 0.01, 0};

@@ -30,13 +30,14 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
 {
     if (t->hold > 0) return 1; /* every step, until the next probe */
     if (t->make.n == 0 || bin_min < 0 || bin_min >= BN_TIME_BINS_MAX || t->fresh[bin_min].n == 0) return 1;
-    /* After a failed probe the next one waits for a step of only the
-     * finest occupied bin (every few steps: the clock steps by that bin's
-     * step): the fewest active particles, so the cheapest refresh to lose
-     * (M31 at 2^24: a tenth of the particles, against a third on
-     * average; the probes cost 5-6% of 64 steps on M31 and GOTHIC's NFW,
-     * BENCHMARKS.md session 25). */
-    if (t->refreshes == 0 && t->probe_every > BN_REBUILD_PROBE_FIRST && bin_min < finest) return 1;
+    /* A probe (the first refresh after rebuilds, unless the last probe
+     * passed: then refreshing pays and each cycle starts at once) waits
+     * for a step of only the finest occupied bin (every few steps: the
+     * clock steps by that bin's step): the fewest active particles, so
+     * the cheapest refresh to lose (M31 at 2^24: a tenth of the
+     * particles, against a third on average; the probes cost 5-6% of 64
+     * steps on M31 and GOTHIC's NFW, BENCHMARKS.md session 25). */
+    if (t->refreshes == 0 && t->probe_every != BN_REBUILD_PROBE_PASSED && bin_min < finest) return 1;
     /* With n steps on this tree so far (k = n - 1 refreshes) another step
      * lowers the mean cost iff the rebuild's cost is at least the excess
      * with it, E_k + e_(k+1). The next excess from the linear fit of the
@@ -50,19 +51,17 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
     return next >= median(&t->make);
 }
 
-/* A first refresh after a rebuild that cost `growth` rebuilds or more:
- * the hold grows by that much (at least twice), from this probe on: a
- * probe costing 8 rebuilds waits 8 times longer, so that probes stay a
- * small share of the steps however dear a refresh is (M31 at 2^24 on an
- * H100: 4 probes in 64 steps cost 7%, BENCHMARKS.md session 20; with the
- * growth only from the next probe on, 3 probes still cost 5-6% on M31 and
- * GOTHIC's NFW, session 25). */
-static void probe_failed(bn_rebuild_tuner *t, double growth)
+/* A probe that lost `excess` on a step that would have cost `step` with
+ * a rebuild: hold rebuilds long enough that the loss is at most
+ * BN_REBUILD_PROBE_SHARE of the steps held (at least
+ * BN_REBUILD_PROBE_MIN, at most BN_REBUILD_PROBE_MAX). */
+static void probe_failed(bn_rebuild_tuner *t, double excess, double step)
 {
-    const long every = t->probe_every > 0 ? t->probe_every : BN_REBUILD_PROBE_FIRST;
     t->probes_failed++;
-    const double next = (double)every * fmax(2.0, ceil(growth));
-    t->probe_every = next < BN_REBUILD_PROBE_MAX ? (long)next : BN_REBUILD_PROBE_MAX;
+    const double h = step > 0 ? ceil(excess / (BN_REBUILD_PROBE_SHARE * step)) : BN_REBUILD_PROBE_MAX;
+    t->probe_every = h < BN_REBUILD_PROBE_MIN ? BN_REBUILD_PROBE_MIN
+                   : h > BN_REBUILD_PROBE_MAX ? BN_REBUILD_PROBE_MAX
+                                              : (long)h;
     t->hold = t->probe_every;
 }
 
@@ -79,12 +78,13 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
         const double make = s->tree - refresh;
         push(&t->make, make > 0 ? make : 0);
         /* a probe the backend refused (its groups had scattered: the
-         * refresh would have cost many rebuilds) fails as one of two */
+         * refresh would have cost many rebuilds) fails as one that lost
+         * two rebuilds (it lost one refresh) */
         const int refused_probe = s->refused && t->refreshes == 0 && t->hold == 0;
         t->excess = 0;
         t->refreshes = 0;
         if (t->hold > 0) t->hold--;
-        if (refused_probe) probe_failed(t, 2.0);
+        if (refused_probe) probe_failed(t, 2 * median(&t->make), s->walk + median(&t->make));
         return;
     }
     t->refreshes++;
@@ -101,8 +101,8 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     /* the first refresh after a rebuild: a probe of whether refreshing
      * pays at all */
     const double make = median(&t->make);
-    if (excess >= make) probe_failed(t, make > 0 ? excess / make : 2.0);
-    else t->probe_every = BN_REBUILD_PROBE_FIRST;
+    if (excess >= make) probe_failed(t, excess, median(f) * s->n_active + make);
+    else t->probe_every = BN_REBUILD_PROBE_PASSED;
 }
 
 bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)

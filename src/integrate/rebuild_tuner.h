@@ -48,27 +48,31 @@
  * a rebuild, an interval of 2 is slower than 1, and so is any longer one
  * (the excess only grows): the tuner then rebuilds at every step and
  * probes with a single refresh after `hold` rebuilds, to notice when the
- * distribution quiets down. The hold is BN_REBUILD_PROBE_FIRST times how
- * many rebuilds the failed probe's excess was worth (its growth, at least
- * 2), and grows by the growth of each probe that fails again, up to
- * BN_REBUILD_PROBE_MAX (a probe that passes resets it): a first refresh
- * that costs less than two rebuilds holds 4 steps, one that costs ten
- * holds 20, and in a lasting every-step regime a probe costs one
- * refresh's excess per 256 steps. After a failed probe the next waits for
- * a step of only the finest occupied bin (the fewest active particles). Doubling up to
- * 32 was measured too dear where a refresh costs many rebuilds (M31 and
- * GOTHIC's NFW at 2^24 on an H100: 7% slower than every step,
- * BENCHMARKS.md session 20); a distribution that quiets down is then
- * noticed within 256 steps (a few of the longest cycles). */
+ * distribution quiets down. The hold makes the probe's loss (its excess)
+ * BN_REBUILD_PROBE_SHARE (0.5%) of the held steps' cost, each taken as
+ * the probe step's with a rebuild (a step of the finest bin, the
+ * cheapest: so the share is lower still), between BN_REBUILD_PROBE_MIN
+ * and BN_REBUILD_PROBE_MAX steps. A probe that passes ends the holds. A
+ * probe waits for a step of only the finest occupied bin (the fewest
+ * active particles), unless the last one passed. Holds that doubled from
+ * 4 (session 25: up to 256, by each probe's growth) left 6-8 probes in
+ * 512 steps, 1.2-1.7% slower than rebuilding at every step where a
+ * refresh costs several rebuilds (M31 with bonsai-box and GOTHIC's NFW
+ * at 2^24 on an H100, BENCHMARKS.md session 26). A distribution that
+ * quiets down is then noticed within one hold (M31: about 200 steps;
+ * Plummer, whose refresh almost pays: about 50). */
 #ifndef BN_REBUILD_TUNER_H
 #define BN_REBUILD_TUNER_H
 #include "banyan.h"
 #include "integrate/timebins.h"
 
 #define BN_REBUILD_SAMPLES 3     /* costs are medians of this many        */
-#define BN_REBUILD_PROBE_FIRST 2 /* the first failed probe's hold: this
-                                    times the probe's growth (>= 2)    */
-#define BN_REBUILD_PROBE_MAX 256 /* ... growing up to this many           */
+#define BN_REBUILD_PROBE_SHARE 0.005 /* a failed probe's loss: at most this
+                                        share of the steps it holds    */
+#define BN_REBUILD_PROBE_MIN 4       /* the hold after a failed probe: at
+                                        least this many rebuilds, ...  */
+#define BN_REBUILD_PROBE_MAX 1024    /* ... at most this many          */
+#define BN_REBUILD_PROBE_PASSED 1    /* probe_every after a passed probe */
 
 /* The last few samples of a cost, the newest at [0]. */
 typedef struct bn_recent_costs {
@@ -86,8 +90,9 @@ typedef struct bn_rebuild_tuner {
     double excess;           /* the refreshed walks' excess since the build */
     long refreshes;          /* refreshes since the last rebuild           */
     long hold;               /* rebuilds to go before the next probe       */
-    long probe_every;        /* the hold after a failed probe; 0:
-                                BN_REBUILD_PROBE_FIRST                     */
+    long probe_every;        /* the hold after the last failed probe;
+                                BN_REBUILD_PROBE_PASSED: the last probe
+                                passed; 0: no probe yet                    */
     long probes_failed;      /* first refreshes that cost more than a
                                 rebuild (diagnostics, tests)               */
 } bn_rebuild_tuner;
