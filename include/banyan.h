@@ -728,16 +728,18 @@ typedef struct bn_integrator_params {
                          steps (and always at a cycle's end, when every
                          particle is active); in between, its structure
                          is kept and its moments and boxes are refreshed
-                         from the moved particles. 0: self-tuned (GOTHIC):
-                         rebuild when the refreshed trees' extra walk
-                         cost since the last rebuild adds up to the cost
-                         of a rebuild, weighed as rebuild_cost says;
-                         where even one refresh costs that much, rebuild
-                         at every step with a probing refresh every 4 to
-                         32 steps (BENCHMARKS.md).
-                         Default 1: every step. Other values choose on
-                         the host, which then reads the clock back at
-                         every step (batches of one step).               */
+                         from the moved particles (a refresh whose groups
+                         have scattered is refused and the tree rebuilt).
+                         0 (default): self-tuned (GOTHIC): rebuild when
+                         the refreshed trees' extra walk cost since the
+                         last rebuild adds up to the cost of a rebuild,
+                         weighed as rebuild_cost says; where even one
+                         refresh costs that much, rebuild at every step
+                         with a probing refresh now and then (its loss
+                         0.2% of the steps between). 1: every step. The
+                         values other than 1 choose on the host, which
+                         then reads the clock back at every step
+                         (batches of one step).                          */
     double dt_min;    /* the shortest step allowed: a step that the
                          criterion would make shorter (a close encounter,
                          a collapse) stops the run with an error instead
@@ -748,19 +750,17 @@ typedef struct bn_integrator_params {
                          chooses each particle's step. Default
                          BN_STEP_ACCEL.                                  */
     bn_tune_cost rebuild_cost; /* tree_rebuild 0: what the self-tuned
-                         rebuild weighs. BN_TUNE_TIME (the default): the
-                         measured times of the walk and of the tree's
-                         build and refresh (the device's on the GPU, the
-                         slowest rank's): the fastest interval on this
-                         machine, but rebuilds fall at steps that differ
-                         from run to run, so runs are not bit-reproducible
-                         and a restart continues with the tuner's state
-                         but not the same bits. BN_TUNE_WORK: walk flops
-                         from the interaction counts, a rebuild
-                         BN_REBUILD_FLOPS_PER_PARTICLE (4000) per particle:
-                         the same rebuilds, and bits, at every run (the
-                         rule before issue 19; 2x slower than rebuilding
-                         every step on M31 on an H100).                  */
+                         rebuild weighs. BN_TUNE_WORK (the default): the
+                         walk's counted work, its flops from the
+                         interaction counts and the cells it visited, a
+                         rebuild BN_REBUILD_WORK_PER_PARTICLE per particle:
+                         the same rebuilds, and bits, at every run.
+                         BN_TUNE_TIME: the measured times of the walk and
+                         of the tree's build and refresh (the device's on
+                         the GPU, the slowest rank's): rebuilds fall at
+                         steps that differ from run to run, so runs are
+                         not bit-reproducible and a restart continues
+                         with the tuner's state but not the same bits.  */
 } bn_integrator_params;
 BN_API bn_integrator_params bn_integrator_params_default(void);
 

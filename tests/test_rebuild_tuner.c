@@ -102,14 +102,14 @@ static void test_linear_growth_finds_the_optimum(void **state)
     }
 }
 
-/* The hold after a failed probe: its excess over 0.5% of the probe
- * step's cost with a rebuild (rebuild_tuner.h). */
+/* The hold after a failed probe: its excess over BN_REBUILD_PROBE_SHARE
+ * (0.2%) of the probe step's cost with a rebuild (rebuild_tuner.h). */
 static long hold_for(double excess, double step) { return (long)ceil(excess / (BN_REBUILD_PROBE_SHARE * step)); }
 
 /* The first refresh costs more than a rebuild: interval 1, with one
  * probing refresh every `hold` rebuilds, the hold making the probe's
- * loss 0.5% of the held steps (a probe: +0.03 s; a step with a rebuild:
- * the fresh walk 0.1 s and the rebuild 0.02 s beyond a refresh: 50). */
+ * loss 0.2% of the held steps (a probe: +0.03 s; a step with a rebuild:
+ * the fresh walk 0.1 s and the rebuild 0.02 s beyond a refresh: 125). */
 static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
 {
     (void)state;
@@ -129,19 +129,19 @@ static void test_first_refresh_too_dear_rebuilds_every_step(void **state)
     for (int i = 0; i < refreshes; i++) print_message(" %d", refresh_at[i]);
     print_message("\n");
     const long hold = hold_for(0.03, 0.12);
-    assert_true(hold >= 50 && hold <= 51);
+    assert_true(hold >= 125 && hold <= 126);
     assert_true(refreshes >= steps / (hold + 1));
     for (int i = 1; i < refreshes; i++) assert_int_equal(refresh_at[i] - refresh_at[i - 1], hold + 1);
     assert_int_equal(t.probes_failed, refreshes);
 }
 
 /* A probe that cost about ten rebuilds holds about 6.7 times longer than
- * one of 1.5 (+0.2 s against +0.03 s), so that dear probes stay rare;
- * the hold is capped at BN_REBUILD_PROBE_MAX. */
+ * one of 1.5 (+0.2 s against +0.03 s: 834 steps), so that dear probes
+ * stay rare; the hold is capped at BN_REBUILD_PROBE_MAX. */
 static void test_dear_probes_wait_longer(void **state)
 {
     (void)state;
-    const double slopes[2] = {0.2 / 1e5, 2.0 / 1e5}; /* +0.2 s; +2 s: a hold of 3334, capped */
+    const double slopes[2] = {0.2 / 1e5, 2.0 / 1e5}; /* +0.2 s; +2 s: a hold of 8334, capped */
     for (int c = 0; c < 2; c++) {
         bn_rebuild_tuner t;
         memset(&t, 0, sizeof t);
@@ -186,11 +186,11 @@ static void test_probes_take_the_finest_bin(void **state)
     assert_true(probes >= 2000 / (hold_for(0.03, 0.03) + 3)); /* +0.03 s on a 0.01 s walk and a 0.02 s rebuild */
     assert_int_equal(at_coarse, 0);
     /* bin 5 empties (a close encounter over): the probes go on at bin 3,
-     * the finest occupied now, a hold apart (its probes lose +0.3 s: 500) */
+     * the finest occupied now, a hold apart (its probes lose +0.3 s: 1250) */
     m.finest = 3;
     int later = 0;
-    for (int i = 0; i < 1300; i++) later += !step(&t, &m, 3, &k);
-    print_message("after bin 5 emptied: %d probes in 1300 steps\n", later);
+    for (int i = 0; i < 3000; i++) later += !step(&t, &m, 3, &k);
+    print_message("after bin 5 emptied: %d probes in 3000 steps\n", later);
     assert_true(later >= 2);
 }
 
@@ -286,7 +286,7 @@ static void test_learns_before_refreshing(void **state)
 /* The backend refused a refresh the tuner chose (its groups had
  * scattered, tree/refresh_guard.h) and rebuilt: reported as a rebuild.
  * Refused as a probe (the first refresh after a rebuild) it fails as one
- * that lost two rebuilds (its hold: 0.04 s over 0.5% of 0.12 s, 67);
+ * that lost two rebuilds (its hold: 0.04 s over 0.2% of 0.12 s, 167);
  * refused later in a cycle it only ends the cycle early. */
 static void test_refused_refreshes(void **state)
 {

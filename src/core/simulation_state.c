@@ -178,13 +178,17 @@ static bn_status collect(bn_simulation *sim, uint8_t **bin)
 }
 
 /* Block steps that refresh their tree between rebuilds: the tree the
- * next step may refresh, where the backend can give it. */
+ * next step may refresh, where the backend can give it. None where the
+ * backend is not current (a re-balance on the host gave this rank
+ * other particles: the next step uploads them and builds anew, and so
+ * does the continued run; the backend's tree is of the particles that
+ * were). */
 static bn_status collect_tree(bn_simulation *sim, void **tree, size_t *bytes)
 {
     *tree = NULL;
     *bytes = 0;
     if (!bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild) || sim->grav.method != BN_METHOD_TREE ||
-        !sim->ops->tree_save)
+        !sim->ops || !sim->ops->tree_save || !sim->backend_current)
         return BN_OK;
     return sim->ops->tree_save(sim->state, tree, bytes);
 }

@@ -49,7 +49,7 @@
  * (the excess only grows): the tuner then rebuilds at every step and
  * probes with a single refresh after `hold` rebuilds, to notice when the
  * distribution quiets down. The hold makes the probe's loss (its excess)
- * BN_REBUILD_PROBE_SHARE (0.5%) of the held steps' cost, each taken as
+ * BN_REBUILD_PROBE_SHARE (0.2%) of the held steps' cost, each taken as
  * the probe step's with a rebuild (a step of the finest bin, the
  * cheapest: so the share is lower still), between BN_REBUILD_PROBE_MIN
  * and BN_REBUILD_PROBE_MAX steps. A probe that passes ends the holds. A
@@ -59,15 +59,17 @@
  * 512 steps, 1.2-1.7% slower than rebuilding at every step where a
  * refresh costs several rebuilds (M31 with bonsai-box and GOTHIC's NFW
  * at 2^24 on an H100, BENCHMARKS.md session 26). A distribution that
- * quiets down is then noticed within one hold (M31: about 200 steps;
- * Plummer, whose refresh almost pays: about 50). */
+ * quiets down is then noticed within one hold (M31: about 500 steps;
+ * Plummer, whose refresh almost pays: about 125). A share of 0.5% left
+ * M31, GOTHIC's NFW and Plummer 0.5-0.7% slower than every-step
+ * rebuilds over 512 steps (session 26). */
 #ifndef BN_REBUILD_TUNER_H
 #define BN_REBUILD_TUNER_H
 #include "banyan.h"
 #include "integrate/timebins.h"
 
 #define BN_REBUILD_SAMPLES 3     /* costs are medians of this many        */
-#define BN_REBUILD_PROBE_SHARE 0.005 /* a failed probe's loss: at most this
+#define BN_REBUILD_PROBE_SHARE 0.002 /* a failed probe's loss: at most this
                                         share of the steps it holds    */
 #define BN_REBUILD_PROBE_MIN 4       /* the hold after a failed probe: at
                                         least this many rebuilds, ...  */
