@@ -213,7 +213,8 @@ for r in 4 0; do
 done
 
 # the self-tuned rebuild weighing measured times: never bitwise (its rebuilds follow each run's timings)
-not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0
+not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0 \
+  -P TimeIntegration:rebuild_cost:time
 
 # another backend (GPU machines only: BANYAN_TEST_BACKEND=gpu): the CPU's file continued on the GPU and the GPU's
 # on the CPU, saying so, within the bounds above of the unstopped run on the first backend

@@ -220,9 +220,9 @@ expect_fail "GPU backend" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -o ba
 expect_fail "GPU direct summation" "backend 'gpu'" 2 $common -P Gravity:backend:gpu -P Gravity:method:direct -o bad4
 expect_fail "usage" "unknown option" 2 --no-such-option
 
-# restart files across ranks (issue 20): 2 ranks with block steps stopped after 40 steps (at the batch's end,
-# step 64, a cycle's end; a cut of the domains by measured cost behind them and another ahead: the costs since the
-# last cut are saved) and continued give the energies of the unstopped run bit for bit (the wall column aside) and
+# restart files across ranks (issue 20): 2 ranks with block steps (the self-tuned rebuild, the default: one-step
+# batches, so the stop falls at step 40, a cycle's end; a cut of the domains by measured cost behind it and another
+# ahead: the costs since the last cut are saved, and the tree the next step may refresh) and continued give the energies of the unstopped run bit for bit (the wall column aside) and
 # its final positions and velocities by id. The same files continue on 3 ranks and on 1: every rank's particles
 # read and shared out, the domains cut anew, and the run says "continuing from 2 ranks' restart on N
 # ranks: not bitwise". Bounds as for P ranks against one process above: every row's total energy within 1e-4 of
@@ -233,7 +233,7 @@ rst="-P InitialConditions:n:2048 -P Gravity:backend:cpu -P Snapshots:render:no -
   -P TimeIntegration:eta:0.02 -P TimeIntegration:t_end:0.25"
 mpirun -np 2 "$banyan" run $rst -q -o rs_ref >/dev/null 2>&1 || fail "restart: the unstopped 2-rank run"
 mpirun -np 2 "$banyan" run $rst -q -o rs --stop-after-steps 40 >/dev/null 2>&1 || fail "restart: the stopped run"
-cp rs/restart/restart_0000.1.hdf5 rank1_step64.hdf5 # for the mixed saves below
+cp rs/restart/restart_0000.1.hdf5 rank1_step40.hdf5 # for the mixed saves below
 cp -r rs rs3 && cp -r rs rs1
 mpirun -np 2 "$banyan" run --restart rs/restart -o rs -q >rs.out 2>&1 || fail "restart: the continued run"
 grep -q "not bitwise" rs.out && fail "restart on the same 2 ranks: a notice: $(cat rs.out)"
@@ -279,13 +279,13 @@ mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -q -o mid_ref >/dev/nul
 mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -q -o mid --stop-after-steps 7 >/dev/null 2>&1 ||
   fail "restart: the run stopped inside a cycle"
 cp -r mid mid1 && cp -r mid stray
-# one number's files of two saves (rank 0's of step 7, rank 1's of step 64, the run stopped above): every rank
+# one number's files of two saves (rank 0's of step 7, rank 1's of step 40, the run stopped above): every rank
 # refuses them naming the disagreement (before the check, the ranks went on from two states and hung), no number
 # is before it, and the run stops with a failure
-cp -r mid mixed && cp rank1_step64.hdf5 mixed/restart/restart_0000.1.hdf5
+cp -r mid mixed && cp rank1_step40.hdf5 mixed/restart/restart_0000.1.hdf5
 timeout 120 mpirun -np 2 "$banyan" run --restart mixed/restart -o mixed -q >mixed.out 2>mixed.err &&
   fail "restart from two saves' files: accepted"
-grep -q "restart_0000.0.hdf5: written at t = [0-9.e-]* (step 7, tick 7), the 2 ranks' files at t = .* (steps 7 to 64, ticks 0 to 7): not one save; trying the restart file before it" mixed.err ||
+grep -q "restart_0000.0.hdf5: written at t = [0-9.e-]* (step 7, tick 7), the 2 ranks' files at t = .* (steps 7 to 40, ticks 0 to 7): not one save; trying the restart file before it" mixed.err ||
   fail "restart from two saves' files: not the message naming them: $(cat mixed.out mixed.err)"
 grep -q "no restart file there loads" mixed.err || fail "restart from two saves' files: no final message: $(cat mixed.err)"
 timeout 120 mpirun -np 3 "$banyan" run --restart mid/restart -o mid -q >mid.out 2>err.txt ||
