@@ -279,6 +279,9 @@ typedef struct bn_force_stats {
                                  refreshed, but its groups had grown too
                                  much since the build (refresh_guard.h):
                                  it was rebuilt                          */
+    double refresh_growth;    /* a refresh's groups' growth, the mean
+                                 that refresh_guard.h judges (1: none;
+                                 0: no refresh)                          */
     long n_nodes, n_leaves, n_groups, depth;
     size_t device_bytes_peak; /* GPU backend: peak device memory         */
     const char *backend;      /* "cpu" or "gpu"                          */

@@ -202,7 +202,8 @@ static void test_built_groups_have_not_grown(void **state)
     assert_true(bn_key_common_levels(1ull << 59, 1ull << 58) == 1);      /* level 2's digit */
     assert_true(bn_refresh_growth_term(2.0, 1.0, 3) == 3 * 8 * 64);       /* twice the size: 8x */
     assert_true(bn_refresh_growth_term(0.5, 1.0, 3) == 3 * 64);           /* smaller counts as 1 */
-    assert_true(bn_refresh_growth_term(1.0, 0.0, 1) == 64ull * 1048576); /* from a point: the cap */
+    assert_true(bn_refresh_growth_term(1.0, 0.0, 1) == 64ull * 4096);    /* from a point: the cap */
+    assert_true(bn_refresh_growth_term(100.0, 1.0, 2) == 2 * 64ull * 4096); /* 100x: the cap too */
     bn_particles_free(p);
 }
 
@@ -219,9 +220,13 @@ static void test_scattered_refresh_is_refused(void **state)
     TU_OK(bn_tree_workspace_create(&ws));
     TU_OK(bn_tree_workspace_create(&fresh));
     forces(ws, &g, p, NULL, 0, 1);
-    drift(p, 0.01);
-    bn_force_stats st = forces(ws, &g, p, NULL, 0, 0);
+    bn_force_stats st = forces(ws, &g, p, NULL, 0, 0); /* unmoved: every group in its cell */
+    assert_true(st.refresh_growth == 1.0);
+    drift(p, 0.05);
+    st = forces(ws, &g, p, NULL, 0, 0);
+    print_message("growth after a drift of 0.05: %.3f\n", st.refresh_growth);
     assert_int_equal(st.refresh_refused, 0);
+    assert_true(st.refresh_growth > 1.0 && st.refresh_growth < BN_REFRESH_GROWTH_MAX);
     assert_true(st.t_sort == 0);
     uint64_t rng = 77;
     for (size_t i = p->n - 1; i > 0; i--) { /* shuffled positions */
@@ -234,6 +239,7 @@ static void test_scattered_refresh_is_refused(void **state)
         }
     }
     st = forces(ws, &g, p, NULL, 0, 0);
+    print_message("growth after the shuffle: %.1f\n", st.refresh_growth);
     assert_int_equal(st.refresh_refused, 1);
     assert_true(st.t_sort > 0);
     bn_particles *q = copy_of(p);

@@ -152,11 +152,12 @@ static void test_refreshed_tree_accuracy(void **state)
     bn_particles_free(p);
 }
 
-/* A refresh after a short drift is kept; after a drift long enough to
- * scatter every group (each body's velocity carries it far from its
- * group's others: a walk of nearly all pairs) it is refused and the tree
- * built anew (tree/refresh_guard.h), with a fresh build's forces, bit
- * for bit. */
+/* An unmoved refresh has grown by exactly 1; one after a short drift is
+ * kept, its growth between 1 and 8 (the CPU's test sees the same range);
+ * after a drift long enough to scatter every group (each body's velocity
+ * carries it far from its group's others: a walk of nearly all pairs) it
+ * is refused and the tree built anew (tree/refresh_guard.h), with a
+ * fresh build's forces, bit for bit. */
 static void test_scattered_refresh_is_refused(void **state)
 {
     (void)state;
@@ -166,13 +167,18 @@ static void test_scattered_refresh_is_refused(void **state)
     g.mac = BN_MAC_BONSAI_BOX;
     void *st = gpu_state(&g, p), *ref = gpu_state(&g, p);
     bn_force_stats s;
-    TU_OK(ops->drift(st, 0.01));
+    TU_OK(ops->forces_active(st, 0, 0)); /* unmoved: every group in its key cell (the cells' units right) */
+    TU_OK(ops->stats(st, &s));
+    assert_true(s.refresh_growth == 1.0);
+    TU_OK(ops->drift(st, 0.05));
     TU_OK(ops->forces_active(st, 0, 0));
     TU_OK(ops->stats(st, &s));
+    print_message("growth after a drift of 0.05: %.3f\n", s.refresh_growth);
     assert_int_equal(s.refresh_refused, 0);
-    TU_OK(ops->drift(st, 4.99));
-    TU_OK(ops->drift(ref, 0.01));
-    TU_OK(ops->drift(ref, 4.99));
+    assert_true(s.refresh_growth > 1.0 && s.refresh_growth < 8.0);
+    TU_OK(ops->drift(st, 4.95));
+    TU_OK(ops->drift(ref, 0.05));
+    TU_OK(ops->drift(ref, 4.95));
     TU_OK(ops->forces_active(st, 0, 0));
     TU_OK(ops->stats(st, &s));
     assert_int_equal(s.refresh_refused, 1);

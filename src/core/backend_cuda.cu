@@ -324,9 +324,11 @@ bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
     BN_TRY(moments_and_groups(st, g, 0, st->tree_growth));
     unsigned long long sum = 0;
     BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the refresh's growth", st->s));
-    if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * (double)sum / (BN_REFRESH_GROWTH_UNIT * st->n));
+    st->refresh_growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
+    if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * st->refresh_growth);
     if (!bn_refresh_refused(sum, (double)st->n)) return BN_OK;
     st->refresh_refused = 1;
+    release_body_lo(st); /* never alive during the sort (the peak) */
     return build_tree(st, g);
 }
 
@@ -402,6 +404,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     }
     fill_stats(st, stats, tree);
     stats->refresh_refused = st->refresh_refused;
+    stats->refresh_growth = st->refresh_growth;
     if (bn_comm_size(st->comm) > 1) { /* the received trees' walks and the exchange */
         stats->n_pp += st->remote.n_pp;
         stats->n_pc += st->remote.n_pc;
@@ -506,6 +509,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
 bn_status evaluate_all(bn_cuda_state *st, const int *live)
 {
     st->refresh_refused = 0; /* every particle's forces: always a build */
+    st->refresh_growth = 0;
     if (bn_comm_size(st->comm) > 1) return evaluate_ranks(st);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
     bn_cuda_reset_peak();
@@ -578,6 +582,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     const int ranks = bn_comm_size(st->comm) > 1;
     bn_status s = BN_OK;
     st->refresh_refused = 0;
+    st->refresh_growth = 0;
     if (st->n > 0) {
         s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */

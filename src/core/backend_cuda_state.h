@@ -65,6 +65,7 @@ struct bn_cuda_state {
                             (tree/refresh_guard.h)                       */
     int refresh_refused; /* the last evaluation was to refresh the tree,
                             but its groups had grown: it rebuilt         */
+    double refresh_growth; /* its refresh's groups' growth (0: none)     */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */
     uint8_t *bin;     /* time bin per particle, key order (sorted along) */

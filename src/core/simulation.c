@@ -449,9 +449,6 @@ static void trace_tuner_step(const bn_force_stats *st, int bin_min, int rebuilt,
     bn_trace_count("tuner: cells visited", st->n_visit);
 }
 
-/* After a step's forces: its costs to the tuner, the same on every rank
- * (n_active is every rank's; work: the counts summed over the ranks;
- * time: the slowest rank's times, since the step waits for it). */
 /* A refresh the backend refused (tree/refresh_guard.h) is a rebuild,
  * on any rank: the interval counts from it. */
 static void count_refusal(bn_simulation *sim, int refused)
@@ -461,10 +458,15 @@ static void count_refusal(bn_simulation *sim, int refused)
     sim->steps_since_build = 1;
 }
 
+/* After a step's forces: its costs to the tuner, the same on every rank
+ * (n_active is every rank's; work: the counts summed over the ranks;
+ * time: the slowest rank's times, since the step waits for it). A fixed
+ * interval only asks, after a refresh, whether a rank refused it. */
 static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
     if (n_active <= 0) return BN_OK;
+    if (sim->integ.tree_rebuild > 0 && rebuilt && !bn_trace_on()) return BN_OK; /* no stats to wait for */
     const bn_force_stats *st = bn_simulation_force_stats(sim);
     if (sim->integ.tree_rebuild > 0) { /* a fixed interval */
         double refused = st->refresh_refused;

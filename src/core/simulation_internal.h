@@ -25,9 +25,10 @@ struct bn_simulation {
     int stats_current;        /* stats hold the last evaluation's        */
     /* block steps with tree_rebuild != 1, decided on the host */
     long steps_since_build;   /* force evaluations on the current tree   */
-    long refused_builds;      /* refreshes the backend refused and built
-                                 instead (tree/refresh_guard.h), this
-                                 process's: block_info's tree_builds      */
+    long refused_builds;      /* steps whose refresh some rank refused and
+                                 built instead (tree/refresh_guard.h),
+                                 since this simulation's start or load
+                                 (not saved): block_info's tree_builds    */
     /* the self-tuned rebuild (tree_rebuild = 0): the fresh trees' walk
      * costs per active particle, per first active bin, and the refreshed
      * trees' excess since the last rebuild (integrate/rebuild_tuner.h) */

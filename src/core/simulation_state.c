@@ -229,6 +229,7 @@ static bn_status restore_fields(bn_simulation *sim, const saved_sim *v, const bn
     sim->tuned = v->tuned;
     sim->last_check = v->last_check;
     sim->steps_since_build = v->steps_since_build;
+    sim->refused_builds = 0; /* not saved: counted from here */
     sim->tuner = v->tuner;
     sim->clock = *clock;
     return BN_OK;

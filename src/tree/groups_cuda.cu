@@ -44,9 +44,11 @@ __device__ void group_box(const bn_gpu_tree &t, const float4 *acc_old, float alp
         }
         t.group_box[g] = make_float4(c[0], c[1], c[2], 0.0f);
         t.group_half[g] = make_float4(h[0], h[1], h[2], acc_old ? alpha * amin : 0.0f);
-        if (f) { /* half its smallest key cell at the build, in the floats' units */
+        if (f) { /* the exact half width, as the CPU's; half its smallest key cell at the build */
+            double size = 0;
+            for (int k = 0; k < 3; k++) size = fmax(size, 0.5 * (hi[k] - lo[k]));
             const double cell = ldexp(f->tree_box_size * t.len_scale, -(t.group_level[g] + 1));
-            atomicAdd(acc, bn_refresh_growth_term(fmax(h[0], fmax(h[1], h[2])), cell, b.y));
+            atomicAdd(acc, bn_refresh_growth_term(size, cell, b.y));
         }
     }
 }
@@ -54,7 +56,7 @@ __device__ void group_box(const bn_gpu_tree &t, const float4 *acc_old, float alp
 /* One warp per group: box of its bodies (hi + lo, in double: exact) and
  * the smallest old |a|. The box's centre, rounded to a float, is the
  * group's frame (tree_gpu.h); its half sizes are rounded up from that
- * centre, so the float box holds every body. A refresh (grow.keys) sums
+ * centre, so the float box holds every body. A refresh (growth not NULL) sums
  * its groups' growth (tree/refresh_guard.h): one atomic per block. */
 __global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha, const bn_gpu_frame *f,
                             unsigned long long *growth)

@@ -18,17 +18,25 @@
  * beyond it: (2h + 3h/2)^3 / (h + 3h/2)^3 = 2.7 in volume, less in
  * practice), which costs more than a rebuild on every input measured
  * (a rebuild is 0.15-1 fresh walk), and the self-tuned rule's own excess
- * rebuilds long before quiet groups double. Used by both backends, so
- * that they refuse the same refreshes. The sum is integers (each term
- * rounded down to 1/BN_REFRESH_GROWTH_UNIT, capped): exact in any order,
- * so the decision is the same at every run. */
+ * rebuilds long before quiet groups double. Used by both backends (the
+ * exact half widths of their own coordinates: double on the CPU, the
+ * GPU's float bodies with their lo parts, which may round a case at the
+ * threshold differently). The sum is integers (each term rounded down to
+ * 1/BN_REFRESH_GROWTH_UNIT, capped at BN_REFRESH_GROWTH_CAP, so that a few
+ * scattered groups do not refuse a refresh alone): exact in any order,
+ * so the decision is the same at every run. Each rank judges its own
+ * tree (a rank may rebuild while others refresh; the tuner then counts
+ * the step as a rebuild on every rank). */
 #ifndef BN_REFRESH_GUARD_H
 #define BN_REFRESH_GUARD_H
 #include "core/hostdevice.h"
 
 #define BN_REFRESH_GROWTH_MAX 8.0        /* mean (size / built size)^3  */
 #define BN_REFRESH_GROWTH_UNIT 64.0      /* a term's resolution          */
-#define BN_REFRESH_GROWTH_CAP 1048576.0  /* a term's largest ratio^3     */
+#define BN_REFRESH_GROWTH_CAP 4096.0     /* a term's largest ratio^3: one
+                                            group of a scattered few (an
+                                            escaper's) cannot refuse a
+                                            refresh alone                 */
 
 /* One group's term: n bodies, its largest half side now and at the build. */
 BN_HD unsigned long long bn_refresh_growth_term(double size, double built, int n)
