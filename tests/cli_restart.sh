@@ -211,6 +211,20 @@ for r in 4 0; do
   grep -q "not bitwise" $d.out && fail "$d: a notice where the bits are the same: $(cat $d.out)"
   same ${d}_ref $d "tree_rebuild $r stopped at step 13"
 done
+# refused refreshes (tree/refresh_guard.h) continue bit for bit too: the continued run judges each refresh from
+# the saved tree's keys as the unstopped run does. This small run's groups never outgrow their key cells by more
+# than 0.3%, far from the real bound (a mean of 8); BANYAN_REFRESH_GROWTH_MAX=1.0005 (a testing aid) makes it
+# refuse some refreshes, so it must rebuild more often than without the aid
+refuse="$common $block -P TimeIntegration:tree_rebuild:8 -P TimeIntegration:t_end:1"
+builds() { sed -n 's/.* \([0-9][0-9]*\) tree builds$/\1/p' "$1"; }
+"$banyan" run $refuse -o kept >kept.out || fail "refused: plain run"
+BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run $refuse -o refused_ref >refused_ref.out || fail "refused: reference run"
+[ "$(builds refused_ref.out)" -gt "$(builds kept.out)" ] 2>/dev/null ||
+  fail "refused: no refresh refused ($(builds refused_ref.out) tree builds, $(builds kept.out) without the aid)"
+BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run $refuse -q -o refused --stop-after-steps 13 || fail "refused: stopped run"
+BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run --restart refused/restart -o refused -q >refused.out ||
+  fail "refused: continued run"
+same refused_ref refused "refused refreshes, stopped at step 13"
 
 # the self-tuned rebuild weighing measured times: never bitwise (its rebuilds follow each run's timings)
 not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0 \

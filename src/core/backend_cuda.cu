@@ -326,7 +326,7 @@ bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
     BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the refresh's growth", st->s));
     st->refresh_growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
     if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * st->refresh_growth);
-    if (!bn_refresh_refused(sum, (double)st->n)) return BN_OK;
+    if (!bn_refresh_refused(sum, (double)st->n, bn_refresh_growth_max())) return BN_OK;
     st->refresh_refused = 1;
     release_body_lo(st); /* never alive during the sort (the peak) */
     return build_tree(st, g);

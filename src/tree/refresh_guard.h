@@ -50,9 +50,23 @@ BN_HD unsigned long long bn_refresh_growth_term(double size, double built, int n
     return (unsigned long long)(r3 * BN_REFRESH_GROWTH_UNIT) * (unsigned long long)(n > 0 ? n : 0);
 }
 
-/* Whether the summed terms of n bodies refuse the refresh. */
-BN_HD int bn_refresh_refused(unsigned long long sum, double n)
+/* Whether the summed terms of n bodies refuse the refresh, above the
+ * mean `max` (bn_refresh_growth_max()). */
+BN_HD int bn_refresh_refused(unsigned long long sum, double n, double max)
 {
-    return (double)sum > BN_REFRESH_GROWTH_MAX * BN_REFRESH_GROWTH_UNIT * n;
+    return (double)sum > max * BN_REFRESH_GROWTH_UNIT * n;
 }
+
+/* The mean above which a refresh is refused: BN_REFRESH_GROWTH_MAX, or
+ * the environment's BANYAN_REFRESH_GROWTH_MAX (a testing aid, >= 1: small
+ * test runs never scatter their groups that far, and a lower bound makes
+ * them refuse refreshes, so that tests/cli_restart.sh and cli_run_mpi.sh
+ * see refusals continue bit for bit). Host code (tree_groups.c). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+double bn_refresh_growth_max(void);
+#ifdef __cplusplus
+}
+#endif
 #endif

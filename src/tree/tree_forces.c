@@ -105,7 +105,7 @@ static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, c
     const unsigned long long growth = bn_tree_group_growth(t);
     stats->refresh_growth = (double)growth / (BN_REFRESH_GROWTH_UNIT * (double)t->n);
     if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * stats->refresh_growth);
-    if (!bn_refresh_refused(growth, (double)t->n)) return BN_OK;
+    if (!bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max())) return BN_OK;
     const double t_refresh = stats->t_moments;
     BN_TRY(build(t, g, p, mac, stats)); /* refresh_growth stays: why */
     stats->t_bbox += t_refresh;

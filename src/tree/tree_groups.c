@@ -81,6 +81,17 @@ void bn_tree_group_boxes(bn_tree *t)
     for (int g = 0; g < n; g++) group_box(t, g);
 }
 
+double bn_refresh_growth_max(void)
+{
+    static double max = 0;
+    if (max > 0) return max;
+    const char *env = getenv("BANYAN_REFRESH_GROWTH_MAX");
+    char *end = NULL;
+    const double v = env ? strtod(env, &end) : 0;
+    max = env && end != env && *end == '\0' && v >= 1 && v <= BN_REFRESH_GROWTH_CAP ? v : BN_REFRESH_GROWTH_MAX;
+    return max;
+}
+
 unsigned long long bn_tree_group_growth(const bn_tree *t)
 {
     const int n = t->n_groups;
