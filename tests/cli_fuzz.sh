@@ -20,7 +20,7 @@
 # every command (about 3x the time). FUZZ_SAMPLE=k: one in k of the
 # hostile cases, chosen by the same hash, and the valid files and huge
 # counts through three of the six commands by turns (the sanitizer pass of
-# make test runs one in 10: the sanitizers make each invocation several
+# make test runs one in 16: the sanitizers make each invocation several
 # times slower).
 # usage: bash cli_fuzz.sh path/to/banyan
 set -u
