@@ -44,8 +44,7 @@ BN_HD unsigned long long bn_refresh_growth_term(double size, double built, int n
     double r3 = 1.0; /* not grown (or a box of coincident bodies that stayed so) */
     if (size > built) {
         const double r = built > 0 ? size / built : BN_REFRESH_GROWTH_CAP;
-        r3 = r < BN_REFRESH_GROWTH_CAP ? r * r * r : BN_REFRESH_GROWTH_CAP;
-        if (r3 > BN_REFRESH_GROWTH_CAP) r3 = BN_REFRESH_GROWTH_CAP;
+        r3 = r * r * r < BN_REFRESH_GROWTH_CAP ? r * r * r : BN_REFRESH_GROWTH_CAP; /* inf too */
     }
     return (unsigned long long)(r3 * BN_REFRESH_GROWTH_UNIT) * (unsigned long long)(n > 0 ? n : 0);
 }
