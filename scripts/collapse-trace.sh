@@ -8,7 +8,9 @@
 # (size / built size)^3 that tree/refresh_guard.h judges; a refused
 # refresh shows it with rb 1) and the tuner's state after the step.
 #   scripts/collapse-trace.sh BANYAN [N] [STEPS]   (REBUILD: tree_rebuild, 0;
-#   COST: rebuild_cost, work; BACKEND=cpu for the CPU; MODEL: uniform-sphere)
+#   COST: rebuild_cost, work; BACKEND=cpu for the CPU; MODEL: uniform-sphere,
+#   or m31 for GOTHIC's M31 (`banyan ic galaxy --model m31`) at the settings
+#   of rebuild-bench.sh's M31FAST, or GOTHIC's with M31=gothic)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 N=${2:-4194304} STEPS=${3:-256}
@@ -17,6 +19,12 @@ mkdir -p "$OUT" && cd "$OUT" || exit 1
 tag=${MODEL:-uniform-sphere}-$N-r${REBUILD:-0}${COST:-work}
 args="--model ${MODEL:-uniform-sphere} --n $N --eps 0.01 --theta 0.67 --mac bonsai-box --leaf-size 32 --group-size 256
       --group-expansion 0.4 --time-bins 6 --dt 0.0625 --eta 0.1 --repeat 1 --steps $STEPS"
+if [ "${MODEL:-}" = m31 ]; then
+    [ -f m31-$N.hdf5 ] || "$BIN" ic galaxy --model m31 --n "$N" -o m31-$N.hdf5 >ic.log 2>&1 || { echo "FAIL: ic galaxy"; exit 1; }
+    if [ "${M31:-fast}" = gothic ]; then mac="--mac accel --alpha 0.0078125"; tag=m31g-$N-r${REBUILD:-0}${COST:-work}
+    else mac="--mac accel --alpha 0.0073 --leaf-size 16 --group-size 128 --group-expansion 1.0"; fi
+    args="--input m31-$N.hdf5 $mac --time-bins 8 --dt 0.015625 --eta 0.2 --eps 0.015625 --repeat 1 --steps $STEPS"
+fi
 start=$(date +%s)
 BANYAN_GRAVITY_TRACE=1 timeout "${BENCH_TIMEOUT:-300}" "$BIN" bench --backend "${BACKEND:-gpu}" --json $args \
     --tree-rebuild "${REBUILD:-0}" --rebuild-cost "${COST:-work}" >"$tag.json" 2>"$tag.trace"

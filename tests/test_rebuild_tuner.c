@@ -8,12 +8,12 @@
 #include "integrate/rebuild_tuner.h"
 
 /* A made-up machine: a walk on a tree refreshed k times costs
- * n_active (per[bin] + slope k) (times noise), a rebuild's tree time
+ * n_active (per[bin] + slope k^power) (times noise), a rebuild's tree time
  * beyond the walk is make + kept, a refresh's is kept. */
 typedef struct machine {
     double per[BN_TIME_BINS_MAX];
     double n_active[BN_TIME_BINS_MAX];
-    double slope, make, kept, noise;
+    double slope, power, make, kept, noise;
     int finest; /* the finest occupied bin */
     unsigned long long rng;
 } machine;
@@ -32,7 +32,7 @@ static int step(bn_rebuild_tuner *t, machine *m, int bin_min, long *k)
     const int rebuild = bn_rebuild_tuner_wants(t, bin_min, m->finest);
     *k = rebuild ? 0 : *k + 1;
     const double n = m->n_active[bin_min];
-    bn_rebuild_step s = {bin_min, rebuild, n, n * (m->per[bin_min] + m->slope * (double)*k) * jitter(m), 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuild, n, n * (m->per[bin_min] + m->slope * pow((double)*k, m->power)) * jitter(m), 0, 0, 0};
     s.kept = m->kept * jitter(m);
     s.tree = rebuild ? m->make * jitter(m) + s.kept : m->kept * jitter(m);
     bn_rebuild_tuner_record(t, &s);
@@ -48,6 +48,7 @@ static machine one_bin(double make, double slope)
     m.make = make;
     m.kept = 0.01;
     m.slope = slope;
+    m.power = 1;
     m.rng = 42;
     m.finest = 3;
     return m;
@@ -252,6 +253,72 @@ static void test_bins_are_compared_with_their_own(void **state)
         assert_true(builds >= 2); /* each bin learnt */
         assert_true(t.fresh[3].n > 0 && t.fresh[5].n > 0);
     }
+}
+
+/* Steps of two sizes in turn, as on M31 (session 27): the finest bin's
+ * 1e4 active particles, then a coarser bin's 1e5. One refresh adds
+ * 0.005 s to a walk of the finest bin (a quarter of a rebuild), two add
+ * 0.1 s to a coarse one (five rebuilds). The tuner refreshes the finest
+ * bin's steps and rebuilds before every coarse one, foreseen from that
+ * step's own active count, and beats rebuilding at every step by 10%;
+ * the rule before extrapolated the finest step's excess (3 x 0.005 s,
+ * below a rebuild), refreshed the coarse step and lost. */
+static void test_coarse_steps_are_foreseen(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.02, 0.5e-6); /* a first refresh: half its fresh walk more */
+    m.per[5] = 1e-6;
+    m.n_active[5] = 1e4;
+    m.finest = 5;
+    long k = 0;
+    int coarse_refreshes = 0, fine_refreshes = 0;
+    double cost = 0, every = 0;
+    for (int i = 0; i < 1000; i++) {
+        const int bin = i % 2 ? 3 : 5;
+        const double fresh = m.n_active[bin] * m.per[bin];
+        const int r = step(&t, &m, bin, &k);
+        if (i < 10) continue; /* learning */
+        coarse_refreshes += !r && bin == 3;
+        fine_refreshes += !r && bin == 5;
+        cost += fresh + (r ? m.make : m.slope * m.n_active[bin] * (double)k);
+        every += fresh + m.make;
+    }
+    print_message("fine refreshes %d, coarse %d; %.4f of every step's cost\n", fine_refreshes, coarse_refreshes,
+                  cost / every);
+    assert_int_equal(coarse_refreshes, 0);
+    assert_int_equal(fine_refreshes, 495);
+    assert_true(cost < 0.91 * every); /* a pair of steps: 0.01 + 0.005 + 0.1 + 0.02 instead of 0.15 */
+    assert_int_equal(t.probes_failed, 0);
+}
+
+/* Excess that grows as k^2 (M31 at 2^23: a second refresh of the finest
+ * bin cost 4 times the first): the tuner measures the power and stops
+ * within 3% of the best interval's mean cost; a linear extrapolation
+ * refreshes too long (8% dearer here). */
+static void test_superlinear_growth(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    machine m = one_bin(0.2, 1e-3 / 1e5); /* the k-th refresh: + 0.001 k^2 s */
+    m.power = 2;
+    long count[100];
+    intervals(&t, &m, 2000, count);
+    const long n = mode_of(count);
+    double cost_best = INFINITY, excess = 0;
+    for (int j = 1; j < 99; j++) {
+        cost_best = fmin(cost_best, (m.make + excess) / j);
+        excess += 1e-3 * j * j; /* the excess of j refreshes */
+    }
+    excess = 0;
+    for (long j = 1; j < n; j++) excess += 1e-3 * (double)(j * j);
+    const double cost_n = (m.make + excess) / (double)n;
+    print_message("k^2 growth: interval %ld (%ld of 2000), power %.3f; mean excess cost %.5f, the best %.5f\n", n,
+                  count[n], t.power.v[0], cost_n, cost_best);
+    assert_true(fabs(t.power.v[0] - 2) < 1e-9);
+    assert_true(cost_n <= 1.03 * cost_best);
 }
 
 /* Before it knows a rebuild's cost or a bin's fresh walk, the tuner
@@ -490,6 +557,8 @@ int main(void)
         cmocka_unit_test(test_probes_take_the_finest_bin),
         cmocka_unit_test(test_quieting_down_is_noticed),
         cmocka_unit_test(test_bins_are_compared_with_their_own),
+        cmocka_unit_test(test_coarse_steps_are_foreseen),
+        cmocka_unit_test(test_superlinear_growth),
         cmocka_unit_test(test_learns_before_refreshing),
         cmocka_unit_test(test_refused_refreshes),
         cmocka_unit_test(test_work_step_costs),

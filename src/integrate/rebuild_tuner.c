@@ -2,6 +2,7 @@
  * rule and why. */
 #include "integrate/rebuild_tuner.h"
 #include <math.h>
+#include <string.h>
 #include "gravity/interact.h"
 
 static void push(bn_recent_costs *r, double v)
@@ -26,6 +27,43 @@ static double median(const bn_recent_costs *r)
 
 double bn_rebuild_tuner_make(const bn_rebuild_tuner *t) { return median(&t->make); }
 
+/* The fresh walk's cost of the next step at bin_min: its bin's fresh
+ * cost per particle times the bin's last active count. */
+static double fresh_cost(const bn_rebuild_tuner *t, int bin) { return median(&t->fresh[bin]) * t->active[bin]; }
+
+/* A first refresh's relative excess at bin, else at the nearest finer
+ * bin that has one, else the nearest coarser; -1 where none is known. */
+static double rho1_of(const bn_rebuild_tuner *t, int bin)
+{
+    for (int b = bin; b < BN_TIME_BINS_MAX; b++)
+        if (t->rho1[b].n > 0) return median(&t->rho1[b]);
+    for (int b = bin - 1; b >= 0; b--)
+        if (t->rho1[b].n > 0) return median(&t->rho1[b]);
+    return -1;
+}
+
+static double power_of(const bn_rebuild_tuner *t) { return t->power.n > 0 ? median(&t->power) : 1; }
+
+/* The excess the next step would add on the refreshed tree:
+ * rho1 k^p F (rebuild_tuner.h). A first refresh at the finest occupied
+ * bin is not foreseen (0): it is the probe that measures rho1 anew.
+ * Where no rho1 is known, the linear fit of the excess so far over
+ * equal steps (e_i = i s, so e_(k+1) = 2 E_k / k). */
+static double foreseen(const bn_rebuild_tuner *t, int bin, double k)
+{
+    const double rho1 = rho1_of(t, bin);
+    return rho1 >= 0 ? rho1 * pow(k, power_of(t)) * fresh_cost(t, bin) : -1;
+}
+
+static double next_excess(const bn_rebuild_tuner *t, int bin_min, int finest)
+{
+    const double k = (double)t->refreshes;
+    if (k == 0 && bin_min >= finest) return 0;
+    const double e = foreseen(t, bin_min, k + 1);
+    if (e < 0) return k > 0 ? t->excess * 2 / k : 0;
+    return t->foreseen > 0 ? e * t->excess / t->foreseen : e;
+}
+
 int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
 {
     if (t->hold > 0) return 1; /* every step, until the next probe */
@@ -40,15 +78,12 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
     if (t->refreshes == 0 && t->probe_every != BN_REBUILD_PROBE_PASSED && bin_min < finest) return 1;
     /* With n steps on this tree so far (k = n - 1 refreshes) another step
      * lowers the mean cost iff the rebuild's cost is at least the excess
-     * with it, E_k + e_(k+1). The next excess from the linear fit of the
-     * ones so far (e_i = i s, E_k = k (k + 1) s / 2, so e_(k+1) = 2 E_k / k;
-     * a fit of the sum, not of the last step, so that one noisy walk moves
-     * it little): rebuild once E_k (1 + 2 / k) reaches the cost. This is
-     * GOTHIC's optimum n ~ sqrt(2 t_make / s) rounded to the best integer,
-     * where "excess >= cost" alone rebuilds a step late. */
-    const double k = (double)t->refreshes;
-    const double next = k > 0 ? t->excess * (1 + 2 / k) : t->excess;
-    return next >= median(&t->make);
+     * with it, E_k + e_(k+1). The next excess from the fit of the ones so
+     * far (e_i = g i F_i; for equal steps e_(k+1) = 2 E_k / k; a fit of
+     * the sum, not of the last step, so that one noisy walk moves it
+     * little): GOTHIC's optimum n ~ sqrt(2 t_make / s) rounded to the best
+     * integer, where "excess >= cost" alone rebuilds a step late. */
+    return t->excess + next_excess(t, bin_min, finest) >= median(&t->make);
 }
 
 /* A probe that lost `excess` on a step that would have cost `step` with
@@ -65,10 +100,31 @@ static void probe_failed(bn_rebuild_tuner *t, double excess, double step)
     t->hold = t->probe_every;
 }
 
+/* A refresh's relative excess rho (its excess over its fresh walk's
+ * cost), the k-th since the build: a first refresh's is its bin's rho1;
+ * a later one's gives the power p of rho ~ k^p against this tree's last
+ * refresh at its bin, else against the bin's rho1 (at k = 1), where both
+ * stand out of the timed rule's noise (BN_REBUILD_RHO_MIN; p clamped to
+ * [1/2, 4]). */
+static void learn_growth(bn_rebuild_tuner *t, int bin, double rho)
+{
+    const long k = t->refreshes;
+    double ref = -1, k_ref = 1;
+    if (t->last_k[bin] > 0) ref = t->last_rho[bin], k_ref = (double)t->last_k[bin];
+    else if (k > 1 && t->rho1[bin].n > 0) ref = median(&t->rho1[bin]);
+    t->last_k[bin] = k;
+    t->last_rho[bin] = rho;
+    if (k == 1) push(&t->rho1[bin], rho > 0 ? rho : 0);
+    if (!(ref > BN_REBUILD_RHO_MIN && rho > BN_REBUILD_RHO_MIN)) return;
+    const double p = log(rho / ref) / log((double)k / k_ref);
+    push(&t->power, p < 0.5 ? 0.5 : p > 4 ? 4 : p);
+}
+
 void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
 {
     if (!(s->n_active > 0) || s->bin_min < 0 || s->bin_min >= BN_TIME_BINS_MAX) return;
     bn_recent_costs *f = &t->fresh[s->bin_min];
+    t->active[s->bin_min] = s->n_active;
     if (s->rebuilt) {
         push(f, s->walk / s->n_active);
         /* what refreshing saves: this build's tree time beyond a
@@ -82,6 +138,8 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
          * two rebuilds (it lost one refresh) */
         const int refused_probe = s->refused && t->refreshes == 0 && t->hold == 0;
         t->excess = 0;
+        t->foreseen = 0;
+        memset(t->last_k, 0, sizeof t->last_k);
         t->refreshes = 0;
         if (t->hold > 0) t->hold--;
         if (refused_probe) probe_failed(t, 2 * median(&t->make), s->walk + median(&t->make));
@@ -97,6 +155,9 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     const double excess = s->walk - median(f) * s->n_active;
     t->excess += excess;
     if (t->excess < 0) t->excess = 0;
+    const double e = foreseen(t, s->bin_min, (double)t->refreshes); /* before this step's lesson */
+    t->foreseen += e >= 0 ? e : fmax(excess, 0);
+    learn_growth(t, s->bin_min, excess / (median(f) * s->n_active));
     if (t->refreshes != 1 || t->make.n == 0) return;
     /* the first refresh after a rebuild: a probe of whether refreshing
      * pays at all */

@@ -39,6 +39,30 @@
  *     at different steps, and so give different bits (each within the
  *     tree's error).
  *
+ * Steps differ. A step of a coarse first active bin has many times the
+ * active particles of the finest's, but its walk's excess relative to
+ * its fresh walk is smaller (most of its particles move slowly), and the
+ * excess may grow faster than linearly with the refreshes. So the next
+ * step's excess is foreseen from its own bin: rho1_b k^p F, with F that
+ * step's fresh walk cost (its bin's fresh cost per particle times the
+ * bin's last active count), k its refreshes since the build, rho1_b the
+ * relative excess of first refreshes at its bin (where none was seen,
+ * the nearest finer bin's, which moves faster: a dearer guess) and p
+ * the growth's power, measured at later refreshes against the same
+ * tree's earlier one at their bin, else against their bin's rho1 (1,
+ * GOTHIC's linear growth, until measured); times this tree's
+ * excess so far over what was foreseen of it (a tree that grows slower
+ * or faster than the last ones: noise about no growth foresees none).
+ * A first refresh at
+ * the finest occupied bin is not foreseen: it is the probe below, which
+ * measures rho1 anew, so that a quieter distribution is noticed.
+ * Before session 27 the rule extrapolated the excess so far linearly
+ * over equal steps: the first refresh after a rebuild came blind (often
+ * a step of 7.5 M active particles), and after one refresh of the
+ * finest bin the next step's excess came 4 times the first's where the
+ * rule saw 2; on M31 at 2^23 on an H100 it was 8-23% slower than
+ * rebuilding at every step (BENCHMARKS.md, session 27).
+ *
  * Noise (time) and variation (both): every cost is the median of the
  * last BN_REBUILD_SAMPLES samples (one slow or fast outlier moves
  * nothing), and the excess is summed with its sign (noise averages out
@@ -75,6 +99,8 @@
                                         least this many rebuilds, ...  */
 #define BN_REBUILD_PROBE_MAX 1024    /* ... at most this many          */
 #define BN_REBUILD_PROBE_PASSED 1    /* probe_every after a passed probe */
+#define BN_REBUILD_RHO_MIN 0.05      /* relative excesses that give the
+                                        growth's power: above this     */
 
 /* The last few samples of a cost, the newest at [0]. */
 typedef struct bn_recent_costs {
@@ -97,6 +123,17 @@ typedef struct bn_rebuild_tuner {
                                 passed; 0: no probe yet                    */
     long probes_failed;      /* first refreshes that cost more than a
                                 rebuild (diagnostics, tests)               */
+    double active[BN_TIME_BINS_MAX]; /* the last active count at each first
+                                        active bin: the next such step's   */
+    bn_recent_costs rho1[BN_TIME_BINS_MAX]; /* a first refresh's excess over
+                                               its fresh walk's cost, by bin */
+    bn_recent_costs power;   /* p of the excess' growth, k^p, from later
+                                refreshes against their bin's rho1        */
+    double foreseen;         /* this tree's refreshes' excess as foreseen:
+                                excess / foreseen scales the next one     */
+    double last_rho[BN_TIME_BINS_MAX]; /* this tree's last refresh at each
+                                          bin: its relative excess, ...   */
+    long last_k[BN_TIME_BINS_MAX];     /* ... its number (0: none)        */
 } bn_rebuild_tuner;
 
 /* One step's costs, every rank's (times: the slowest rank's; work: the
