@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "core/simulation_internal.h"
 #include "integrate/rebuild_tuner.h"
 
 /* A made-up machine: a walk on a tree refreshed k times costs
@@ -514,6 +515,54 @@ static void test_work_runs_are_bit_reproducible(void **state)
     bn_particles_free(p2);
 }
 
+/* The tuner's held rebuilds run in batches with nothing read per step
+ * (simulation.c's quiet steps): a run advanced in long batches makes the
+ * same rebuilds and bits as one stepped a step at a time, and its hold
+ * ends at the same step (a hold of 60 set after the first step; then
+ * refreshes pay again). */
+static void test_held_rebuilds_in_batches(void **state)
+{
+    (void)state;
+    bn_particles *p = NULL, *p2 = NULL;
+    bn_simulation *a = plummer_sim(&p, BN_TUNE_WORK), *b = plummer_sim(&p2, BN_TUNE_WORK);
+    const double t_end = 1;
+    TU_OK(bn_simulation_step(a, NULL));
+    TU_OK(bn_simulation_step(b, NULL));
+    a->tuner.hold = b->tuner.hold = a->tuner.probe_every = b->tuner.probe_every = 60;
+    const run_result ra = run_to(a, 0.5);
+    const long builds_held = bn_simulation_block_info(a).tree_builds;
+    long batches_held = 0;
+    for (; bn_simulation_time(b) < 0.5; batches_held++) TU_OK(bn_simulation_advance(b, 0.5, 100000, NULL));
+    print_message("to t = 0.5: %ld steps, %ld rebuilds stepped, %ld in %ld batches\n", ra.steps, builds_held,
+                  bn_simulation_block_info(b).tree_builds, batches_held);
+    assert_true(batches_held <= ra.steps - 60 + 16 + 1); /* the hold but its last 16 steps in one batch */
+    assert_int_equal(bn_simulation_block_info(b).tree_builds, builds_held);
+    assert_int_equal(a->tuner.hold, b->tuner.hold);
+    run_to(a, t_end);
+    long batches = 0;
+    while (bn_simulation_time(b) < t_end) {
+        TU_OK(bn_simulation_advance(b, t_end, 100000, NULL));
+        batches++;
+    }
+    const long builds_a = bn_simulation_block_info(a).tree_builds, builds_b = bn_simulation_block_info(b).tree_builds;
+    print_message("held 60: %ld steps to t = 0.5, %ld rebuilds; to t = 1: %ld rebuilds stepped, %ld in %ld batches\n",
+                  ra.steps, builds_held, builds_a, builds_b, batches);
+    assert_true(ra.steps > 60 && builds_held > 60);
+    assert_int_equal(builds_a, builds_b);
+    assert_true(builds_a < builds_held + (long)ra.steps / 2); /* refreshes after the hold */
+    const bn_particles *qa = NULL, *qb = NULL;
+    TU_OK(bn_simulation_particles(a, &qa));
+    TU_OK(bn_simulation_particles(b, &qb));
+    for (int k = 0; k < 3; k++) {
+        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
+        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
+    }
+    bn_simulation_free(a);
+    bn_simulation_free(b);
+    bn_particles_free(p);
+    bn_particles_free(p2);
+}
+
 /* rebuild_cost time (the default): the run completes with the energy
  * error of the work rule's (whatever the timing: every rebuild choice is
  * a valid tree), and the tuner measured a rebuild. */
@@ -564,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_work_step_costs),
         cmocka_unit_test(test_work_rule_follows_visits),
         cmocka_unit_test(test_work_runs_are_bit_reproducible),
+        cmocka_unit_test(test_held_rebuilds_in_batches),
         cmocka_unit_test(test_timed_runs_conserve_energy),
         cmocka_unit_test(test_bad_rebuild_cost),
     };

@@ -25,6 +25,8 @@ struct bn_simulation {
     int stats_current;        /* stats hold the last evaluation's        */
     /* block steps with tree_rebuild != 1, decided on the host */
     long steps_since_build;   /* force evaluations on the current tree   */
+    int quiet;                /* a batch of the tuner's held rebuilds runs:
+                                 nothing read per step (simulation.c)   */
     long refused_builds;      /* steps whose refresh some rank refused and
                                  built instead (tree/refresh_guard.h),
                                  since this simulation's start or load

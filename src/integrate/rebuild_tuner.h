@@ -99,6 +99,8 @@
                                         least this many rebuilds, ...  */
 #define BN_REBUILD_PROBE_MAX 1024    /* ... at most this many          */
 #define BN_REBUILD_PROBE_PASSED 1    /* probe_every after a passed probe */
+#define BN_REBUILD_QUIET_TAIL 16     /* a hold's last steps, recorded (its
+                                        earlier ones are not read)      */
 #define BN_REBUILD_RHO_MIN 0.05      /* relative excesses that give the
                                         growth's power: above this     */
 
