@@ -733,18 +733,20 @@ typedef struct bn_integrator_params {
                          is kept and its moments and boxes are refreshed
                          from the moved particles (a refresh whose groups
                          have scattered is refused and the tree rebuilt).
-                         0: self-tuned (GOTHIC): rebuild when
+                         0 (default): self-tuned (GOTHIC): rebuild when
                          the refreshed trees' extra walk cost since the
                          last rebuild adds up to the cost of a rebuild,
-                         weighed as rebuild_cost says; where even one
+                         weighed as rebuild_cost says, each step's excess
+                         foreseen from its own bin; where even one
                          refresh costs that much, rebuild at every step
                          with a probing refresh now and then (its loss
-                         0.2% of the steps between). 1 (default): every
-                         step (0 is not yet never slower: M31 at 2^23 on
-                         an H200, BENCHMARKS.md session 26). The values
-                         other than 1 choose on the host, which then
-                         reads the clock back at every step (batches of
-                         one step).                                      */
+                         0.2% of the steps between). On an H100 within
+                         0.4% of rebuilding at every step or faster (to
+                         11%) on every input measured (BENCHMARKS.md,
+                         session 27). 1: every step. The values other
+                         than 1 choose on the host, which then reads the
+                         clock back at every step (batches of one step)
+                         but during the tuner's long holds.             */
     double dt_min;    /* the shortest step allowed: a step that the
                          criterion would make shorter (a close encounter,
                          a collapse) stops the run with an error instead
