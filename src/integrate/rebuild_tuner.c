@@ -126,13 +126,18 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     bn_recent_costs *f = &t->fresh[s->bin_min];
     t->active[s->bin_min] = s->n_active;
     if (s->rebuilt) {
-        push(f, s->walk / s->n_active);
-        /* what refreshing saves: this build's tree time beyond a
-         * refresh's (as measured, else the build's own moments and
-         * groups, which a refresh redoes) */
-        const double refresh = t->refresh.n > 0 ? median(&t->refresh) : s->kept;
-        const double make = s->tree - refresh;
-        push(&t->make, make > 0 ? make : 0);
+        /* A step whose refresh some rank refused is no sample: the other
+         * ranks walked refreshed trees, and the refusing one measured its
+         * refresh and its build together. */
+        if (!s->refused) {
+            push(f, s->walk / s->n_active);
+            /* what refreshing saves: this build's tree time beyond a
+             * refresh's (as measured, else the build's own moments and
+             * groups, which a refresh redoes) */
+            const double refresh = t->refresh.n > 0 ? median(&t->refresh) : s->kept;
+            const double make = s->tree - refresh;
+            push(&t->make, make > 0 ? make : 0);
+        }
         /* a probe the backend refused (its groups had scattered: the
          * refresh would have cost many rebuilds) fails as one that lost
          * two rebuilds (it lost one refresh) */
