@@ -497,6 +497,23 @@ static run_result run_to(bn_simulation *sim, double t_end)
     return r;
 }
 
+/* Two runs' particles: the same positions and velocities, bit for bit;
+ * then both runs freed. */
+static void same_bits_then_free(bn_simulation *a, bn_simulation *b, bn_particles *p, bn_particles *p2)
+{
+    const bn_particles *qa = NULL, *qb = NULL;
+    TU_OK(bn_simulation_particles(a, &qa));
+    TU_OK(bn_simulation_particles(b, &qb));
+    for (int k = 0; k < 3; k++) {
+        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
+        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
+    }
+    bn_simulation_free(a);
+    bn_simulation_free(b);
+    bn_particles_free(p);
+    bn_particles_free(p2);
+}
+
 /* rebuild_cost work: two runs, the same rebuilds and the same bits. */
 static void test_work_runs_are_bit_reproducible(void **state)
 {
@@ -509,17 +526,7 @@ static void test_work_runs_are_bit_reproducible(void **state)
     assert_int_equal(ra.steps, rb.steps);
     assert_int_equal(ra.builds, rb.builds);
     assert_true(ra.refreshes > 0 && ra.builds > 0);
-    const bn_particles *qa = NULL, *qb = NULL;
-    TU_OK(bn_simulation_particles(a, &qa));
-    TU_OK(bn_simulation_particles(b, &qb));
-    for (int k = 0; k < 3; k++) {
-        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
-        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
-    }
-    bn_simulation_free(a);
-    bn_simulation_free(b);
-    bn_particles_free(p);
-    bn_particles_free(p2);
+    same_bits_then_free(a, b, p, p2);
 }
 
 /* The tuner's held rebuilds run in batches with nothing read per step
@@ -557,20 +564,10 @@ static void test_held_rebuilds_in_batches(void **state)
     assert_true(ra.steps > 60 && builds_held > 60);
     assert_int_equal(builds_a, builds_b);
     assert_true(builds_a < builds_held + (long)ra.steps / 2); /* refreshes after the hold */
-    const bn_particles *qa = NULL, *qb = NULL;
-    TU_OK(bn_simulation_particles(a, &qa));
-    TU_OK(bn_simulation_particles(b, &qb));
-    for (int k = 0; k < 3; k++) {
-        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
-        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
-    }
-    bn_simulation_free(a);
-    bn_simulation_free(b);
-    bn_particles_free(p);
-    bn_particles_free(p2);
+    same_bits_then_free(a, b, p, p2);
 }
 
-/* rebuild_cost time (the default): the run completes with the energy
+/* rebuild_cost time: the run completes with the energy
  * error of the work rule's (whatever the timing: every rebuild choice is
  * a valid tree), and the tuner measured a rebuild. */
 static void test_timed_runs_conserve_energy(void **state)
