@@ -322,6 +322,27 @@ static void test_superlinear_growth(void **state)
     assert_true(cost_n <= 1.03 * cost_best);
 }
 
+/* A fresh walk that cost nothing (a walk timed at 0): no relative excess
+ * to learn from, and no NaN in the forecast; the refreshed walks' excess
+ * still ends the interval once it reaches a rebuild's cost. */
+static void test_free_fresh_walk(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    bn_rebuild_step s = {3, 1, 1e5, 0, 0.03, 0.01, 0}; /* a rebuild: 0.02 beyond a refresh */
+    bn_rebuild_tuner_record(&t, &s);
+    int refreshes = 0;
+    while (!bn_rebuild_tuner_wants(&t, 3, 3) && refreshes < 100) {
+        s = (bn_rebuild_step){3, 0, 1e5, 0.008, 0.01, 0, 0};
+        bn_rebuild_tuner_record(&t, &s);
+        refreshes++;
+    }
+    print_message("free fresh walk: rebuilt after %d refreshes\n", refreshes);
+    assert_int_equal(t.rho1[3].n, 0);
+    assert_true(refreshes >= 1 && refreshes <= 3); /* 0.008 a refresh against 0.02 */
+}
+
 /* Before it knows a rebuild's cost or a bin's fresh walk, the tuner
  * rebuilds (it cannot judge a refresh); then it refreshes. */
 static void test_learns_before_refreshing(void **state)
@@ -530,10 +551,12 @@ static void test_work_runs_are_bit_reproducible(void **state)
 }
 
 /* The tuner's held rebuilds run in batches with nothing read per step
- * (simulation.c's quiet steps): a run advanced in long batches makes the
- * same rebuilds and bits as one stepped a step at a time, and its hold
- * ends at the same step (a hold of 60 set after the first step; then
- * refreshes pay again). */
+ * (simulation.c's quiet steps). A hold of 60 set after the first step:
+ * stepped a step at a time, it counts down by one a step, every step a
+ * rebuild, and is over after exactly 60 (the quiet steps and the last 16,
+ * which the tuner records, alike); a run advanced in long batches (the
+ * hold but its last 16 in one) makes the same rebuilds and bits, then
+ * and after it, when refreshes pay again. */
 static void test_held_rebuilds_in_batches(void **state)
 {
     (void)state;
@@ -543,13 +566,19 @@ static void test_held_rebuilds_in_batches(void **state)
     TU_OK(bn_simulation_step(a, NULL));
     TU_OK(bn_simulation_step(b, NULL));
     a->tuner.hold = b->tuner.hold = a->tuner.probe_every = b->tuner.probe_every = 60;
-    const run_result ra = run_to(a, 0.5);
+    const long builds_before = bn_simulation_block_info(a).tree_builds;
+    for (long i = 1; i <= 60; i++) {
+        TU_OK(bn_simulation_step(a, NULL));
+        assert_int_equal(a->tuner.hold, 60 - i);
+    }
+    assert_int_equal(bn_simulation_block_info(a).tree_builds, builds_before + 60);
+    const run_result ra = run_to(a, 0.5); /* the steps after the hold */
     const long builds_held = bn_simulation_block_info(a).tree_builds;
     long batches_held = 0;
     for (; bn_simulation_time(b) < 0.5; batches_held++) TU_OK(bn_simulation_advance(b, 0.5, 100000, NULL));
-    print_message("to t = 0.5: %ld steps, %ld rebuilds stepped, %ld in %ld batches\n", ra.steps, builds_held,
+    print_message("to t = 0.5: %ld steps, %ld rebuilds stepped, %ld in %ld batches\n", 60 + ra.steps, builds_held,
                   bn_simulation_block_info(b).tree_builds, batches_held);
-    assert_true(batches_held <= ra.steps - 60 + 16 + 1); /* the hold but its last 16 steps in one batch */
+    assert_true(batches_held <= ra.steps + 16 + 1); /* the hold but its last 16 steps in one batch */
     assert_int_equal(bn_simulation_block_info(b).tree_builds, builds_held);
     assert_int_equal(a->tuner.hold, b->tuner.hold);
     run_to(a, t_end);
@@ -560,11 +589,33 @@ static void test_held_rebuilds_in_batches(void **state)
     }
     const long builds_a = bn_simulation_block_info(a).tree_builds, builds_b = bn_simulation_block_info(b).tree_builds;
     print_message("held 60: %ld steps to t = 0.5, %ld rebuilds; to t = 1: %ld rebuilds stepped, %ld in %ld batches\n",
-                  ra.steps, builds_held, builds_a, builds_b, batches);
-    assert_true(ra.steps > 60 && builds_held > 60);
+                  60 + ra.steps, builds_held, builds_a, builds_b, batches);
     assert_int_equal(builds_a, builds_b);
     assert_true(builds_a < builds_held + (long)ra.steps / 2); /* refreshes after the hold */
     same_bits_then_free(a, b, p, p2);
+}
+
+/* Direct summation has no tree to refresh: its block steps under the
+ * default tree_rebuild (0) run in batches, as with tree_rebuild 1, not a
+ * step per batch for a tuner that has nothing to weigh. */
+static void test_direct_summation_batches(void **state)
+{
+    (void)state;
+    bn_ic_params icp = bn_ic_params_default();
+    icp.n = 512;
+    icp.seed = 5;
+    bn_particles *p = NULL;
+    TU_OK(bn_ic_generate(&icp, &p));
+    bn_integrator_params ip = bn_integrator_params_default();
+    ip.dt = 1.0 / 16, ip.eta = 0.1, ip.time_bins = 5;
+    assert_int_equal(ip.tree_rebuild, 0);
+    bn_simulation *sim = tu_make_sim(p, tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_DIRECT, 0.01), ip);
+    long made = 0;
+    TU_OK(bn_simulation_advance(sim, 0.5, 1000, &made));
+    print_message("direct summation, block steps: %ld steps in the first batch\n", made);
+    assert_true(made > 1);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
 }
 
 /* rebuild_cost time: the run completes with the energy
@@ -611,12 +662,14 @@ int main(void)
         cmocka_unit_test(test_bins_are_compared_with_their_own),
         cmocka_unit_test(test_coarse_steps_are_foreseen),
         cmocka_unit_test(test_superlinear_growth),
+        cmocka_unit_test(test_free_fresh_walk),
         cmocka_unit_test(test_learns_before_refreshing),
         cmocka_unit_test(test_refused_refreshes),
         cmocka_unit_test(test_work_step_costs),
         cmocka_unit_test(test_work_rule_follows_visits),
         cmocka_unit_test(test_work_runs_are_bit_reproducible),
         cmocka_unit_test(test_held_rebuilds_in_batches),
+        cmocka_unit_test(test_direct_summation_batches),
         cmocka_unit_test(test_timed_runs_conserve_energy),
         cmocka_unit_test(test_bad_rebuild_cost),
     };

@@ -219,7 +219,7 @@ static bn_status run_bench(const bench_opts *o, bn_particles *p, bench_result *r
 
 /* K more steps as one batch: the host queues them all and waits once
  * (block steps that choose their rebuilds on the host, tree_rebuild != 1,
- * come one step per batch). */
+ * come one step per batch but during the self-tuned rule's long holds). */
 static bn_status run_batch(const bench_opts *o, bn_simulation *sim, bench_result *r)
 {
     long made = 0, more = 0;
@@ -335,7 +335,7 @@ static void print_table(const bench_opts *o, const bench_result *r, const char *
                "walk %.4f total %.4f\n",
                o->steps, r->step_best, r->step_mean, f->t_sort, f->t_walk, f->t_total);
         printf("the next %ld steps through bn_simulation_advance (one batch, the clock read once; with block "
-               "steps and tree_rebuild != 1 one per step): mean %.4f s\n",
+               "steps and tree_rebuild != 1 mostly one per step): mean %.4f s\n",
                o->steps, r->batch_mean);
         if (o->integ.time_bins > 0)
             printf("block steps (%d bins, dt %g, eta %g, tree_rebuild %d%s%s): mean active fraction %.4f, %ld tree "

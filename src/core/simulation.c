@@ -328,6 +328,13 @@ static double step_softening(const bn_simulation *sim)
     return sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
 }
 
+/* Block steps with a tree that may be refreshed between rebuilds
+ * (tree_rebuild != 1; direct summation has no tree to refresh). */
+static int block_refreshes(const bn_simulation *sim)
+{
+    return sim->grav.method == BN_METHOD_TREE && bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
+}
+
 static bn_step_rule step_rule(const bn_simulation *sim)
 {
     bn_step_rule r;
@@ -337,7 +344,7 @@ static bn_step_rule step_rule(const bn_simulation *sim)
     r.criterion = (int)sim->integ.criterion;
     r.n_bins = sim->integ.time_bins;
     r.rebuild = 1;
-    r.refreshes = bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
+    r.refreshes = block_refreshes(sim);
     return r;
 }
 
@@ -403,18 +410,16 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * the first refresh costs that much, rebuild at every step and probe with
  * one refresh now and then. The rule, and why, is integrate/rebuild_tuner.h.
  * rebuild_cost chooses what it weighs: measured seconds (time) or the
- * walk's counted work, its flops and the cells it visited (work: the
- * same decisions, and bits, at every run). Not the default interval
- * until measured never slower than rebuilding every step (BENCHMARKS.md). */
+ * walk's counted work, its flops and the cells it visited (work, the
+ * default: the same decisions, and bits, at every run). The default
+ * interval since session 27: never slower than rebuilding every step
+ * within noise, faster where refreshes pay (BENCHMARKS.md). */
 
-/* Rebuilding at every step (tree_rebuild 1, the default) needs nothing
- * from the device; the other intervals decide on the host, from the
- * clock (a cycle's end) and the walk's counts or times read after each
- * step. */
-static int block_host_decides(const bn_simulation *sim)
-{
-    return bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
-}
+/* Rebuilding at every step (tree_rebuild 1) needs nothing from the
+ * device; the other intervals decide on the host, from the clock (a
+ * cycle's end) and the walk's counts or times read after each step (but
+ * for the quiet steps below). */
+static int block_host_decides(const bn_simulation *sim) { return block_refreshes(sim); }
 
 /* The tuner's held rebuilds (every step until its next probe) but their
  * last BN_REBUILD_QUIET_TAIL, which it records to have current costs for
@@ -523,7 +528,8 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
  * per step to choose between rebuilding and refreshing the tree: after
  * the plan (the cycle's end; not where a rebuild is certain) and at the
  * step's end (the kick's count, and the walk's); the second read leaves
- * sim->clock current. */
+ * sim->clock current. A quiet step (a batch of the tuner's held
+ * rebuilds) reads nothing. */
 static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
 {
     const int host_decides = block_host_decides(sim) && !sim->quiet;
@@ -643,11 +649,11 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     sim->quiet = 0;
     if (s == BN_OK && block_host_decides(sim) && !quiet) return BN_OK; /* its step read the clock at its end */
     const bn_status read = read_clock(sim);
-    BN_TRY(s != BN_OK ? s : read);
-    if (quiet) { /* every step rebuilt */
+    if (quiet && read == BN_OK) { /* every step made rebuilt (also before a failure) */
         sim->tuner.hold -= sim->clock.steps - before;
         sim->steps_since_build = 1;
     }
+    BN_TRY(s != BN_OK ? s : read);
     return check_step_floor(sim, &r);
 }
 

@@ -52,7 +52,8 @@ static double power_of(const bn_rebuild_tuner *t) { return t->power.n > 0 ? medi
 static double foreseen(const bn_rebuild_tuner *t, int bin, double k)
 {
     const double rho1 = rho1_of(t, bin);
-    return rho1 >= 0 ? rho1 * pow(k, power_of(t)) * fresh_cost(t, bin) : -1;
+    const double e = rho1 >= 0 ? rho1 * pow(k, power_of(t)) * fresh_cost(t, bin) : -1;
+    return isfinite(e) ? e : -1; /* unknown */
 }
 
 static double next_excess(const bn_rebuild_tuner *t, int bin_min, int finest)
@@ -79,7 +80,7 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
     /* With n steps on this tree so far (k = n - 1 refreshes) another step
      * lowers the mean cost iff the rebuild's cost is at least the excess
      * with it, E_k + e_(k+1). The next excess from the fit of the ones so
-     * far (e_i = g i F_i; for equal steps e_(k+1) = 2 E_k / k; a fit of
+     * far (e_i = rho1 i^p F_i; for equal steps and p = 1 e_(k+1) = 2 E_k / k; a fit of
      * the sum, not of the last step, so that one noisy walk moves it
      * little): GOTHIC's optimum n ~ sqrt(2 t_make / s) rounded to the best
      * integer, where "excess >= cost" alone rebuilds a step late. */
@@ -162,7 +163,7 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     if (t->excess < 0) t->excess = 0;
     const double e = foreseen(t, s->bin_min, (double)t->refreshes); /* before this step's lesson */
     t->foreseen += e >= 0 ? e : fmax(excess, 0);
-    learn_growth(t, s->bin_min, excess / (median(f) * s->n_active));
+    if (median(f) > 0) learn_growth(t, s->bin_min, excess / (median(f) * s->n_active)); /* else no relative excess */
     if (t->refreshes != 1 || t->make.n == 0) return;
     /* the first refresh after a rebuild: a probe of whether refreshing
      * pays at all */

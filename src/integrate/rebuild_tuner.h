@@ -47,7 +47,8 @@
  * step's fresh walk cost (its bin's fresh cost per particle times the
  * bin's last active count), k its refreshes since the build, rho1_b the
  * relative excess of first refreshes at its bin (where none was seen,
- * the nearest finer bin's, which moves faster: a dearer guess) and p
+ * the nearest finer bin's, which moves faster: a dearer guess; where no
+ * finer one has any, the nearest coarser bin's) and p
  * the growth's power, measured at later refreshes against the same
  * tree's earlier one at their bin, else against their bin's rho1 (1,
  * GOTHIC's linear growth, until measured); times this tree's
@@ -130,7 +131,8 @@ typedef struct bn_rebuild_tuner {
     bn_recent_costs rho1[BN_TIME_BINS_MAX]; /* a first refresh's excess over
                                                its fresh walk's cost, by bin */
     bn_recent_costs power;   /* p of the excess' growth, k^p, from later
-                                refreshes against their bin's rho1        */
+                                refreshes against this tree's earlier one
+                                at their bin, else the bin's rho1        */
     double foreseen;         /* this tree's refreshes' excess as foreseen:
                                 excess / foreseen scales the next one     */
     double last_rho[BN_TIME_BINS_MAX]; /* this tree's last refresh at each
