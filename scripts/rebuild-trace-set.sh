@@ -45,8 +45,12 @@ for rule in rules:
         d[0 if rb else 1].append(w)
         d[2].append(t)
     m = lambda a: sum(a) / len(a) if a else float("nan")
-    print(f"{rule}: step {1e3 * js.get('step_mean', float('nan')):.2f} ms, batch {1e3 * js.get('batch_mean', float('nan')):.2f} ms,"
-          f" builds {js.get('tree_builds', '?')}, summed walk {walk:.1f} ms + tree {tree:.1f} ms over {len(rows)} steps")
+    head = (f"{rule}: step {1e3 * js.get('step_mean', float('nan')):.2f} ms, batch "
+            f"{1e3 * js.get('batch_mean', float('nan')):.2f} ms, builds {js.get('tree_builds', '?')}")
+    if not rows:  # tree_rebuild 1 reads nothing per step: no rows to trace
+        print(head + ", no per-step rows")
+        continue
+    print(head + f", summed walk {walk:.1f} ms + tree {tree:.1f} ms over {len(rows)} steps")
     for b in sorted(bins):
         d = bins[b]
         print(f"   bin {b}: {len(d[0]):3d} / {len(d[1]):3d}  walk {m(d[0]):7.2f} / {m(d[1]):7.2f}  tree {m(d[2]):6.2f}")
