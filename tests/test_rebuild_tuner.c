@@ -522,13 +522,7 @@ static run_result run_to(bn_simulation *sim, double t_end)
  * then both runs freed. */
 static void same_bits_then_free(bn_simulation *a, bn_simulation *b, bn_particles *p, bn_particles *p2)
 {
-    const bn_particles *qa = NULL, *qb = NULL;
-    TU_OK(bn_simulation_particles(a, &qa));
-    TU_OK(bn_simulation_particles(b, &qb));
-    for (int k = 0; k < 3; k++) {
-        assert_memory_equal(qa->pos[k], qb->pos[k], qa->n * sizeof(double));
-        assert_memory_equal(qa->vel[k], qb->vel[k], qa->n * sizeof(double));
-    }
+    tu_assert_same_particles(a, b);
     bn_simulation_free(a);
     bn_simulation_free(b);
     bn_particles_free(p);

@@ -52,6 +52,8 @@ void tu_check_step_stats(bn_backend backend);
 
 /* A simulation of a copy of p with these settings. */
 bn_simulation *tu_make_sim(const bn_particles *p, bn_gravity_params g, bn_integrator_params ip);
+/* Two simulations' particles: the same positions and velocities, bit for bit. */
+void tu_assert_same_particles(bn_simulation *a, bn_simulation *b);
 /* Default gravity on `backend` with `method`, softening eps, bonsai-box. */
 bn_gravity_params tu_block_gravity(bn_backend backend, bn_method method, double eps);
 /* Block steps with one bin are the shared fixed step, bit for bit. */

@@ -356,7 +356,7 @@ static void print_not_bitwise(const run_ctx *c, const run_restart_found *f)
         printf("banyan run: continuing from the %s backend's restart on the %s backend: not bitwise\n",
                bn_backend_name(f->info.backend), bn_backend_name(now));
     const bn_integrator_params *in = &c->prm->integ;
-    const int refreshes = g->method == BN_METHOD_TREE && bn_block_steps_refresh(in->time_bins, in->tree_rebuild);
+    const int refreshes = bn_block_steps_refresh(g->method, in->time_bins, in->tree_rebuild);
     if (refreshes && in->tree_rebuild == 0 && in->rebuild_cost == BN_TUNE_TIME)
         printf("banyan run: continuing with TimeIntegration:tree_rebuild = 0 and rebuild_cost time: not bitwise "
                "(the tuner's rebuilds follow this run's measured times)\n");

@@ -328,13 +328,6 @@ static double step_softening(const bn_simulation *sim)
     return sim->grav.softening > 0 ? sim->grav.softening : 1e-3;
 }
 
-/* Block steps with a tree that may be refreshed between rebuilds
- * (tree_rebuild != 1; direct summation has no tree to refresh). */
-static int block_refreshes(const bn_simulation *sim)
-{
-    return sim->grav.method == BN_METHOD_TREE && bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild);
-}
-
 static bn_step_rule step_rule(const bn_simulation *sim)
 {
     bn_step_rule r;
@@ -344,7 +337,7 @@ static bn_step_rule step_rule(const bn_simulation *sim)
     r.criterion = (int)sim->integ.criterion;
     r.n_bins = sim->integ.time_bins;
     r.rebuild = 1;
-    r.refreshes = block_refreshes(sim);
+    r.refreshes = bn_block_steps_refresh(sim->grav.method, sim->integ.time_bins, sim->integ.tree_rebuild);
     return r;
 }
 
@@ -419,7 +412,10 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * device; the other intervals decide on the host, from the clock (a
  * cycle's end) and the walk's counts or times read after each step (but
  * for the quiet steps below). */
-static int block_host_decides(const bn_simulation *sim) { return block_refreshes(sim); }
+static int block_host_decides(const bn_simulation *sim)
+{
+    return bn_block_steps_refresh(sim->grav.method, sim->integ.time_bins, sim->integ.tree_rebuild);
+}
 
 /* The tuner's held rebuilds (every step until its next probe) but their
  * last BN_REBUILD_QUIET_TAIL, which it records to have current costs for
@@ -638,7 +634,8 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     if (max_steps > BN_BATCH_MAX) max_steps = BN_BATCH_MAX;
     const long quiet = quiet_steps(sim);
     if (quiet > 0 && max_steps > quiet) max_steps = quiet;
-    const long m = block_host_decides(sim) && !quiet ? 1 : steps_to_check(sim, predict_steps(sim, &r, t_limit, max_steps));
+    const int one_step = block_host_decides(sim) && !quiet; /* its step reads the clock at its end */
+    const long m = one_step ? 1 : steps_to_check(sim, predict_steps(sim, &r, t_limit, max_steps));
     sim->clock.t_limit = t_limit;
     bn_status s = sim->ops->clock_write(sim->state, &sim->clock);
     sim->host_current = 0; /* the first kick changes the particles */
@@ -647,7 +644,7 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     for (long k = 0; s == BN_OK && k < m; k++)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
     sim->quiet = 0;
-    if (s == BN_OK && block_host_decides(sim) && !quiet) return BN_OK; /* its step read the clock at its end */
+    if (s == BN_OK && one_step) return BN_OK;
     const bn_status read = read_clock(sim);
     if (quiet && read == BN_OK) { /* every step made rebuilt (also before a failure) */
         sim->tuner.hold -= sim->clock.steps - before;

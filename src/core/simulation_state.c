@@ -187,8 +187,8 @@ static bn_status collect_tree(bn_simulation *sim, void **tree, size_t *bytes)
 {
     *tree = NULL;
     *bytes = 0;
-    if (!bn_block_steps_refresh(sim->integ.time_bins, sim->integ.tree_rebuild) || sim->grav.method != BN_METHOD_TREE ||
-        !sim->ops || !sim->ops->tree_save || !sim->backend_current)
+    if (!bn_block_steps_refresh(sim->grav.method, sim->integ.time_bins, sim->integ.tree_rebuild) || !sim->ops ||
+        !sim->ops->tree_save || !sim->backend_current)
         return BN_OK;
     return sim->ops->tree_save(sim->state, tree, bytes);
 }

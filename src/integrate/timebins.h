@@ -22,6 +22,7 @@
 #ifndef BN_TIMEBINS_H
 #define BN_TIMEBINS_H
 #include <math.h>
+#include "banyan.h"
 #include "core/hostdevice.h"
 
 #define BN_TIME_BINS_MAX 30 /* 2^29 ticks per cycle at most (int ticks) */
@@ -84,13 +85,15 @@ BN_HD int bn_time_bin(double dt, double tick, int n_bins, int bin_min)
     }
     return b;
 }
-/* Block steps that refresh the tree between rebuilds (tree_rebuild 0:
- * self-tuned, or an interval above 1): the runs whose restart files hold
- * the tree the next refresh starts from. The one test of it (the step
- * rule, the restart file, the CLI's notice). time_bins and tree_rebuild:
+/* Block steps that refresh the tree between rebuilds (the tree method,
+ * tree_rebuild 0: self-tuned, or an interval above 1; direct summation
+ * has no tree): the runs whose rebuilds the host chooses and whose
+ * restart files hold the tree the next refresh starts from. The one test
+ * of it (the step rule, the host's choice, the restart file, the CLI's
+ * notice). method: bn_gravity_params'; time_bins and tree_rebuild:
  * bn_integrator_params'. */
-static inline int bn_block_steps_refresh(int time_bins, int tree_rebuild)
+static inline int bn_block_steps_refresh(bn_method method, int time_bins, int tree_rebuild)
 {
-    return time_bins > 0 && tree_rebuild != 1;
+    return method == BN_METHOD_TREE && time_bins > 0 && tree_rebuild != 1;
 }
 #endif
