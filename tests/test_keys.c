@@ -51,6 +51,33 @@ static void test_prefix_is_cell(void **state)
         }
 }
 
+/* The GPU's table-driven Hilbert encoder gives the loop's keys: random
+ * coordinates, the cube's corners and edges, and every cell of level 4
+ * (each state the curve reaches there, with every octant). */
+static void test_hilbert_table(void **state)
+{
+    (void)state;
+    uint16_t table[BN_KEY_HILBERT_TABLE];
+    bn_key_hilbert_table(table);
+    uint64_t s = 17;
+    for (int i = 0; i < 300000; i++) {
+        uint32_t c[3];
+        for (int k = 0; k < 3; k++) c[k] = (uint32_t)(lcg(&s) & BN_KEY_COORD_MAX);
+        assert_int_equal(bn_key_hilbert_lut(table, c[0], c[1], c[2]), bn_key_hilbert(c[0], c[1], c[2]));
+    }
+    const uint32_t edge[4] = {0, 1, BN_KEY_COORD_MAX - 1, BN_KEY_COORD_MAX};
+    for (int e = 0; e < 64; e++) {
+        const uint32_t a = edge[e & 3], b = edge[(e >> 2) & 3], c = edge[e >> 4];
+        assert_int_equal(bn_key_hilbert_lut(table, a, b, c), bn_key_hilbert(a, b, c));
+    }
+    const int sh = BN_KEY_BITS - 4;
+    for (uint32_t cell = 0; cell < 4096; cell++) {
+        const uint32_t a = (cell >> 8) << sh, b = ((cell >> 4) & 15u) << sh, c = (cell & 15u) << sh;
+        const uint32_t low = (uint32_t)(lcg(&s) & ((1u << sh) - 1));
+        assert_int_equal(bn_key_hilbert_lut(table, a | low, b, c), bn_key_hilbert(a | low, b, c));
+    }
+}
+
 /* Consecutive Hilbert keys are face neighbours (at level 5: every cell). */
 static void test_hilbert_adjacent(void **state)
 {
@@ -134,6 +161,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_prefix_is_cell),
         cmocka_unit_test(test_hilbert_adjacent),
+        cmocka_unit_test(test_hilbert_table),
         cmocka_unit_test(test_bbox_keys_sort),
         cmocka_unit_test(test_bbox_degenerate),
     };

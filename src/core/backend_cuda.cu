@@ -155,32 +155,51 @@ bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
     return bn_gpu_sort_pairs(&b->keys, &b->keys_alt, &b->vals, &b->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
 }
 
-/* Every particle array put in the order of perm (gathered into the spare
- * buffer of the same width, then swapped). Nothing fails after the first
- * gather but a launch error. */
+/* Three double arrays (an axis each) put in the order of perm in one
+ * pass, into the spare buffers, which then hold the old arrays. */
+bn_status reorder_triple(double *arr[3], double *spare[3], const int *perm, int n, cudaStream_t s)
+{
+    BN_TRY(bn_gpu_gather_doubles(perm, arr, spare, 3, n, s));
+    for (int k = 0; k < 3; k++) swap_ptr(arr[k], spare[k]);
+    return BN_OK;
+}
+
+/* Every particle array put in the order of perm: gathered into spare
+ * buffers and swapped in, in three passes (the permutation read once a
+ * pass, not once an array): the positions, the velocities, then the
+ * rest. The doubles' spares are the sort's 8-byte one and two more of
+ * its room; the rest's are the sort's 4-byte one (masses), a freed
+ * 8-byte one (order) and the bodies' buffer (old accelerations, for the
+ * accel MAC). Nothing fails after the first gather but a launch error. */
 bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
 {
     const int n = st->n;
     cudaStream_t s = st->s;
     const int *perm = b->vals;
-    for (int k = 0; k < 3; k++) {
-        BN_TRY(bn_gpu_gather8(st->pos[k], perm, b->keys_alt, n, s));
-        swap_ptr(st->pos[k], b->keys_alt);
-        if (!st->vel[k]) continue; /* positions only (upload_positions) */
-        BN_TRY(bn_gpu_gather8(st->vel[k], perm, b->keys_alt, n, s));
-        swap_ptr(st->vel[k], b->keys_alt);
+    const size_t room = bn_cuda_particle_room((size_t)n);
+    double *spare[3] = {(double *)b->keys_alt, NULL, NULL};
+    b->keys_alt = NULL;
+    bn_status r = bn_cuda_dev_alloc(&spare[1], room, "reorder spare (positions)", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&spare[2], room, "reorder spare (positions)", s);
+    if (r == BN_OK) r = reorder_triple(st->pos, spare, perm, n, s);
+    if (r == BN_OK && st->vel[0]) r = reorder_triple(st->vel, spare, perm, n, s); /* NULL: positions only */
+    if (r == BN_OK) {
+        const bn_gpu_particle_rest from = {st->mass, st->orig, st->acc, st->bin};
+        const bn_gpu_particle_rest to = {(float *)b->vals_alt, (int *)spare[1], st->body, (uint8_t *)spare[2]};
+        r = bn_gpu_gather_rest(perm, from, to, n, s);
     }
-    BN_TRY(bn_gpu_gather4(st->mass, perm, b->vals_alt, n, s));
-    swap_ptr(st->mass, b->vals_alt);
-    BN_TRY(bn_gpu_gather4(st->orig, perm, b->vals_alt, n, s));
-    swap_ptr(st->orig, b->vals_alt);
-    BN_TRY(bn_gpu_gather16(st->acc, perm, st->body, n, s)); /* old |a| for the accel MAC */
-    swap_ptr(st->acc, st->body);
-    if (st->bin) { /* block steps */
-        BN_TRY(bn_gpu_gather1(st->bin, perm, b->keys_alt, n, s));
-        BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, b->keys_alt, (size_t)n, cudaMemcpyDeviceToDevice, s));
+    if (r == BN_OK) {
+        swap_ptr(st->mass, b->vals_alt);
+        swap_ptr(st->orig, spare[1]); /* spare[1]: the old order, freed */
+        swap_ptr(st->acc, st->body);
+        const cudaError_t e =
+            st->bin ? cudaMemcpyAsync(st->bin, spare[2], (size_t)n, cudaMemcpyDeviceToDevice, s) : cudaSuccess;
+        if (e != cudaSuccess) r = bn_cuda_fail(e, "cudaMemcpyAsync of the reordered time bins", __FILE__, __LINE__);
     }
-    return BN_OK;
+    b->keys_alt = (uint64_t *)spare[0];
+    bn_cuda_free(spare[1], s);
+    bn_cuda_free(spare[2], s);
+    return r;
 }
 
 /* The cube around the particles; ref = its centre (until the moments

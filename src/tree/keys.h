@@ -87,6 +87,79 @@ BN_HD uint64_t bn_key_hilbert(uint32_t ix, uint32_t iy, uint32_t iz)
     return key;
 }
 
+/* The same curve as a state machine, for the GPU's keys (keys_cuda.cu),
+ * where the loop above is compute bound. bn_key_hilbert's frame at a
+ * level is which input axis each of px, py, pz holds and whether it is
+ * inverted: 6 orders x 8 inversions = BN_KEY_HILBERT_STATES. An entry of
+ * the table, for a state and the input's 3 bits at a level, holds the
+ * key's 3 bits (low) and the next state (above them). The table is made
+ * from the loop's own rules (bn_key_hilbert_entry), never typed in, and
+ * test_keys checks the two encoders against each other. */
+#define BN_KEY_HILBERT_STATES 48
+#define BN_KEY_HILBERT_TABLE (BN_KEY_HILBERT_STATES * 8)
+
+/* Order index 2 a + (b > c) of the axis order (a, b, c), and back. */
+BN_HD int bn_key_order_index(const int ax[3]) { return 2 * ax[0] + (ax[1] > ax[2]); }
+BN_HD void bn_key_order_axes(int idx, int ax[3])
+{
+    ax[0] = idx / 2;
+    const int lo = ax[0] == 0 ? 1 : 0, hi = ax[0] == 2 ? 1 : 2;
+    ax[1] = (idx & 1) ? hi : lo;
+    ax[2] = (idx & 1) ? lo : hi;
+}
+
+/* One level of bn_key_hilbert in state s (order index * 8 + inversion
+ * bits, x's bit highest) for input bits oct = ix_bit << 2 | iy_bit << 1 |
+ * iz_bit: the key's 3 bits | next state << 3. */
+BN_HD uint16_t bn_key_hilbert_entry(int s, int oct)
+{
+    int ax[3], inv[3];
+    bn_key_order_axes(s >> 3, ax);
+    for (int k = 0; k < 3; k++) inv[k] = (s >> (2 - k)) & 1;
+    const int in[3] = {(oct >> 2) & 1, (oct >> 1) & 1, oct & 1};
+    const int xi = in[ax[0]] ^ inv[0], yi = in[ax[1]] ^ inv[1], zi = in[ax[2]] ^ inv[2];
+    const int nyi = yi ^ 1, nzi = zi ^ 1;
+    const int digit = (xi << 2) | ((xi ^ yi) << 1) | ((xi ^ zi) ^ yi);
+    inv[0] ^= xi & (nyi | zi);
+    inv[1] ^= (xi & (yi | zi)) | (yi & nzi);
+    inv[2] ^= (xi & nyi & nzi) | (yi & nzi);
+    int to[3] = {0, 1, 2}; /* new px, py, pz = old words to[0..2] */
+    if (zi) { /* px <- py, py <- pz, pz <- px */
+        to[0] = 1;
+        to[1] = 2;
+        to[2] = 0;
+    } else if (!yi) { /* exchange x and z */
+        to[0] = 2;
+        to[2] = 0;
+    }
+    int nax[3], ninv = 0;
+    for (int k = 0; k < 3; k++) {
+        nax[k] = ax[to[k]];
+        ninv |= inv[to[k]] << (2 - k);
+    }
+    return (uint16_t)(digit | (bn_key_order_index(nax) * 8 + ninv) << 3);
+}
+
+BN_HD void bn_key_hilbert_table(uint16_t table[BN_KEY_HILBERT_TABLE])
+{
+    for (int e = 0; e < BN_KEY_HILBERT_TABLE; e++) table[e] = bn_key_hilbert_entry(e >> 3, e & 7);
+}
+
+/* bn_key_hilbert through the table: one lookup a level. The start state
+ * is the identity order (index 0) with no inversion. */
+BN_HD uint64_t bn_key_hilbert_lut(const uint16_t *table, uint32_t ix, uint32_t iy, uint32_t iz)
+{
+    uint64_t key = 0;
+    unsigned s = 0;
+    for (int jj = BN_KEY_BITS - 1; jj >= 0; jj--) {
+        const unsigned oct = ((ix >> jj) & 1u) << 2 | ((iy >> jj) & 1u) << 1 | ((iz >> jj) & 1u);
+        const unsigned e = table[s * 8 + oct];
+        key = key << 3 | (e & 7u);
+        s = e >> 3;
+    }
+    return key;
+}
+
 /* Inverse of bn_key_hilbert. */
 BN_HD void bn_key_hilbert_decode(uint64_t key, uint32_t *rx, uint32_t *ry, uint32_t *rz)
 {

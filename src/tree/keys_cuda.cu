@@ -2,8 +2,9 @@
  * Bounding box and space-filling-curve keys on the GPU, the mirror of the
  * CPU stage: exact min/max of the positions (an order-preserving integer
  * image of each double, so the reduction is exact and order-free), the
- * key cube around it, and 63-bit keys from keys.h (the same encoder the
- * CPU uses). Nothing comes back to the host: the cube lives in the
+ * key cube around it, and 63-bit keys from keys.h (the CPU's quantizer;
+ * the CPU's Hilbert curve through keys.h's state table, which test_keys
+ * checks against the CPU's encoder). Nothing comes back to the host: the cube lives in the
  * device frame that the keys and moments kernels read.
  */
 #include <math.h>
@@ -79,17 +80,27 @@ __global__ void cube_kernel(const unsigned long long *minmax, bn_gpu_frame *f)
     f->bad_box = bad;
 }
 
+/* Hilbert keys through the state table (keys.h), made by each block in
+ * shared memory: a lookup a level instead of the loop's turns, which
+ * made this kernel compute bound. Grid-stride, so that a block makes its
+ * table once for many bodies. */
 __global__ void keys_kernel(const double *x, const double *y, const double *z, int n, const bn_gpu_frame *f,
                             int hilbert, uint64_t *keys, int *index)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
+    __shared__ uint16_t table[BN_KEY_HILBERT_TABLE];
+    if (hilbert)
+        for (int e = threadIdx.x; e < BN_KEY_HILBERT_TABLE; e += blockDim.x)
+            table[e] = bn_key_hilbert_entry(e >> 3, e & 7);
+    __syncthreads();
     const double inv_size = 1.0 / f->box_size;
-    const uint32_t ix = bn_key_quantize(x[i], f->box_lo[0], inv_size);
-    const uint32_t iy = bn_key_quantize(y[i], f->box_lo[1], inv_size);
-    const uint32_t iz = bn_key_quantize(z[i], f->box_lo[2], inv_size);
-    keys[i] = bn_key_encode(hilbert, ix, iy, iz);
-    index[i] = i;
+    const double lo[3] = {f->box_lo[0], f->box_lo[1], f->box_lo[2]};
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t ix = bn_key_quantize(x[i], lo[0], inv_size);
+        const uint32_t iy = bn_key_quantize(y[i], lo[1], inv_size);
+        const uint32_t iz = bn_key_quantize(z[i], lo[2], inv_size);
+        keys[i] = hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
+        index[i] = i;
+    }
 }
 } // namespace
 
@@ -111,8 +122,10 @@ extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tre
 extern "C" bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
                                  int *index, cudaStream_t s)
 {
-    keys_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, frame, hilbert, keys,
-                                                                    index);
+    if (n <= 0) return BN_OK;
+    int blocks = (n + kThreads - 1) / kThreads;
+    if (blocks > 8192) blocks = 8192; /* grid-stride beyond: a table per 2048 bodies or more */
+    keys_kernel<<<blocks, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, frame, hilbert, keys, index);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -1,11 +1,13 @@
 /*
- * Multipole moments on the GPU, bottom-up and level by level like the CPU
- * stage: a leaf sums its bodies, an inner node combines its children by
- * the parallel-axis theorem. Everything is accumulated in double (central
- * second moments, never raw moments about a far origin, so deep small
- * cells keep their precision), one thread per node in a fixed order:
- * deterministic, no atomics. Stored in float, with the opening radius
- * from bn_mac_cell_radius (the CPU's function). The centres of mass are
+ * Multipole moments on the GPU, bottom-up like the CPU stage: every leaf
+ * sums its bodies (all leaves in one launch), then the inner nodes level
+ * by level combine their children by the parallel-axis theorem.
+ * Everything is accumulated in double (central second moments, a leaf's
+ * about its first body and an inner node's by the parallel-axis theorem,
+ * never raw moments about a far origin, so deep small cells keep their
+ * precision), one thread per node in a fixed order: deterministic, no
+ * atomics. Stored in float, with the opening radius from
+ * bn_mac_cell_radius (the CPU's function). The centres of mass are
  * stored last, relative to the root's centre of mass, which becomes the
  * tree's ref, as two floats each (hi + lo, tree_gpu.h): the walk then
  * sees them to 2^-48 of their distance from ref, so a cell of a small
@@ -55,13 +57,13 @@ __device__ void add_second(double *s, double m, double dx, double dy, double dz)
 /* Geometric centre (relative to ref) of the level-L cell holding body i:
  * its integer coordinates are those its key was made of (keys_cuda.cu
  * quantizes the same positions in the same cube). */
-__device__ void cell_centre(const level_args &a, int i, double l, double centre[3])
+__device__ void cell_centre(const level_args &a, int i, int level, double l, double centre[3])
 {
     const double *p[3] = {a.x, a.y, a.z};
     const double inv_size = 1.0 / a.frame->box_size;
     for (int k = 0; k < 3; k++) {
         const uint32_t ix = bn_key_quantize(p[k][i], a.frame->box_lo[k], inv_size);
-        const uint32_t cell = ix >> (BN_KEY_MAX_LEVEL - a.level);
+        const uint32_t cell = ix >> (BN_KEY_MAX_LEVEL - level);
         centre[k] = a.frame->box_lo[k] + ((double)cell + 0.5) * l - a.frame->ref[k];
     }
 }
@@ -77,31 +79,36 @@ __device__ void set_box(moments *r, const double lo[3], const double hi[3])
 }
 
 /* Massless bodies are allowed: a massless node's centre is the mean of
- * its bodies' positions (children's centres), as on the CPU. */
+ * its bodies' positions (children's centres), as on the CPU. One pass
+ * over the bodies: sums about the first body (a leaf is small, so the
+ * double sums lose nothing to cancellation), made central at the end:
+ * sum m (d-c)(d-c) = sum m d d - M c c, as S1 = M c. */
 __device__ moments leaf_moments(const level_args &a, int2 b)
 {
     moments r = {};
-    double mean[3] = {0, 0, 0};
-    const double *p[3] = {a.x, a.y, a.z};
     const double ref[3] = {a.frame->ref[0], a.frame->ref[1], a.frame->ref[2]};
+    const double o[3] = {a.x[b.x] - ref[0], a.y[b.x] - ref[1], a.z[b.x] - ref[2]};
+    double first[3] = {0, 0, 0}, sum[3] = {0, 0, 0};
+    double lo[3] = {a.x[b.x], a.y[b.x], a.z[b.x]}, hi[3] = {lo[0], lo[1], lo[2]};
     for (int i = b.x; i < b.x + b.y; i++) {
-        r.m += a.mass[i];
+        const double m = a.mass[i];
+        const double p[3] = {a.x[i], a.y[i], a.z[i]};
+        double d[3];
+        r.m += m;
         for (int k = 0; k < 3; k++) {
-            r.c[k] += (double)a.mass[i] * (p[k][i] - ref[k]);
-            mean[k] += p[k][i] - ref[k];
+            d[k] = p[k] - ref[k] - o[k];
+            first[k] += m * d[k];
+            sum[k] += d[k];
+            lo[k] = fmin(lo[k], p[k]); /* the box from the positions themselves: exact */
+            hi[k] = fmax(hi[k], p[k]);
         }
+        add_second(r.s, m, d[0], d[1], d[2]);
     }
-    for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / b.y;
-    for (int i = b.x; i < b.x + b.y; i++)
-        add_second(r.s, a.mass[i], p[0][i] - ref[0] - r.c[0], p[1][i] - ref[1] - r.c[1],
-                   p[2][i] - ref[2] - r.c[2]);
-    double lo[3], hi[3];
+    double c[3];
+    for (int k = 0; k < 3; k++) c[k] = r.m > 0 ? first[k] / r.m : sum[k] / b.y;
+    if (r.m > 0) add_second(r.s, -r.m, c[0], c[1], c[2]);
     for (int k = 0; k < 3; k++) {
-        lo[k] = hi[k] = p[k][b.x];
-        for (int i = b.x + 1; i < b.x + b.y; i++) {
-            lo[k] = fmin(lo[k], p[k][i]);
-            hi[k] = fmax(hi[k], p[k][i]);
-        }
+        r.c[k] = o[k] + c[k];
         lo[k] -= ref[k];
         hi[k] -= ref[k];
     }
@@ -139,13 +146,13 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
     return r;
 }
 
-/* The moments and opening radius of one node of a.level. */
-__device__ void node_moments(const level_args &a, int node, bool octants)
+/* The moments and opening radius of one node of the given level. */
+__device__ void node_moments(const level_args &a, int node, int level, bool octants)
 {
     const int2 b = a.node_body[node], ch = a.node_child[node];
-    const double l = a.frame->tree_box_size / (double)(1u << a.level);
+    const double l = a.frame->tree_box_size / (double)(1u << level);
     double centre[3];
-    if (octants) cell_centre(a, b.x, l, centre);
+    if (octants) cell_centre(a, b.x, level, l, centre);
     const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
     a.mom[node] = r;
 
@@ -165,15 +172,32 @@ __device__ void node_moments(const level_args &a, int node, bool octants)
                                 (float)(ML2 * r.m * side * side));
 }
 
-/* The nodes of a.level (their range read from the device's shape; the
- * grid is sized for the most the level can hold, so it strides). */
+/* Every leaf, whatever its level, in one launch: leaves need nothing
+ * but their bodies, and most of the work is theirs (a level-by-level
+ * pass left the threads of inner nodes idle while a leaf's thread read
+ * its bodies, and ran 22 short launches of it). */
+__global__ void leaf_kernel(level_args a)
+{
+    const bn_gpu_shape *sh = &a.frame->shape;
+    const bool octants = a.octants && a.frame->fits;
+    for (int node = blockIdx.x * blockDim.x + threadIdx.x; node < sh->n_nodes; node += gridDim.x * blockDim.x) {
+        if (a.node_child[node].y > 0) continue;
+        int level = 0;
+        while (node >= sh->level_start[level + 1]) level++;
+        node_moments(a, node, level, octants);
+    }
+}
+
+/* The inner nodes of a.level, from their children's moments (their
+ * range read from the device's shape; the grid is sized for the most the
+ * level can hold, so it strides). */
 __global__ void level_kernel(level_args a)
 {
     const int *ls = a.frame->shape.level_start;
     const int end = ls[a.level + 1];
     const bool octants = a.octants && a.frame->fits;
     for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end; node += gridDim.x * blockDim.x)
-        node_moments(a, node, octants);
+        if (a.node_child[node].y > 0) node_moments(a, node, a.level, octants);
 }
 /* com relative to the new ref (old ref + the root's com) as hi + lo in
  * the floats' units, after every level; the frame's ref moves with it
@@ -232,8 +256,12 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
     a.quad0 = t->node_quad0;
     a.quad1 = t->node_quad1;
     bn_status st_out = BN_OK;
-    /* every level a tree can have: the host does not know its depth */
-    for (int level = BN_KEY_MAX_LEVEL; level >= 0 && st_out == BN_OK; level--) {
+    leaf_kernel<<<level_blocks(BN_KEY_MAX_LEVEL, bound), kThreads, 0, s>>>(a);
+    cudaError_t launched = cudaGetLastError();
+    if (launched != cudaSuccess) st_out = bn_cuda_fail(launched, "moments leaf_kernel launch", __FILE__, __LINE__);
+    /* every level a tree can have inner nodes on: the host does not know
+     * its depth (level 21 holds only leaves) */
+    for (int level = BN_KEY_MAX_LEVEL - 1; level >= 0 && st_out == BN_OK; level--) {
         a.level = level;
         level_kernel<<<level_blocks(level, bound), kThreads, 0, s>>>(a);
         const cudaError_t err = cudaGetLastError();

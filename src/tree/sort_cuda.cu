@@ -24,6 +24,32 @@ bn_status gather(const void *src, const int *perm, void *dst, int n, cudaStream_
     return BN_OK;
 }
 
+/* Up to three double arrays in one pass (s1, s2 may be NULL): the
+ * permutation is read once for all of them. */
+__global__ void gather_doubles_kernel(const int *__restrict__ perm, const double *s0, const double *s1,
+                                      const double *s2, double *d0, double *d1, double *d2, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int j = perm[i];
+    d0[i] = s0[j];
+    if (s1) d1[i] = s1[j];
+    if (s2) d2[i] = s2[j];
+}
+
+/* A particle's other arrays in one pass (bin may be NULL). */
+__global__ void gather_rest_kernel(const int *__restrict__ perm, bn_gpu_particle_rest src, bn_gpu_particle_rest dst,
+                                   int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int j = perm[i];
+    dst.mass[i] = src.mass[j];
+    dst.orig[i] = src.orig[j];
+    dst.acc[i] = src.acc[j];
+    if (src.bin) dst.bin[i] = src.bin[j];
+}
+
 __global__ void bodies_kernel(const double *x, const double *y, const double *z, const float *m,
                               const bn_gpu_frame *frame, double len_scale, float mass_scale, int n, float4 *body,
                               float4 *body_lo)
@@ -77,6 +103,27 @@ extern "C" bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst
 extern "C" bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s)
 {
     return gather<unsigned char>(src, perm, dst, n, s);
+}
+
+extern "C" bn_status bn_gpu_gather_doubles(const int *perm, double *const src[], double *const dst[], int count,
+                                          int n, cudaStream_t s)
+{
+    if (n <= 0 || count < 1) return BN_OK;
+    if (count > 3) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_gather_doubles: %d arrays (at most 3)", count);
+    gather_doubles_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(
+        perm, src[0], count > 1 ? src[1] : NULL, count > 2 ? src[2] : NULL, dst[0], count > 1 ? dst[1] : NULL,
+        count > 2 ? dst[2] : NULL, n);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
+}
+
+extern "C" bn_status bn_gpu_gather_rest(const int *perm, bn_gpu_particle_rest src, bn_gpu_particle_rest dst, int n,
+                                       cudaStream_t s)
+{
+    if (n <= 0) return BN_OK;
+    gather_rest_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(perm, src, dst, n);
+    BN_CUDA_LAUNCH_CHECK();
+    return BN_OK;
 }
 
 extern "C" bn_status bn_gpu_make_bodies(double *const pos[3], const float *mass, const bn_gpu_frame *frame,

@@ -102,6 +102,20 @@ bn_status bn_gpu_gather8(const void *src, const int *perm, void *dst, int n, cud
 bn_status bn_gpu_gather4(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
+/* dst[k][i] = src[k][perm[i]] for count (1 to 3) double arrays, in one
+ * pass. */
+bn_status bn_gpu_gather_doubles(const int *perm, double *const src[], double *const dst[], int count, int n,
+                                cudaStream_t s);
+/* A particle's arrays other than its position and velocity, permuted
+ * together (bin NULL: none). */
+typedef struct bn_gpu_particle_rest {
+    float *mass;
+    int *orig;
+    float4 *acc;
+    uint8_t *bin;
+} bn_gpu_particle_rest;
+bn_status bn_gpu_gather_rest(const int *perm, bn_gpu_particle_rest src, bn_gpu_particle_rest dst, int n,
+                             cudaStream_t s);
 /* body[i] = (hi of len_scale (pos - frame->ref), mass_scale mass),
  * body_lo[i] = (its lo, 0) (bn_gpu_split; the units of tree_gpu.h): what
  * the walk and the direct kernel read. */
