@@ -4,9 +4,10 @@
 # fastest settings at GOTHIC's accuracy (session 23): forces with their
 # stage times and p99 (--check), then block steps with the default
 # (self-tuned) rebuild, each binary ROUNDS times in turn (A B A B ...);
-# then the device time of each tree kernel of the new build's forces
-# (ncu, clocks left alone). Table last.
-#   scripts/tree-kernels-ab.sh OLD_BANYAN NEW_BANYAN [N] [OUT]   (STEPS: block steps, 256; ROUNDS: 2)
+# then the device time of each kernel of both builds' forces (ncu,
+# clocks left alone). Table last.
+#   scripts/tree-kernels-ab.sh OLD_BANYAN NEW_BANYAN [N] [OUT]   (STEPS: block steps, 256; ROUNDS: 2;
+#   NCU_STEPS: also every kernel of that many block steps of the new build)
 set -u
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 OLD=$(abs "$1") NEW=$(abs "$2")
@@ -32,13 +33,18 @@ for r in $(seq "${ROUNDS:-2}"); do
     b old "$OLD" $BLOCK
     b new "$NEW" $BLOCK
 done
-KERNELS='regex:bbox|cube|keys|Radix|Onesweep|Histogram|Exclusive|Scan|plan|write|rank|fill|shape|leaf|level|store_com|bodies|gather|group|keep'
-timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv -k "$KERNELS" \
+timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     "$NEW" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-new.csv 2>ncu-new.err
 echo "ncu new: rc $?"
-timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv -k "$KERNELS" \
+timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
     "$OLD" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-old.csv 2>ncu-old.err
 echo "ncu old: rc $?"
+if [ -n "${NCU_STEPS:-}" ]; then # every kernel of the new build's block steps
+    timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv "$NEW" bench --backend gpu \
+        --input m31.hdf5 $FAST --time-bins 8 --dt 0.015625 --eta 0.2 --steps "$NCU_STEPS" --repeat 1 \
+        >ncu-steps.csv 2>ncu-steps.err
+    echo "ncu steps: rc $?"
+fi
 rm -f m31.hdf5
 python3 - <<'PY' | tee table.txt
 import csv, os, sys, collections
@@ -58,20 +64,11 @@ for r in read_rows("bench.jsonl"):
         print(f"{label:5s} {ms('t_total'):9.2f} {ms('t_bbox') + ms('t_keys'):6.2f} {ms('t_sort'):6.2f} "
               f"{ms('t_build'):6.2f} {ms('t_moments'):7.2f} {ms('t_groups'):6.2f} {ms('t_walk'):6.2f} "
               f"{r.get('err_p99', float('nan')):9.2e}")
-for tag in ("old", "new"):
-    tot = collections.defaultdict(lambda: [0, 0.0])
-    try:
-        lines = [l for l in open(f"ncu-{tag}.csv") if l.startswith('"')]
-    except OSError:
-        continue
-    for row in csv.DictReader(lines):
-        if row.get("Metric Name") != "gpu__time_duration.sum": continue
-        name = row["Kernel Name"].split("(")[0].split("<")[0].replace("void ", "").strip()[:40]
-        scale = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0}.get(row["Metric Unit"], 1e-6)
-        tot[name][0] += 1
-        tot[name][1] += float(row["Metric Value"].replace(",", "")) * scale
-    print(f"\nncu, {tag} build, one forces call (every kernel the regex names; the walk left out):")
-    for name, (k, ms) in sorted(tot.items(), key=lambda kv: -kv[1][1]):
-        print(f"  {name:40s} {k:4d} launches {ms:8.3f} ms")
-    print(f"  {'total':40s} {sum(v[0] for v in tot.values()):4d} launches {sum(v[1] for v in tot.values()):8.3f} ms")
 PY
+for tag in old new; do
+    [ -f ncu-$tag.csv ] && python3 "$SCRIPTS/ncu_kernels.py" ncu-$tag.csv \
+        "ncu, $tag build, one forces call (a warm-up and the timed call):" | tee -a table.txt
+done
+[ -f ncu-steps.csv ] && python3 "$SCRIPTS/ncu_kernels.py" ncu-steps.csv \
+    "ncu, new build, every kernel of the forces and $NCU_STEPS block steps:" | tee -a table.txt
+tar czf logs.tar.gz bench.log ic.log ncu-*.err ncu-*.csv && rm -f bench.log ic.log ncu-*.err ncu-*.csv

@@ -239,14 +239,12 @@ bn_status moments_and_groups(bn_cuda_state *st, const bn_gravity_params *g, int 
     bn_gpu_tree_store *ts = &st->tree;
     cudaStream_t s = st->s;
     BN_TRY(bn_gpu_moments(ts, st->pos, st->mass, octants, g, s)); /* sets ref */
+    cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     BN_TRY(ensure_body_lo(st));
     const bn_gpu_tree *t = &ts->t;
-    BN_TRY(bn_gpu_make_bodies(st->pos, st->mass, ts->frame, t->len_scale, t->mass_scale, st->n, st->body, st->body_lo,
-                              s));
-    cudaEventRecord(st->ev[BN_EV_MOMENTS], s);
     const int accel = g->mac == BN_MAC_ACCEL;
     const double alpha = bn_gpu_accel_alpha(g->accel_alpha, g->G, t->len_scale, t->mass_scale);
-    BN_TRY(bn_gpu_groups(ts, accel ? st->acc : NULL, alpha, growth, s));
+    BN_TRY(bn_gpu_groups(ts, st->pos, st->mass, accel ? st->acc : NULL, alpha, growth, s)); /* and the bodies */
     cudaEventRecord(st->ev[BN_EV_GROUPS], s);
     return BN_OK;
 }

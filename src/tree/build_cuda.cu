@@ -98,12 +98,27 @@ __device__ void unpack(unsigned u, int *d, int *D, int *kind, int *glevel)
     *glevel = (int)(u >> 12 & 31u);
 }
 
-/* Level of the leaf holding body i (see the file comment). */
-__device__ int leaf_level(const build_args &a, int i)
+/* The windows' levels a block's bodies need: win[t] = common_levels of
+ * keys j and j + L for j = (block's first body) - L + t, -1 where that
+ * window is not inside the bodies. Made once per block in shared memory:
+ * each body's leaf level is the largest of its L + 1 windows, which
+ * read from the keys cost 2 (L + 1) loads a body. */
+__device__ void load_windows(const build_args &a, signed char *win)
+{
+    const int first = blockIdx.x * blockDim.x - a.leaf;
+    for (int t = threadIdx.x; t < (int)blockDim.x + a.leaf; t += blockDim.x) {
+        const int j = first + t;
+        win[t] = (signed char)(j >= 0 && j + a.leaf < a.n ? common_levels(a.keys[j], a.keys[j + a.leaf]) : -1);
+    }
+}
+
+/* Level of the leaf holding body i (see the file comment): the windows
+ * [j, j + L] for j in [i - L, i], entries threadIdx.x to threadIdx.x + L
+ * of load_windows's. */
+__device__ int leaf_level(const build_args &a, const signed char *win)
 {
     int c = -1;
-    const int lo = max(0, i - a.leaf), hi = min(i, a.n - 1 - a.leaf);
-    for (int j = lo; j <= hi; j++) c = max(c, common_levels(a.keys[j], a.keys[j + a.leaf]));
+    for (int t = threadIdx.x; t <= (int)threadIdx.x + a.leaf; t++) c = max(c, (int)win[t]);
     return min(c + 1, BN_KEY_MAX_LEVEL);
 }
 
@@ -150,13 +165,15 @@ __device__ int group_start(const build_args &a, int i, int d, int D, int *glevel
 __global__ void plan_kernel(build_args a, int2 *plan, unsigned *info, bn_gpu_frame *frame)
 {
     __shared__ int hist[kLevels], groups, leaves;
+    extern __shared__ signed char win[]; /* blockDim.x + L windows */
     if (threadIdx.x < kLevels) hist[threadIdx.x] = 0;
     if (threadIdx.x == 0) groups = leaves = 0;
+    load_windows(a, win);
     __syncthreads();
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < a.n) {
         const int d = i > 0 ? common_levels(a.keys[i - 1], a.keys[i]) : -1;
-        const int D = leaf_level(a, i);
+        const int D = leaf_level(a, win);
         int glevel;
         const int kind = group_start(a, i, d, D, &glevel);
         for (int l = d + 1; l <= D; l++) atomicAdd(&hist[l], 1);
@@ -170,10 +187,6 @@ __global__ void plan_kernel(build_args a, int2 *plan, unsigned *info, bn_gpu_fra
     if (threadIdx.x == 0 && groups) atomicAdd(&frame->n_groups, groups);
     if (threadIdx.x == 0 && leaves) atomicAdd(&frame->n_leaves, leaves);
 }
-
-struct add_int2 {
-    __device__ int2 operator()(int2 x, int2 y) const { return make_int2(x.x + y.x, x.y + y.y); }
-};
 
 /* Per body: its nodes in body order (level, and the body in pre_first),
  * their own index as the sort's value, and its group. */
@@ -283,8 +296,8 @@ __global__ void shape_kernel(bn_gpu_frame *f, int node_capacity, int group_capac
  * that stays. */
 __global__ void keep_order_kernel(int *perm, int n, const bn_gpu_frame *f)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && !f->fits) perm[i] = i;
+    if (f->fits) return;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) perm[i] = i;
 }
 
 int blocks_for(int m) { return (m + kThreads - 1) / kThreads; }
@@ -292,10 +305,14 @@ int blocks_for(int m) { return (m + kThreads - 1) / kThreads; }
 /* plan + scan; the write offsets stay in plan. */
 bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, unsigned *info, cudaStream_t s)
 {
-    plan_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, plan, info, st->frame);
+    plan_kernel<<<blocks_for(a.n), kThreads, (size_t)(kThreads + a.leaf), s>>>(a, plan, info, st->frame);
     BN_CUDA_LAUNCH_CHECK();
     size_t bytes = 0;
-    BN_CUDA_CHECK(cub::DeviceScan::ExclusiveScan(NULL, bytes, plan, plan, add_int2(), make_int2(0, 0), a.n, s));
+    /* both counts scanned at once as one 64-bit word (x low, y high): the
+     * low sum (nodes, under 2^31) never carries into the high one, and
+     * CUB scans a word twice as fast as a pair with its own operator */
+    unsigned long long *words = (unsigned long long *)plan;
+    BN_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(NULL, bytes, words, words, a.n, s));
     if (bytes > st->scan_tmp_bytes) {
         bn_cuda_free(st->scan_tmp, s);
         st->scan_tmp = NULL;
@@ -304,7 +321,7 @@ bn_status plan_bodies(bn_gpu_tree_store *st, const build_args &a, int2 *plan, un
         st->scan_tmp_bytes = bytes;
     }
     BN_CUDA_CHECK(
-        cub::DeviceScan::ExclusiveScan(st->scan_tmp, bytes, plan, plan, add_int2(), make_int2(0, 0), a.n, s));
+        cub::DeviceScan::ExclusiveSum(st->scan_tmp, bytes, words, words, a.n, s));
     return BN_OK;
 }
 
@@ -394,7 +411,8 @@ extern "C" bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, i
     const bn_status r = make_nodes(st, a, plan, info, list, s);
     for (int k = 0; k < 5; k++) bn_cuda_free(list[k], s);
     if (r != BN_OK || !can_fall_back) return r; /* a build sized here fits */
-    keep_order_kernel<<<blocks_for(n), kThreads, 0, s>>>(perm, n, st->frame);
+    /* few blocks: the usual build fits, and each block only reads that */
+    keep_order_kernel<<<min(blocks_for(n), 264), kThreads, 0, s>>>(perm, n, st->frame);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -12,16 +12,28 @@
 namespace {
 const int kThreads = 256;
 
-/* Group g's box (one warp); with f (a refresh), its growth term added
- * to *acc. */
-__device__ void group_box(const bn_gpu_tree &t, const float4 *acc_old, float alpha, const bn_gpu_frame *f, int g,
-                          int lane, unsigned long long *acc)
+/* Where the bodies come from: positions and masses (key order). */
+struct body_source {
+    const double *pos[3];
+    const float *mass;
+    const bn_gpu_frame *frame; /* ref, moved by the moments */
+    float mass_scale;
+};
+
+/* Group g's bodies and box (one warp); with f (a refresh), its growth
+ * term added to *acc. */
+__device__ void group_box(const bn_gpu_tree &t, const body_source &src, const float4 *acc_old, float alpha,
+                          const bn_gpu_frame *f, int g, int lane, unsigned long long *acc)
 {
     const int2 b = t.group_body[g];
+    const double ref[3] = {src.frame->ref[0], src.frame->ref[1], src.frame->ref[2]};
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     float amin = INFINITY;
     for (int i = b.x + lane; i < b.x + b.y; i += 32) {
-        const float4 p = t.body[i], q = t.body_lo[i];
+        float4 p, q;
+        bn_gpu_body(src.pos, src.mass, ref, t.len_scale, src.mass_scale, i, &p, &q);
+        t.body[i] = p;
+        t.body_lo[i] = q;
         const double x[3] = {(double)p.x + q.x, (double)p.y + q.y, (double)p.z + q.z};
         for (int k = 0; k < 3; k++) lo[k] = fmin(lo[k], x[k]), hi[k] = fmax(hi[k], x[k]);
         if (acc_old) {
@@ -53,19 +65,21 @@ __device__ void group_box(const bn_gpu_tree &t, const float4 *acc_old, float alp
     }
 }
 
-/* One warp per group: box of its bodies (hi + lo, in double: exact) and
- * the smallest old |a|. The box's centre, rounded to a float, is the
+/* One warp per group: its bodies (every body is in one group), the box
+ * of their hi + lo (in double: exact) and the smallest old |a|. Making
+ * the bodies here spares a pass that wrote them and this one reading
+ * them back. The box's centre, rounded to a float, is the
  * group's frame (tree_gpu.h); its half sizes are rounded up from that
  * centre, so the float box holds every body. A refresh (growth not NULL) sums
  * its groups' growth (tree/refresh_guard.h): one atomic per block. */
-__global__ void group_boxes(bn_gpu_tree t, const float4 *acc_old, float alpha, const bn_gpu_frame *f,
-                            unsigned long long *growth)
+__global__ void group_boxes(bn_gpu_tree t, body_source src, const float4 *acc_old, float alpha,
+                            const bn_gpu_frame *f, unsigned long long *growth)
 {
     __shared__ unsigned long long block_growth;
     if (growth && threadIdx.x == 0) block_growth = 0;
     if (growth) __syncthreads();
     const int g = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
-    if (g < bn_gpu_tree_groups(&t)) group_box(t, acc_old, alpha, growth ? f : NULL, g, lane, &block_growth);
+    if (g < bn_gpu_tree_groups(&t)) group_box(t, src, acc_old, alpha, growth ? f : NULL, g, lane, &block_growth);
     if (!growth) return;
     __syncthreads();
     if (threadIdx.x == 0 && block_growth) atomicAdd(growth, block_growth);
@@ -121,15 +135,16 @@ extern "C" bn_status bn_gpu_active_groups(const bn_gpu_tree *t, const uint8_t *b
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha,
-                                   unsigned long long *growth, cudaStream_t s)
+extern "C" bn_status bn_gpu_groups(bn_gpu_tree_store *st, double *const pos[3], const float *mass,
+                                   const float4 *acc_old, double alpha, unsigned long long *growth, cudaStream_t s)
 {
     const bn_gpu_tree *t = &st->t;
     if (growth) BN_CUDA_CHECK(cudaMemsetAsync(growth, 0, sizeof *growth, s));
     if (t->group_bound <= 0) return BN_OK;
     const int warps_per_block = kThreads / 32;
+    const body_source src = {{pos[0], pos[1], pos[2]}, mass, st->frame, (float)t->mass_scale};
     group_boxes<<<(t->group_bound + warps_per_block - 1) / warps_per_block, kThreads, 0, s>>>(
-        *t, acc_old, (float)alpha, st->frame, growth);
+        *t, src, acc_old, (float)alpha, st->frame, growth);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -54,15 +54,15 @@ __device__ void add_second(double *s, double m, double dx, double dy, double dz)
     s[5] += m * dy * dz;
 }
 
-/* Geometric centre (relative to ref) of the level-L cell holding body i:
- * its integer coordinates are those its key was made of (keys_cuda.cu
- * quantizes the same positions in the same cube). */
-__device__ void cell_centre(const level_args &a, int i, int level, double l, double centre[3])
+/* Geometric centre (relative to ref) of the level-L cell holding the
+ * point p (a body's position): its integer coordinates are those the
+ * body's key was made of (keys_cuda.cu quantizes the same positions in
+ * the same cube). */
+__device__ void cell_centre(const level_args &a, const double p[3], int level, double l, double centre[3])
 {
-    const double *p[3] = {a.x, a.y, a.z};
     const double inv_size = 1.0 / a.frame->box_size;
     for (int k = 0; k < 3; k++) {
-        const uint32_t ix = bn_key_quantize(p[k][i], a.frame->box_lo[k], inv_size);
+        const uint32_t ix = bn_key_quantize(p[k], a.frame->box_lo[k], inv_size);
         const uint32_t cell = ix >> (BN_KEY_MAX_LEVEL - level);
         centre[k] = a.frame->box_lo[k] + ((double)cell + 0.5) * l - a.frame->ref[k];
     }
@@ -80,35 +80,43 @@ __device__ void set_box(moments *r, const double lo[3], const double hi[3])
 
 /* Massless bodies are allowed: a massless node's centre is the mean of
  * its bodies' positions (children's centres), as on the CPU. One pass
- * over the bodies: sums about the first body (a leaf is small, so the
- * double sums lose nothing to cancellation), made central at the end:
- * sum m (d-c)(d-c) = sum m d d - M c c, as S1 = M c. */
-__device__ moments leaf_moments(const level_args &a, int2 b)
+ * over the bodies (a second only for a massless leaf): sums about the
+ * first body, exact differences for a small leaf, so the double sums
+ * lose nothing to cancellation; made central at the end: sum m (d-c)(d-c)
+ * = sum m d d - M c c, as sum m d = M c. Few live doubles: this loop's
+ * registers decide how many warps hide its loads. */
+__device__ moments leaf_moments(const level_args &a, int2 b, double o[3])
 {
     moments r = {};
-    const double ref[3] = {a.frame->ref[0], a.frame->ref[1], a.frame->ref[2]};
-    const double o[3] = {a.x[b.x] - ref[0], a.y[b.x] - ref[1], a.z[b.x] - ref[2]};
-    double first[3] = {0, 0, 0}, sum[3] = {0, 0, 0};
-    double lo[3] = {a.x[b.x], a.y[b.x], a.z[b.x]}, hi[3] = {lo[0], lo[1], lo[2]};
+    o[0] = a.x[b.x];
+    o[1] = a.y[b.x];
+    o[2] = a.z[b.x];
+    double first[3] = {0, 0, 0}, lo[3] = {o[0], o[1], o[2]}, hi[3] = {o[0], o[1], o[2]};
     for (int i = b.x; i < b.x + b.y; i++) {
         const double m = a.mass[i];
         const double p[3] = {a.x[i], a.y[i], a.z[i]};
-        double d[3];
+        const double d[3] = {p[0] - o[0], p[1] - o[1], p[2] - o[2]};
         r.m += m;
         for (int k = 0; k < 3; k++) {
-            d[k] = p[k] - ref[k] - o[k];
             first[k] += m * d[k];
-            sum[k] += d[k];
             lo[k] = fmin(lo[k], p[k]); /* the box from the positions themselves: exact */
             hi[k] = fmax(hi[k], p[k]);
         }
         add_second(r.s, m, d[0], d[1], d[2]);
     }
     double c[3];
-    for (int k = 0; k < 3; k++) c[k] = r.m > 0 ? first[k] / r.m : sum[k] / b.y;
-    if (r.m > 0) add_second(r.s, -r.m, c[0], c[1], c[2]);
+    for (int k = 0; k < 3; k++) c[k] = r.m > 0 ? first[k] / r.m : 0.0;
+    if (r.m > 0)
+        add_second(r.s, -r.m, c[0], c[1], c[2]);
+    else /* no mass: the mean position */
+        for (int i = b.x; i < b.x + b.y; i++) {
+            c[0] += (a.x[i] - o[0]) / b.y;
+            c[1] += (a.y[i] - o[1]) / b.y;
+            c[2] += (a.z[i] - o[2]) / b.y;
+        }
+    const double *ref = a.frame->ref;
     for (int k = 0; k < 3; k++) {
-        r.c[k] = o[k] + c[k];
+        r.c[k] = (o[k] - ref[k]) + c[k];
         lo[k] -= ref[k];
         hi[k] -= ref[k];
     }
@@ -121,18 +129,15 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
     moments r = {};
     double mean[3] = {0, 0, 0};
     for (int c = ch.x; c < ch.x + ch.y; c++) {
-        r.m += a.mom[c].m;
+        const double m = a.mom[c].m;
         for (int k = 0; k < 3; k++) {
-            r.c[k] += a.mom[c].m * a.mom[c].c[k];
+            r.c[k] += m * a.mom[c].c[k];
             mean[k] += a.mom[c].c[k];
         }
+        r.m += m;
     }
     for (int k = 0; k < 3; k++) r.c[k] = r.m > 0 ? r.c[k] / r.m : mean[k] / ch.y;
-    double lo[3], hi[3];
-    for (int k = 0; k < 3; k++) {
-        lo[k] = a.mom[ch.x].c[k] + a.mom[ch.x].lo[k];
-        hi[k] = a.mom[ch.x].c[k] + a.mom[ch.x].hi[k];
-    }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (int c = ch.x; c < ch.x + ch.y; c++) {
         const moments &q = a.mom[c];
         for (int j = 0; j < 6; j++) r.s[j] += q.s[j];
@@ -146,16 +151,15 @@ __device__ moments inner_moments(const level_args &a, int2 ch)
     return r;
 }
 
-/* The moments and opening radius of one node of the given level. */
-__device__ void node_moments(const level_args &a, int node, int level, bool octants)
+/* A node's quadrupole, opening radius and the accel criterion's M l^2
+ * (quad0, quad1: what the walk reads besides the centre of mass); first:
+ * the position of its first body, whose key cell is the node's octant. */
+__device__ void store_node(const level_args &a, int node, int level, bool octants, const moments &r,
+                           const double first[3])
 {
-    const int2 b = a.node_body[node], ch = a.node_child[node];
     const double l = a.frame->tree_box_size / (double)(1u << level);
     double centre[3];
-    if (octants) cell_centre(a, b.x, level, l, centre);
-    const moments r = ch.y > 0 ? inner_moments(a, ch) : leaf_moments(a, b);
-    a.mom[node] = r;
-
+    if (octants) cell_centre(a, first, level, l, centre);
     double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
         lo[k] = r.c[k] + r.lo[k];
@@ -173,9 +177,9 @@ __device__ void node_moments(const level_args &a, int node, int level, bool octa
 }
 
 /* Every leaf, whatever its level, in one launch: leaves need nothing
- * but their bodies, and most of the work is theirs (a level-by-level
- * pass left the threads of inner nodes idle while a leaf's thread read
- * its bodies, and ran 22 short launches of it). */
+ * but their bodies, and most of the work is theirs. (Leaves and inner
+ * nodes in one pass per level left the inner nodes' threads idle while
+ * a leaf's thread read its bodies, in 22 short launches.) */
 __global__ void leaf_kernel(level_args a)
 {
     const bn_gpu_shape *sh = &a.frame->shape;
@@ -184,7 +188,10 @@ __global__ void leaf_kernel(level_args a)
         if (a.node_child[node].y > 0) continue;
         int level = 0;
         while (node >= sh->level_start[level + 1]) level++;
-        node_moments(a, node, level, octants);
+        double first[3];
+        const moments r = leaf_moments(a, a.node_body[node], first);
+        a.mom[node] = r;
+        store_node(a, node, level, octants, r, first);
     }
 }
 
@@ -196,11 +203,25 @@ __global__ void level_kernel(level_args a)
     const int *ls = a.frame->shape.level_start;
     const int end = ls[a.level + 1];
     const bool octants = a.octants && a.frame->fits;
-    for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end; node += gridDim.x * blockDim.x)
-        if (a.node_child[node].y > 0) node_moments(a, node, a.level, octants);
+    for (int node = ls[a.level] + blockIdx.x * blockDim.x + threadIdx.x; node < end;
+         node += gridDim.x * blockDim.x) {
+        const int2 ch = a.node_child[node];
+        if (ch.y == 0) continue;
+        const moments r = inner_moments(a, ch);
+        a.mom[node] = r;
+        double first[3] = {0, 0, 0};
+        if (octants) {
+            const int i = a.node_body[node].x;
+            first[0] = a.x[i];
+            first[1] = a.y[i];
+            first[2] = a.z[i];
+        }
+        store_node(a, node, a.level, octants, r, first);
+    }
 }
+
 /* com relative to the new ref (old ref + the root's com) as hi + lo in
- * the floats' units, after every level; the frame's ref moves with it
+ * the floats' units, after every node; the frame's ref moves with it
  * (read by make_bodies next). */
 __global__ void store_com(const moments *mom, bn_gpu_frame *frame, double len_scale, double mass_scale, float4 *com,
                           float4 *com_lo)
@@ -257,20 +278,20 @@ extern "C" bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3],
     a.quad1 = t->node_quad1;
     bn_status st_out = BN_OK;
     leaf_kernel<<<level_blocks(BN_KEY_MAX_LEVEL, bound), kThreads, 0, s>>>(a);
-    cudaError_t launched = cudaGetLastError();
-    if (launched != cudaSuccess) st_out = bn_cuda_fail(launched, "moments leaf_kernel launch", __FILE__, __LINE__);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments leaf_kernel launch", __FILE__, __LINE__);
     /* every level a tree can have inner nodes on: the host does not know
      * its depth (level 21 holds only leaves) */
     for (int level = BN_KEY_MAX_LEVEL - 1; level >= 0 && st_out == BN_OK; level--) {
         a.level = level;
         level_kernel<<<level_blocks(level, bound), kThreads, 0, s>>>(a);
-        const cudaError_t err = cudaGetLastError();
+        err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments level_kernel launch", __FILE__, __LINE__);
     }
     if (st_out == BN_OK) {
         store_com<<<(bound + kThreads - 1) / kThreads, kThreads, 0, s>>>(mom, st->frame, t->len_scale,
                                                                          t->mass_scale, t->node_com, t->node_com_lo);
-        const cudaError_t err = cudaGetLastError();
+        err = cudaGetLastError();
         if (err != cudaSuccess) st_out = bn_cuda_fail(err, "moments store_com launch", __FILE__, __LINE__);
     }
     bn_cuda_free(mom, s);

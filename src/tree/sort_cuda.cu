@@ -56,13 +56,8 @@ __global__ void bodies_kernel(const double *x, const double *y, const double *z,
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const double *r = frame->ref;
-    float hi[3], lo[3];
-    bn_gpu_split(len_scale * (x[i] - r[0]), &hi[0], &lo[0]);
-    bn_gpu_split(len_scale * (y[i] - r[1]), &hi[1], &lo[1]);
-    bn_gpu_split(len_scale * (z[i] - r[2]), &hi[2], &lo[2]);
-    body[i] = make_float4(hi[0], hi[1], hi[2], mass_scale * m[i]);
-    body_lo[i] = make_float4(lo[0], lo[1], lo[2], 0.f);
+    const double *const pos[3] = {x, y, z};
+    bn_gpu_body(pos, m, frame->ref, len_scale, mass_scale, i, &body[i], &body_lo[i]);
 }
 } // namespace
 

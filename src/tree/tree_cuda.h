@@ -157,13 +157,14 @@ bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const floa
                          const bn_gravity_params *g, cudaStream_t s);
 
 /* ---- groups_cuda.cu ---- */
-/* The boxes of the build's groups (after the bodies are made). acc_old
+/* The bodies (t->body, t->body_lo, key order, from pos and mass, after
+ * the moments have moved ref) and the boxes of the groups. acc_old
  * (key order) sets group_half.w = alpha * min |a_old| when not NULL
  * (alpha: the criterion's alpha in the units of the tree, over G).
  * growth (a refresh; NULL: none): the sum of the groups' growth since
  * the build (tree/refresh_guard.h), a device value (reset here). */
-bn_status bn_gpu_groups(bn_gpu_tree_store *st, const float4 *acc_old, double alpha, unsigned long long *growth,
-                        cudaStream_t s);
+bn_status bn_gpu_groups(bn_gpu_tree_store *st, double *const pos[3], const float *mass, const float4 *acc_old,
+                        double alpha, unsigned long long *growth, cudaStream_t s);
 /* The build's group levels (group_level) from its sorted keys (key
  * order), where the build's tree became current. */
 bn_status bn_gpu_group_levels(bn_gpu_tree_store *st, const uint64_t *keys, cudaStream_t s);

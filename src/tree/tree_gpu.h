@@ -134,6 +134,18 @@ __host__ __device__ inline void bn_gpu_split(double v, float *hi, float *lo)
 }
 
 #ifdef __CUDACC__
+/* Body i of the tree: its position relative to ref as hi (with the mass,
+ * in the floats' units) and lo parts. One definition for both kernels
+ * that make bodies (sort_cuda.cu's, groups_cuda.cu's). */
+__device__ __forceinline__ void bn_gpu_body(const double *const pos[3], const float *mass, const double ref[3],
+                                            double len_scale, float mass_scale, int i, float4 *hi, float4 *lo)
+{
+    float h[3], l[3];
+    for (int k = 0; k < 3; k++) bn_gpu_split(len_scale * (pos[k][i] - ref[k]), &h[k], &l[k]);
+    *hi = make_float4(h[0], h[1], h[2], mass_scale * mass[i]);
+    *lo = make_float4(l[0], l[1], l[2], 0.f);
+}
+
 /* A position (hi, lo relative to ref) in the frame of centre c (a float
  * relative to ref): (hi - c) + lo, exact where hi is near c. */
 __device__ __forceinline__ float3 bn_gpu_in_frame(float4 hi, float4 lo, float4 c)
