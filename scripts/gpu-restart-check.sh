@@ -16,7 +16,8 @@ export LD_LIBRARY_PATH=$DIR/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 source "$here/device-mpi-env.sh"
 for t in "$DIR"/tests/test_gpu_*; do
     timeout 120 "$t" >"$O/$(basename "$t").log" 2>&1
-    echo "$(basename "$t"): exit $?"
+    rc=$? # before any command substitution, which would reset $?
+    echo "$(basename "$t"): exit $rc"
 done
 BANYAN_TEST_BACKEND=gpu timeout 300 bash "$here/../tests/cli_restart.sh" "$DIR/banyan" >"$O/cli_restart.log" 2>&1
 echo "cli_restart.sh on the GPU: exit $? ($(grep -c FAIL "$O/cli_restart.log") FAIL lines)"

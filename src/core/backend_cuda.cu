@@ -12,7 +12,8 @@
  * Memory per particle (bytes), persistent: pos 24 + vel 24 + mass 4 +
  * orig 4 + acc 16 + body 16 = 88; during the sort and build +24 (keys,
  * alternate keys, two index arrays; the build's plan lives in the
- * spares); the tree keeps 80 bytes per node of capacity (an eighth more
+ * spares), and +16 while the particles are reordered (two more spares,
+ * where they fit: reorder_particles); the tree keeps 80 bytes per node of capacity (an eighth more
  * than the last tree's nodes: about 0.13 nodes per particle with leaves
  * of 32, 0.25 with 16); while it is built the node list takes 20 per node
  * of capacity, and the moments add 104 per node while they are made
@@ -164,39 +165,78 @@ bn_status reorder_triple(double *arr[3], double *spare[3], const int *perm, int 
     return BN_OK;
 }
 
-/* Every particle array put in the order of perm: gathered into spare
- * buffers and swapped in, in three passes (the permutation read once a
- * pass, not once an array): the positions, the velocities, then the
- * rest. The doubles' spares are the sort's 8-byte one and two more of
- * its room; the rest's are the sort's 4-byte one (masses), a freed
- * 8-byte one (order) and the bodies' buffer (old accelerations, for the
- * accel MAC). Nothing fails after the first gather but a launch error. */
-bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
+/* The particles in the order of perm in three passes (the permutation
+ * read once a pass): the positions, the velocities, then the rest. The
+ * doubles' spares are the sort's 8-byte one (spare[0]) and two more of
+ * its room; the rest's are the sort's 4-byte one (masses), spare[1]
+ * (order), spare[2] (bins) and the bodies' buffer (old accelerations,
+ * for the accel MAC). On return spare[1] and spare[2] hold old arrays. */
+bn_status reorder_in_passes(bn_cuda_state *st, sort_buffers *b, double *spare[3])
 {
     const int n = st->n;
     cudaStream_t s = st->s;
     const int *perm = b->vals;
-    const size_t room = bn_cuda_particle_room((size_t)n);
+    BN_TRY(reorder_triple(st->pos, spare, perm, n, s));
+    if (st->vel[0]) BN_TRY(reorder_triple(st->vel, spare, perm, n, s)); /* NULL: positions only */
+    const bn_gpu_particle_rest from = {st->mass, st->orig, st->acc, st->bin};
+    const bn_gpu_particle_rest to = {(float *)b->vals_alt, (int *)spare[1], st->body, (uint8_t *)spare[2]};
+    BN_TRY(bn_gpu_gather_rest(perm, from, to, n, s));
+    swap_ptr(st->mass, b->vals_alt);
+    swap_ptr(st->orig, spare[1]);
+    swap_ptr(st->acc, st->body);
+    if (st->bin) BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, spare[2], (size_t)n, cudaMemcpyDeviceToDevice, s));
+    return BN_OK;
+}
+
+/* The same an array a pass, with the sort's spares only: where the
+ * device has no room for two more (the largest runs). */
+bn_status reorder_by_array(bn_cuda_state *st, sort_buffers *b)
+{
+    const int n = st->n;
+    cudaStream_t s = st->s;
+    const int *perm = b->vals;
+    double *spare = (double *)b->keys_alt;
+    for (int k = 0; k < 3; k++) {
+        BN_TRY(bn_gpu_gather_doubles(perm, &st->pos[k], &spare, 1, n, s));
+        swap_ptr(st->pos[k], spare);
+        if (!st->vel[k]) continue;
+        BN_TRY(bn_gpu_gather_doubles(perm, &st->vel[k], &spare, 1, n, s));
+        swap_ptr(st->vel[k], spare);
+    }
+    b->keys_alt = (uint64_t *)spare;
+    BN_TRY(bn_gpu_gather4(st->mass, perm, b->vals_alt, n, s));
+    swap_ptr(st->mass, b->vals_alt);
+    BN_TRY(bn_gpu_gather4(st->orig, perm, b->vals_alt, n, s));
+    swap_ptr(st->orig, b->vals_alt);
+    BN_TRY(bn_gpu_gather16(st->acc, perm, st->body, n, s));
+    swap_ptr(st->acc, st->body);
+    if (!st->bin) return BN_OK;
+    BN_TRY(bn_gpu_gather1(st->bin, perm, b->keys_alt, n, s));
+    BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, b->keys_alt, (size_t)n, cudaMemcpyDeviceToDevice, s));
+    return BN_OK;
+}
+
+/* Every particle array put in the order of perm, gathered into spare
+ * buffers and swapped in: in three passes where two more spares fit (an
+ * array a pass read the permutation ten times: 0.2 ms more a build at
+ * 2^24 on an H100), else an array a pass, so that they never decide how
+ * many particles fit. Nothing fails after the first gather but a launch
+ * error. */
+bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
+{
+    cudaStream_t s = st->s;
+    const size_t room = bn_cuda_particle_room((size_t)st->n);
     double *spare[3] = {(double *)b->keys_alt, NULL, NULL};
-    b->keys_alt = NULL;
-    bn_status r = bn_cuda_dev_alloc(&spare[1], room, "reorder spare (positions)", s);
-    if (r == BN_OK) r = bn_cuda_dev_alloc(&spare[2], room, "reorder spare (positions)", s);
-    if (r == BN_OK) r = reorder_triple(st->pos, spare, perm, n, s);
-    if (r == BN_OK && st->vel[0]) r = reorder_triple(st->vel, spare, perm, n, s); /* NULL: positions only */
+    bn_status r = bn_cuda_dev_alloc(&spare[1], room, "reorder spare", s);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&spare[2], room, "reorder spare", s);
     if (r == BN_OK) {
-        const bn_gpu_particle_rest from = {st->mass, st->orig, st->acc, st->bin};
-        const bn_gpu_particle_rest to = {(float *)b->vals_alt, (int *)spare[1], st->body, (uint8_t *)spare[2]};
-        r = bn_gpu_gather_rest(perm, from, to, n, s);
+        b->keys_alt = NULL;
+        r = reorder_in_passes(st, b, spare);
+        b->keys_alt = (uint64_t *)spare[0];
+    } else if (r == BN_ERR_DEVICE_NOMEM) {
+        bn_clear_error();
+        r = reorder_by_array(st, b);
     }
-    if (r == BN_OK) {
-        swap_ptr(st->mass, b->vals_alt);
-        swap_ptr(st->orig, spare[1]); /* spare[1]: the old order, freed */
-        swap_ptr(st->acc, st->body);
-        const cudaError_t e =
-            st->bin ? cudaMemcpyAsync(st->bin, spare[2], (size_t)n, cudaMemcpyDeviceToDevice, s) : cudaSuccess;
-        if (e != cudaSuccess) r = bn_cuda_fail(e, "cudaMemcpyAsync of the reordered time bins", __FILE__, __LINE__);
-    }
-    b->keys_alt = (uint64_t *)spare[0];
     bn_cuda_free(spare[1], s);
     bn_cuda_free(spare[2], s);
     return r;
