@@ -733,7 +733,7 @@ typedef struct bn_integrator_params {
                          is kept and its moments and boxes are refreshed
                          from the moved particles (a refresh whose groups
                          have scattered is refused and the tree rebuilt).
-                         0 (default): self-tuned (GOTHIC): rebuild when
+                         0: self-tuned (GOTHIC): rebuild when
                          the refreshed trees' extra walk cost since the
                          last rebuild adds up to the cost of a rebuild,
                          weighed as rebuild_cost says, each step's excess
@@ -743,7 +743,9 @@ typedef struct bn_integrator_params {
                          0.2% of the steps between). On an H100 within
                          0.4% of rebuilding at every step or faster (to
                          11%) on every input measured (BENCHMARKS.md,
-                         session 27). 1: every step. The values other
+                         session 27), but its energy drifts 2.1x as fast
+                         on M31 at 2^22 (session 28). 1 (default): every
+                         step. The values other
                          than 1 choose on the host, which then reads the
                          clock back at every step (batches of one step)
                          but during the tuner's long holds.             */

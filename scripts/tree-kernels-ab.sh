@@ -7,7 +7,8 @@
 # then the device time of each kernel of both builds' forces (ncu,
 # clocks left alone). Table last.
 #   scripts/tree-kernels-ab.sh OLD_BANYAN NEW_BANYAN [N] [OUT]   (STEPS: block steps, 256; ROUNDS: 2;
-#   NCU_STEPS: also every kernel of that many block steps of the new build)
+#   NCU_STEPS: also every kernel of that many block steps of the new build; RULES: tree_rebuild values
+#   for the block steps, "default" the binary's own (the default); NCU=0: no ncu)
 set -u
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 OLD=$(abs "$1") NEW=$(abs "$2")
@@ -30,15 +31,22 @@ b() { # LABEL BINARY ARGS...
 for r in $(seq "${ROUNDS:-2}"); do
     b old "$OLD" --check --repeat 3
     b new "$NEW" --check --repeat 3
-    b old "$OLD" $BLOCK
-    b new "$NEW" $BLOCK
+    for rule in ${RULES:-default}; do # default: the binary's own tree_rebuild
+        extra=""
+        [ "$rule" = default ] || extra="--tree-rebuild $rule"
+        b "old r$rule" "$OLD" $BLOCK $extra
+        b "new r$rule" "$NEW" $BLOCK $extra
+    done
 done
-timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-    "$NEW" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-new.csv 2>ncu-new.err
-echo "ncu new: rc $?"
-timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
-    "$OLD" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-old.csv 2>ncu-old.err
-echo "ncu old: rc $?"
+[ "${NCU:-1}" = 1 ] || { rm -f m31.hdf5; NCU_STEPS=""; }
+if [ "${NCU:-1}" = 1 ]; then
+    timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        "$NEW" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-new.csv 2>ncu-new.err
+    echo "ncu new: rc $?"
+    timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        "$OLD" bench --backend gpu --input m31.hdf5 $FAST --repeat 1 >ncu-old.csv 2>ncu-old.err
+    echo "ncu old: rc $?"
+fi
 if [ -n "${NCU_STEPS:-}" ]; then # every kernel of the new build's block steps
     timeout 300 ncu --clock-control none --metrics gpu__time_duration.sum --csv "$NEW" bench --backend gpu \
         --input m31.hdf5 $FAST --time-bins 8 --dt 0.015625 --eta 0.2 --steps "$NCU_STEPS" --repeat 1 \
@@ -51,17 +59,17 @@ import csv, os, sys, collections
 sys.path.insert(0, os.environ["SCRIPTS"])
 from bench_rows import rows as read_rows
 label = "?"
-print(f"{'build':5s} {'forces ms':>9s} {'keys':>6s} {'sort':>6s} {'build':>6s} {'moments':>7s} {'groups':>6s} "
+print(f"{'build':9s} {'forces ms':>9s} {'keys':>6s} {'sort':>6s} {'build':>6s} {'moments':>7s} {'groups':>6s} "
       f"{'walk':>6s} {'p99':>9s} {'batch ms':>8s} {'builds':>6s}")
 for r in read_rows("bench.jsonl"):
     if "label" in r and len(r) == 1:
         label = r["label"]; continue
     ms = lambda k: 1e3 * r.get(k, float("nan"))
     if "batch_mean" in r:
-        print(f"{label:5s} {'':9s} {'':6s} {'':6s} {'':6s} {'':7s} {'':6s} {'':6s} {'':9s} "
+        print(f"{label:9s} {'':9s} {'':6s} {'':6s} {'':6s} {'':7s} {'':6s} {'':6s} {'':9s} "
               f"{ms('batch_mean'):8.2f} {r.get('tree_builds', '')!s:>6s}")
     else:
-        print(f"{label:5s} {ms('t_total'):9.2f} {ms('t_bbox') + ms('t_keys'):6.2f} {ms('t_sort'):6.2f} "
+        print(f"{label:9s} {ms('t_total'):9.2f} {ms('t_bbox') + ms('t_keys'):6.2f} {ms('t_sort'):6.2f} "
               f"{ms('t_build'):6.2f} {ms('t_moments'):7.2f} {ms('t_groups'):6.2f} {ms('t_walk'):6.2f} "
               f"{r.get('err_p99', float('nan')):9.2e}")
 PY
@@ -71,4 +79,4 @@ for tag in old new; do
 done
 [ -f ncu-steps.csv ] && python3 "$SCRIPTS/ncu_kernels.py" ncu-steps.csv \
     "ncu, new build, every kernel of the forces and $NCU_STEPS block steps:" | tee -a table.txt
-tar czf logs.tar.gz bench.log ic.log ncu-*.err ncu-*.csv && rm -f bench.log ic.log ncu-*.err ncu-*.csv
+tar czf logs.tar.gz bench.log ic.log ncu-*.err ncu-*.csv 2>/dev/null; rm -f bench.log ic.log ncu-*.err ncu-*.csv

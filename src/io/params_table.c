@@ -211,14 +211,16 @@ const bn_param_desc bn_param_table[] = {
      "Block steps: what chooses a particle's step: acceleration, eta sqrt(eps / |a_i|) (GADGET, GOTHIC), or "
      "dynamical, eta sqrt(|phi_i|) / |a_i| (the local dynamical time, independent of the softening; phi the "
      "potential, 0 at infinity: isolated systems). The same eta means other steps under each."},
-    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "0", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
+    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure; a refresh whose groups have "
-     "scattered is refused and the tree rebuilt). 0 (the default): self-tuned as in GOTHIC: rebuild when "
+     "scattered is refused and the tree rebuilt). 0: self-tuned as in GOTHIC: rebuild when "
      "the extra walk cost of the refreshed trees since the last rebuild, with the next step's (foreseen "
      "from its own time bin), reaches the cost of a rebuild, weighed as rebuild_cost says; where even one "
      "refresh costs that much, rebuild every step and probe with one refresh now and then (after 4 to 1024 "
-     "rebuilds: a probe's loss is 0.2% of the steps between). 1: every step."},
+     "rebuilds: a probe's loss is 0.2% of the steps between). 1 (the default): every step. Refreshing saves "
+     "up to 11% of a step's time but drifts in energy faster at large N (2.1x on M31 at 2^22 over 1 Gyr; "
+     "BENCHMARKS.md, session 28), which at equal energy error costs more than it saves."},
     {"TimeIntegration", "rebuild_cost", BN_PT_CHOICE, OFF(integ.rebuild_cost), "work", ANY, 0, &cost_choices,
      if_self_tuned,
      "What the self-tuned rebuild (tree_rebuild 0) weighs: work (the walk's counted work: its flops from the "
