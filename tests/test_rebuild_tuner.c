@@ -6,6 +6,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/simulation_internal.h"
+#include "gravity/interact.h"
 #include "integrate/rebuild_tuner.h"
 
 /* A made-up machine: a walk on a tree refreshed k times costs
@@ -433,7 +434,7 @@ static void test_work_step_costs(void **state)
     assert_int_equal(s.rebuilt, 1);
     assert_true(s.n_active == n_active);
     assert_true(fabs(s.walk - (flops + 430 * 5e4)) <= 1e-9 * s.walk);
-    assert_true(s.tree == 7800.0 * 1e5);
+    assert_true(s.tree == BN_REBUILD_WORK_PER_PARTICLE * 1e5);
     assert_true(s.kept == 0);
     s = bn_rebuild_step_work(2, 0, n_active, count, 1e5);
     assert_true(s.tree == 0 && s.kept == 0);
@@ -459,7 +460,7 @@ static int work_step(bn_rebuild_tuner *t, double visit_slope, long *k)
 static void test_work_rule_follows_visits(void **state)
 {
     (void)state;
-    /* make = 7800 * 1e5 work; the excess per refresh k: 430 slope k n */
+    /* make = BN_REBUILD_WORK_PER_PARTICLE * 1e5 work; the excess per refresh k: 430 slope k n */
     const double slopes[] = {2.0, 0.0, 200.0};
     for (int c = 0; c < 3; c++) {
         bn_rebuild_tuner t;
@@ -471,7 +472,7 @@ static void test_work_rule_follows_visits(void **state)
                 if (i > 100 && last > 100) gap = i - last;
                 last = i;
             }
-        const double s = 430 * slopes[c] * 1e4, best = s > 0 ? sqrt(2 * 7800.0 * 1e5 / s) : 0;
+        const double s = 430 * slopes[c] * 1e4, best = s > 0 ? sqrt(2 * BN_REBUILD_WORK_PER_PARTICLE * 1e5 / s) : 0;
         print_message("work, visit slope %g: %ld rebuilds in 400 steps, last gap %ld (sqrt(2 make / slope) %.2f)\n",
                       slopes[c], builds, gap, best);
         if (c == 0) assert_true(fabs((double)gap - best) <= 1.5);
