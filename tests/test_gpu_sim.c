@@ -329,8 +329,10 @@ static void test_out_of_memory(void **state)
 
 /* The particles' reorder takes an array a pass where the device has no
  * room for the two extra spares of its three-pass gathers: the same
- * forces, bit for bit, at a lower peak (the spares' 16 bytes a particle
- * less, up to the next highest stage: 128.8 against 120.6 on the H100). */
+ * forces, bit for bit, at a lower peak. And a second evaluation peaks no
+ * higher than the first: every array keeps a buffer of its own width
+ * through the swaps (the order once kept an 8-byte one, 4 bytes a
+ * particle more from the second build on). */
 static void test_reorder_without_room(void **state)
 {
     (void)state;
@@ -338,13 +340,21 @@ static void test_reorder_without_room(void **state)
     bn_particles *p = tu_random_particles(n, 49, 2), *q = NULL;
     TU_OK(bn_particles_copy(&q, p));
     bn_gravity_params g = gpu_params(0.5);
-    bn_force_stats roomy, tight;
-    forces(p, &g, &roomy);
+    bn_gravity *grav = NULL;
+    TU_OK(bn_gravity_create(&grav, &g));
+    TU_OK(bn_gravity_compute(grav, p));
+    const bn_force_stats roomy = *bn_gravity_stats(grav);
+    TU_OK(bn_gravity_compute(grav, p));
+    const bn_force_stats again = *bn_gravity_stats(grav);
+    bn_gravity_free(grav);
+    bn_force_stats tight;
     bn_gpu_test_set_memory_limit(roomy.device_bytes_peak - 8 * n);
     forces(q, &g, &tight);
     bn_gpu_test_set_memory_limit(0);
-    printf("peak %.1f bytes a particle with the spares, %.1f without\n", (double)roomy.device_bytes_peak / n,
+    printf("peak %.1f bytes a particle with the spares (%.1f the second time), %.1f without\n",
+           (double)roomy.device_bytes_peak / n, (double)again.device_bytes_peak / n,
            (double)tight.device_bytes_peak / n);
+    assert_true(again.device_bytes_peak <= roomy.device_bytes_peak + (64u << 10));
     assert_true(tight.device_bytes_peak + 4 * n <= roomy.device_bytes_peak);
     for (int k = 0; k < 3; k++) assert_memory_equal(p->acc[k], q->acc[k], n * sizeof(double));
     assert_memory_equal(p->pot, q->pot, n * sizeof(double));

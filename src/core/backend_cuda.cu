@@ -118,7 +118,8 @@ bn_status cuda_create(void **out, const bn_gravity_params *g)
 /* ---- the force evaluation, stage by stage ---- */
 
 /* The sort's buffers: the sorted keys and permutation, and their spare
- * partners (scratch of the build, then of the reordering). */
+ * partners (scratch of the build, then of the reordering; after it
+ * vals may hold the particles' old order, freed with the rest). */
 struct sort_buffers {
     uint64_t *keys, *keys_alt;
     int *vals, *vals_alt;
@@ -168,9 +169,12 @@ bn_status reorder_triple(double *arr[3], double *spare[3], const int *perm, int 
 /* The particles in the order of perm in three passes (the permutation
  * read once a pass): the positions, the velocities, then the rest. The
  * doubles' spares are the sort's 8-byte one (spare[0]) and two more of
- * its room; the rest's are the sort's 4-byte one (masses), spare[1]
- * (order), spare[2] (bins) and the bodies' buffer (old accelerations,
- * for the accel MAC). On return spare[1] and spare[2] hold old arrays. */
+ * its room; the rest's are the sort's 4-byte one (masses), the
+ * permutation itself (order: each thread reads its own entry before it
+ * writes it, and the permutation is not needed after this pass), spare[2]
+ * (bins, copied back) and the bodies' buffer (old accelerations, for the
+ * accel MAC). Every array keeps a buffer of its own width. On return
+ * spare[1] and spare[2] hold old arrays, b->vals the old order. */
 bn_status reorder_in_passes(bn_cuda_state *st, sort_buffers *b, double *spare[3])
 {
     const int n = st->n;
@@ -179,10 +183,10 @@ bn_status reorder_in_passes(bn_cuda_state *st, sort_buffers *b, double *spare[3]
     BN_TRY(reorder_triple(st->pos, spare, perm, n, s));
     if (st->vel[0]) BN_TRY(reorder_triple(st->vel, spare, perm, n, s)); /* NULL: positions only */
     const bn_gpu_particle_rest from = {st->mass, st->orig, st->acc, st->bin};
-    const bn_gpu_particle_rest to = {(float *)b->vals_alt, (int *)spare[1], st->body, (uint8_t *)spare[2]};
+    const bn_gpu_particle_rest to = {(float *)b->vals_alt, b->vals, st->body, (uint8_t *)spare[2]};
     BN_TRY(bn_gpu_gather_rest(perm, from, to, n, s));
     swap_ptr(st->mass, b->vals_alt);
-    swap_ptr(st->orig, spare[1]);
+    swap_ptr(st->orig, b->vals);
     swap_ptr(st->acc, st->body);
     if (st->bin) BN_CUDA_CHECK(cudaMemcpyAsync(st->bin, spare[2], (size_t)n, cudaMemcpyDeviceToDevice, s));
     return BN_OK;
@@ -195,15 +199,15 @@ bn_status reorder_by_array(bn_cuda_state *st, sort_buffers *b)
     const int n = st->n;
     cudaStream_t s = st->s;
     const int *perm = b->vals;
-    double *spare = (double *)b->keys_alt;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3; k++) { /* b->keys_alt always the spare: a failure leaves no live array there */
+        double *spare = (double *)b->keys_alt;
         BN_TRY(bn_gpu_gather_doubles(perm, &st->pos[k], &spare, 1, n, s));
-        swap_ptr(st->pos[k], spare);
+        swap_ptr(st->pos[k], b->keys_alt);
         if (!st->vel[k]) continue;
+        spare = (double *)b->keys_alt;
         BN_TRY(bn_gpu_gather_doubles(perm, &st->vel[k], &spare, 1, n, s));
-        swap_ptr(st->vel[k], spare);
+        swap_ptr(st->vel[k], b->keys_alt);
     }
-    b->keys_alt = (uint64_t *)spare;
     BN_TRY(bn_gpu_gather4(st->mass, perm, b->vals_alt, n, s));
     swap_ptr(st->mass, b->vals_alt);
     BN_TRY(bn_gpu_gather4(st->orig, perm, b->vals_alt, n, s));
@@ -235,6 +239,8 @@ bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
         b->keys_alt = (uint64_t *)spare[0];
     } else if (r == BN_ERR_DEVICE_NOMEM) {
         bn_clear_error();
+        bn_cuda_free(spare[1], s); /* the one spare that fitted, before the gathers */
+        spare[1] = NULL;
         r = reorder_by_array(st, b);
     }
     bn_cuda_free(spare[1], s);

@@ -81,10 +81,13 @@ __device__ void set_box(moments *r, const double lo[3], const double hi[3])
 /* Massless bodies are allowed: a massless node's centre is the mean of
  * its bodies' positions (children's centres), as on the CPU. One pass
  * over the bodies (a second only for a massless leaf): sums about the
- * first body, exact differences for a small leaf, so the double sums
- * lose nothing to cancellation; made central at the end: sum m (d-c)(d-c)
- * = sum m d d - M c c, as sum m d = M c. Few live doubles: this loop's
- * registers decide how many warps hide its loads. */
+ * first body, made central at the end: sum m (d-c)(d-c) = sum m d d -
+ * M c c, as sum m d = M c. A leaf is small, so d is small and the
+ * difference loses only a few bits of a double where the first body lies
+ * far from the centre of mass (a diagonal may come out a rounding below
+ * 0; nothing takes its root, and the quadrupole is stored in float).
+ * Few live doubles: this loop's registers decide how many warps hide its
+ * loads. */
 __device__ moments leaf_moments(const level_args &a, int2 b, double o[3])
 {
     moments r = {};
@@ -221,8 +224,9 @@ __global__ void level_kernel(level_args a)
 }
 
 /* com relative to the new ref (old ref + the root's com) as hi + lo in
- * the floats' units, after every node; the frame's ref moves with it
- * (read by make_bodies next). */
+ * the floats' units, once every node's moments are made; the frame's
+ * ref moves with it (read next by the group boxes, which make the
+ * bodies). */
 __global__ void store_com(const moments *mom, bn_gpu_frame *frame, double len_scale, double mass_scale, float4 *com,
                           float4 *com_lo)
 {

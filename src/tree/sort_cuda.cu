@@ -37,9 +37,10 @@ __global__ void gather_doubles_kernel(const int *__restrict__ perm, const double
     if (s2) d2[i] = s2[j];
 }
 
-/* A particle's other arrays in one pass (bin may be NULL). */
-__global__ void gather_rest_kernel(const int *__restrict__ perm, bn_gpu_particle_rest src, bn_gpu_particle_rest dst,
-                                   int n)
+/* A particle's other arrays in one pass (bin may be NULL). dst.orig may
+ * be perm itself: thread i reads perm[i] before it writes entry i, and
+ * no other thread reads that entry (so perm is not __restrict__ here). */
+__global__ void gather_rest_kernel(const int *perm, bn_gpu_particle_rest src, bn_gpu_particle_rest dst, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;

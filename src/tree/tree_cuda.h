@@ -107,7 +107,7 @@ bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cud
 bn_status bn_gpu_gather_doubles(const int *perm, double *const src[], double *const dst[], int count, int n,
                                 cudaStream_t s);
 /* A particle's arrays other than its position and velocity, permuted
- * together (bin NULL: none). */
+ * together (bin NULL: none; dst.orig may be perm itself). */
 typedef struct bn_gpu_particle_rest {
     float *mass;
     int *orig;
@@ -151,8 +151,9 @@ bn_status bn_gpu_build(bn_gpu_tree_store *st, const uint64_t *keys, int *perm, i
  * the frame's cube). octants 0, or a build that did not fit (frame->fits
  * 0): a refresh of the current tree after the bodies moved (block time
  * steps): the criteria take the moved geometry (bn_mac_cell_radius with
- * centre NULL). Level ranges come from the device shape: one launch per
- * possible level. */
+ * centre NULL). Level ranges come from the device shape: one launch over
+ * every node for the leaves, then one per possible level (20 to 0) for
+ * the inner nodes. */
 bn_status bn_gpu_moments(bn_gpu_tree_store *st, double *const pos[3], const float *mass, int octants,
                          const bn_gravity_params *g, cudaStream_t s);
 
