@@ -161,7 +161,7 @@ bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
  * pass, into the spare buffers, which then hold the old arrays. */
 bn_status reorder_triple(double *arr[3], double *spare[3], const int *perm, int n, cudaStream_t s)
 {
-    BN_TRY(bn_gpu_gather_doubles(perm, arr, spare, 3, n, s));
+    BN_TRY(bn_gpu_gather3(perm, arr, spare, n, s));
     for (int k = 0; k < 3; k++) swap_ptr(arr[k], spare[k]);
     return BN_OK;
 }
@@ -200,12 +200,10 @@ bn_status reorder_by_array(bn_cuda_state *st, sort_buffers *b)
     cudaStream_t s = st->s;
     const int *perm = b->vals;
     for (int k = 0; k < 3; k++) { /* b->keys_alt always the spare: a failure leaves no live array there */
-        double *spare = (double *)b->keys_alt;
-        BN_TRY(bn_gpu_gather_doubles(perm, &st->pos[k], &spare, 1, n, s));
+        BN_TRY(bn_gpu_gather8(st->pos[k], perm, b->keys_alt, n, s));
         swap_ptr(st->pos[k], b->keys_alt);
         if (!st->vel[k]) continue;
-        spare = (double *)b->keys_alt;
-        BN_TRY(bn_gpu_gather_doubles(perm, &st->vel[k], &spare, 1, n, s));
+        BN_TRY(bn_gpu_gather8(st->vel[k], perm, b->keys_alt, n, s));
         swap_ptr(st->vel[k], b->keys_alt);
     }
     BN_TRY(bn_gpu_gather4(st->mass, perm, b->vals_alt, n, s));
@@ -224,11 +222,13 @@ bn_status reorder_by_array(bn_cuda_state *st, sort_buffers *b)
  * buffers and swapped in: in three passes where two more spares fit (an
  * array a pass read the permutation ten times: 0.2 ms more a build at
  * 2^24 on an H100), else an array a pass, so that they never decide how
- * many particles fit. Nothing fails after the first gather but a launch
- * error. */
+ * many particles fit. Once they have not fitted, later builds do not try
+ * again (a failed allocation waits for the device and trims the pool).
+ * Nothing fails after the first gather but a launch error. */
 bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
 {
     cudaStream_t s = st->s;
+    if (st->reorder_narrow) return reorder_by_array(st, b);
     const size_t room = bn_cuda_particle_room((size_t)st->n);
     double *spare[3] = {(double *)b->keys_alt, NULL, NULL};
     bn_status r = bn_cuda_dev_alloc(&spare[1], room, "reorder spare", s);
@@ -241,6 +241,7 @@ bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
         bn_clear_error();
         bn_cuda_free(spare[1], s); /* the one spare that fitted, before the gathers */
         spare[1] = NULL;
+        st->reorder_narrow = 1;
         r = reorder_by_array(st, b);
     }
     bn_cuda_free(spare[1], s);

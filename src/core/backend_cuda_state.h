@@ -47,6 +47,8 @@ struct bn_cuda_state {
     bn_staging stage; /* staging of upload_positions and download_forces,
                          made at their first use                         */
     int have_forces;
+    int reorder_narrow; /* the reorder's two extra spares did not fit once:
+                           an array a gather from then on (reorder_particles) */
     int have_old_accel; /* forces of an evaluation here, or uploaded with
                            the particles (a restart file's): the accel
                            criterion's old |a| (as on the CPU)           */

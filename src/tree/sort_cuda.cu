@@ -24,17 +24,17 @@ bn_status gather(const void *src, const int *perm, void *dst, int n, cudaStream_
     return BN_OK;
 }
 
-/* Up to three double arrays in one pass (s1, s2 may be NULL): the
- * permutation is read once for all of them. */
-__global__ void gather_doubles_kernel(const int *__restrict__ perm, const double *s0, const double *s1,
-                                      const double *s2, double *d0, double *d1, double *d2, int n)
+/* Three double arrays in one pass: the permutation is read once for
+ * all of them. */
+__global__ void gather3_kernel(const int *__restrict__ perm, const double *s0, const double *s1, const double *s2,
+                               double *d0, double *d1, double *d2, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const int j = perm[i];
     d0[i] = s0[j];
-    if (s1) d1[i] = s1[j];
-    if (s2) d2[i] = s2[j];
+    d1[i] = s1[j];
+    d2[i] = s2[j];
 }
 
 /* A particle's other arrays in one pass (bin may be NULL). dst.orig may
@@ -101,14 +101,12 @@ extern "C" bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst,
     return gather<unsigned char>(src, perm, dst, n, s);
 }
 
-extern "C" bn_status bn_gpu_gather_doubles(const int *perm, double *const src[], double *const dst[], int count,
-                                          int n, cudaStream_t s)
+extern "C" bn_status bn_gpu_gather3(const int *perm, double *const src[3], double *const dst[3], int n,
+                                   cudaStream_t s)
 {
-    if (n <= 0 || count < 1) return BN_OK;
-    if (count > 3) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_gather_doubles: %d arrays (at most 3)", count);
-    gather_doubles_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(
-        perm, src[0], count > 1 ? src[1] : NULL, count > 2 ? src[2] : NULL, dst[0], count > 1 ? dst[1] : NULL,
-        count > 2 ? dst[2] : NULL, n);
+    if (n <= 0) return BN_OK;
+    gather3_kernel<<<(n + kThreads - 1) / kThreads, kThreads, 0, s>>>(perm, src[0], src[1], src[2], dst[0], dst[1],
+                                                                     dst[2], n);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -102,10 +102,8 @@ bn_status bn_gpu_gather8(const void *src, const int *perm, void *dst, int n, cud
 bn_status bn_gpu_gather4(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather16(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
 bn_status bn_gpu_gather1(const void *src, const int *perm, void *dst, int n, cudaStream_t s);
-/* dst[k][i] = src[k][perm[i]] for count (1 to 3) double arrays, in one
- * pass. */
-bn_status bn_gpu_gather_doubles(const int *perm, double *const src[], double *const dst[], int count, int n,
-                                cudaStream_t s);
+/* dst[k][i] = src[k][perm[i]] for three double arrays, in one pass. */
+bn_status bn_gpu_gather3(const int *perm, double *const src[3], double *const dst[3], int n, cudaStream_t s);
 /* A particle's arrays other than its position and velocity, permuted
  * together (bin NULL: none; dst.orig may be perm itself). */
 typedef struct bn_gpu_particle_rest {
