@@ -404,9 +404,10 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * one refresh now and then. The rule, and why, is integrate/rebuild_tuner.h.
  * rebuild_cost chooses what it weighs: measured seconds (time) or the
  * walk's counted work, its flops and the cells it visited (work, the
- * default: the same decisions, and bits, at every run). The default
- * interval since session 27: never slower than rebuilding every step
- * within noise, faster where refreshes pay (BENCHMARKS.md). */
+ * default: the same decisions, and bits, at every run). Within noise
+ * never slower than rebuilding every step, faster where refreshes pay,
+ * but not the default: refreshed trees drift in energy faster at large N
+ * (BENCHMARKS.md, sessions 27-28). */
 
 /* Rebuilding at every step (tree_rebuild 1) needs nothing from the
  * device; the other intervals decide on the host, from the clock (a
