@@ -233,6 +233,14 @@ typedef struct bn_gravity_params {
                            Default 64.                                   */
     int error_sample;   /* targets of a check. Default 512.              */
     bn_tune_cost error_cost; /* Default BN_TUNE_TIME.                    */
+    bn_tune_cost balance_cost; /* several ranks: what the domains' cut
+                           weighs. BN_TUNE_WORK (the default): each
+                           particle's counted walk flops, the same cut
+                           and bits every run. BN_TUNE_TIME: those flops
+                           scaled per rank by its measured walk time per
+                           flop (Bonsai's rule: the cut follows the time,
+                           which the count misses on the received trees'
+                           walk); cuts differ from run to run.           */
 } bn_gravity_params;
 
 BN_API bn_gravity_params bn_gravity_params_default(void);

@@ -33,8 +33,9 @@ OUT=${OUT:-$PWD/out-gpu-scaling}
 mkdir -p "$OUT"
 cd "$OUT" || exit 1
 source "$SCRIPTS/device-mpi-env.sh"
+TUNED="$TUNED ${EXTRA:-}" # EXTRA: options for every run (e.g. --balance-cost time)
 export BANYAN_GRAVITY_TRACE=1 BANYAN_FIELD_TRACE=1
-GOTHIC="--mac accel --alpha 0.0078125"
+GOTHIC="--mac accel --alpha 0.0078125 ${EXTRA:-}"
 CORES=$(nproc)
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader >gpus.txt 2>&1
 echo "NCCL: ${BANYAN_NCCL_LIBRARY:-libnccl.so.2 from the library path}" >>gpus.txt

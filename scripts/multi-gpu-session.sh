@@ -5,7 +5,8 @@
 #   scripts/multi-gpu-session.sh CARRY OUT COUNTS PART...
 #   parts: tests (test_gpu_let, test_gpu_walk, test_forces_dist on the
 #   largest count), weak, strong, galaxy, forces (gpu-scaling.sh's), mesh
-#   (scripts/mesh-ranks-check.sh at 2^26 cells)
+#   (scripts/mesh-ranks-check.sh at 2^26 cells); env EXTRA and TAG: options
+#   for every run of the scaling parts, and a suffix of their folders
 set -u
 CARRY=$1 OUT=$2 COUNTS=$3
 shift 3
@@ -32,12 +33,15 @@ for part in "$@"; do
         grep -E "^gpu[ ,]" "$OUT/fd.log" | sed 's/^/  /' ;;
     mesh)
         timeout 240 "$here/mesh-ranks-check.sh" "$D/banyan" "$OUT/mesh" 7 ${COUNTS#1 } ;;
-    *)
-        mkdir -p "$OUT/$part"
-        (cd "$OUT/$part" && PARTS=$part OUT=$OUT/$part timeout "${PART_LIMIT:-300}" bash "$here/gpu-scaling.sh" \
+    *) # TAG: a suffix of the part's folder (runs of one part with other EXTRA options)
+        dir=$OUT/$part${TAG:-}
+        mkdir -p "$dir"
+        (cd "$dir" && PARTS=$part OUT=$dir timeout "${PART_LIMIT:-300}" bash "$here/gpu-scaling.sh" \
             "$D/banyan" $COUNTS >run.txt 2>&1)
-        grep -v "no result" "$OUT/$part/table.txt" | cut -c1-400
-        rm -f "$OUT/$part"/*.err "$OUT/$part"/*.out ;;
+        grep -v "no result" "$dir/table.txt" | cut -c1-400
+        python3 "$here/rank-walks.py" "$dir"/*-"$top".err 2>/dev/null | grep -v "^  rank.*nan"
+        gzip -f "$dir"/*.err 2>/dev/null
+        rm -f "$dir"/*.out ;;
     esac
     echo "($part: $(( $(date +%s) - start )) s)"
 done

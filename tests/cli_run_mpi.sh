@@ -197,6 +197,22 @@ import numpy as np
 e = np.loadtxt("long4/energy.txt", comments="#")
 assert e[-1, 0] == 1.3 and np.max(e[:, 4]) < 8e-4, e[:, 4]
 PY
+# the same with the cut weighing measured time (Gravity:balance_cost time):
+# the CPU ranks' walk times scale their costs; it cuts again, measures an
+# imbalance (time-scaled: finite, at least 1) and conserves energy alike
+out=$(timeout 120 mpirun -np 4 "$banyan" run ${common/-q/} -P TimeIntegration:t_end:1.3 -P Snapshots:interval:0 \
+  -P Gravity:balance_cost:time -o long4t 2>&1) || fail "4 ranks, balance_cost time: $out"
+echo "$out" | grep -Eq "4 ranks: domains cut [1-9][0-9]* times after the first; last measured imbalance [0-9.]+" ||
+  fail "4 ranks, balance_cost time: no re-balance or no imbalance: $out"
+imb=$(echo "$out" | sed -n 's/.*last measured imbalance \([0-9.]*\).*/\1/p')
+"$py" -c "import sys; v = float(sys.argv[1]); assert 1 <= v < 10, v" "$imb" || fail "balance_cost time: imbalance $imb"
+grep -q "balance_cost: time" long4t/used_parameters.yml ||
+  fail "balance_cost time: not in the run's written parameters"
+"$py" - <<'PY' || fail "4 ranks, balance_cost time: energy"
+import numpy as np
+e = np.loadtxt("long4t/energy.txt", comments="#")
+assert e[-1, 0] == 1.3 and np.max(e[:, 4]) < 8e-4, e[:, 4]
+PY
 
 # failures: every rank stops with one message, no hang
 expect_fail() { # WHAT PATTERN NP ARGS...

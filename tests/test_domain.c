@@ -10,6 +10,7 @@
 #include <omp.h>
 #include <string.h>
 #include "testutil.h"
+#include "parallel/balance.h"
 #include "parallel/comm.h"
 #include "tree/tree_cpu.h"
 
@@ -195,6 +196,37 @@ static void test_weighted_shares(void **state)
     bn_particles_free(all);
 }
 
+/* Gravity:balance_cost time's factors (parallel/balance.h): rank r
+ * counted (r + 1) 1e9 flops in (r + 1)^2 ms, so its flops ran r + 1
+ * times slower than rank 0's; each factor is its time per flop over the
+ * mean's, computed here independently, and the scaled weights add up to
+ * the counted flops. A rank that counted flops without a time makes
+ * every rank weigh work (1); a rank without flops keeps 1 and adds
+ * nothing to the others' factors. */
+static void test_time_scale(void **state)
+{
+    (void)state;
+    const int P = bn_comm_size(comm), r = bn_comm_rank(comm);
+    double F = 0, S = 0;
+    for (int q = 0; q < P; q++) F += (q + 1) * 1e9, S += (q + 1) * (q + 1) * 1e-3;
+    double scale = 0;
+    TU_OK(bn_balance_time_scale(comm, (r + 1) * (r + 1) * 1e-3, (r + 1) * 1e9, &scale));
+    const double want = ((r + 1) * 1e-3 / 1e9) * (F / S);
+    int ok = fabs(scale - want) <= 1e-12 * want;
+    double sum = (r + 1) * 1e9 * scale;
+    TU_OK(bn_comm_allreduce(comm, &sum, 1, BN_REDUCE_SUM));
+    ok &= fabs(sum - F) <= 1e-9 * F;
+    /* rank 0 without a time: work everywhere */
+    TU_OK(bn_balance_time_scale(comm, r == 0 ? 0.0 : 1.0, 1e9 * (r + 1), &scale));
+    ok &= scale == 1.0;
+    /* the last rank without flops (nor time): the others as without it */
+    const int idle = r == P - 1 && P > 1;
+    TU_OK(bn_balance_time_scale(comm, idle ? 0.0 : (r + 1) * (r + 1) * 1e-3, idle ? 0.0 : (r + 1) * 1e9, &scale));
+    const double F1 = P > 1 ? F - P * 1e9 : F, S1 = P > 1 ? S - P * P * 1e-3 : S;
+    ok &= idle ? scale == 1.0 : fabs(scale - ((r + 1) * 1e-3 / 1e9) * (F1 / S1)) <= 1e-12 * scale;
+    assert_true(everywhere(ok));
+}
+
 /* Part types travel with their particles: from every rank, and from rank
  * 0 alone (the others start without a type array and must get one). */
 static void test_part_types_travel(void **state)
@@ -362,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_bad_particle_stops_all), cmocka_unit_test(test_zero_weights),
         cmocka_unit_test(test_part_types_travel), cmocka_unit_test(test_placed_exchange),
         cmocka_unit_test(test_same_at_any_thread_count), cmocka_unit_test(test_update_moves_crossers),
+        cmocka_unit_test(test_time_scale),
     };
     const int failed = cmocka_run_group_tests(tests, NULL, NULL);
     bn_comm_free(comm);

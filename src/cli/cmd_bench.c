@@ -377,10 +377,10 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
     if (r->ranks.ranks > 1)
         printf(",\n \"ranks\": %d, \"gpus\": %d, \"t_decompose\": %.6g, \"n_local_max\": %zu, \"share_max\": %.6g, "
                "\"t_call_min\": %.6g, \"t_exchange\": %.6g, \"t_exchange_min\": %.6g, \"t_walk_min\": %.6g, "
-               "\"let_cells_sent\": %zu, \"let_bodies_sent\": %zu",
+               "\"let_cells_sent\": %zu, \"let_bodies_sent\": %zu, \"balance_cost\": \"%s\"",
                r->ranks.ranks, r->ranks.devices_distinct, r->ranks.t_decompose, r->ranks.n_local_max,
                r->ranks.share_max, r->ranks.t_call_min, s->t_exchange, r->ranks.t_exchange_min, r->ranks.t_walk_min,
-               s->let_cells_sent, s->let_bodies_sent);
+               s->let_cells_sent, s->let_bodies_sent, bn_tune_cost_name(r->g.balance_cost));
     if (o->check)
         printf(",\n \"check_n\": %zu, \"err_p50\": %.4e, \"err_p90\": %.4e, \"err_p99\": %.4e, "
                "\"err_p999\": %.4e, \"err_max\": %.4e",

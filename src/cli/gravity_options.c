@@ -5,7 +5,8 @@
 
 enum {
     OPT_METHOD = 1000, OPT_EPS, OPT_THETA, OPT_MAC, OPT_BACKEND, OPT_LEAF, OPT_GROUP,
-    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE, OPT_EXPANSION, OPT_TARGET, OPT_COST, OPT_SAMPLE
+    OPT_G, OPT_CURVE, OPT_ALPHA, OPT_MONOPOLE, OPT_DEVICE, OPT_EXPANSION, OPT_TARGET, OPT_COST, OPT_SAMPLE,
+    OPT_BALANCE
 };
 
 int cli_gravity_options(struct option *o)
@@ -27,6 +28,7 @@ int cli_gravity_options(struct option *o)
     o[n++] = (struct option){"error-target", required_argument, 0, OPT_TARGET};
     o[n++] = (struct option){"error-cost", required_argument, 0, OPT_COST};
     o[n++] = (struct option){"error-sample", required_argument, 0, OPT_SAMPLE};
+    o[n++] = (struct option){"balance-cost", required_argument, 0, OPT_BALANCE};
     return n;
 }
 
@@ -58,7 +60,10 @@ void cli_gravity_options_help(void)
            "                           --group-size, --group-expansion given as well keep their values\n"
            "  --error-cost time|work   what the search minimises: measured time (default) or the\n"
            "                           interactions counted (the same choice every run)\n"
-           "  --error-sample N         targets of the sample (default 512)\n");
+           "  --error-sample N         targets of the sample (default 512)\n"
+           "  --balance-cost work|time several ranks: the domains' cut weighs the counted walk\n"
+           "                           flops (default: the same cut every run) or those flops\n"
+           "                           scaled by each rank's measured walk time per flop\n");
 }
 
 /* The ranges bn_gravity_params_validate accepts (src/core/names.c), so
@@ -83,6 +88,7 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
         return cli_parse_double_in(cmd, "--theta", arg, THETA_RANGE, &g->theta) ? 0 : 2;
     case OPT_TARGET: return cli_parse_double_in(cmd, "--error-target", arg, TARGET_RANGE, &g->error_target) ? 0 : 2;
     case OPT_COST: s = bn_tune_cost_parse(arg, &g->error_cost); break;
+    case OPT_BALANCE: s = bn_tune_cost_parse(arg, &g->balance_cost); break;
     case OPT_ALPHA: return cli_parse_double_in(cmd, "--alpha", arg, CLI_POSITIVE, &g->accel_alpha) ? 0 : 2;
     case OPT_G: return cli_parse_double_in(cmd, "--G", arg, CLI_POSITIVE, &g->G) ? 0 : 2;
     case OPT_EXPANSION:

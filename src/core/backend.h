@@ -142,6 +142,14 @@ typedef struct bn_backend_ops {
      * (the continued run builds a tree at its first step: not bitwise). */
     bn_status (*tree_save)(void *state, void **bytes, size_t *size);
     bn_status (*tree_load)(void *state, const void *bytes, size_t size);
+    /* Several ranks: the own time of the walks whose costs costs() holds
+     * (seconds, waits for other ranks left out), counted since the
+     * upload, the last cut or the last call with restart = 1, which
+     * starts the count from 0 after reading it (the costs and this time
+     * start together at a cut; a restart file keeps the costs but not the
+     * time). Gravity:balance_cost time scales the cut's weights by it
+     * (parallel/balance.h). NULL: not measured (the cut weighs work). */
+    bn_status (*walk_seconds)(void *state, double *seconds, int restart);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -25,6 +25,8 @@ typedef struct cpu_state {
     const bn_comm *comm; /* several ranks: their particles are sources too */
     double *cost;     /* several ranks: each particle's walk flops since
                          the upload or the last costs() (backend.h)      */
+    double walk_seconds; /* several ranks: the walks' own time (backend.h's
+                         walk_seconds())                                 */
 } cpu_state;
 
 /* Below this many particles a parallel region costs more than the loop
@@ -70,6 +72,7 @@ static bn_status cpu_upload(void *st, const bn_particles *p)
     s->bin = NULL;
     free(s->cost); /* measured for the particles that were */
     s->cost = NULL;
+    s->walk_seconds = 0;
     bn_tree_workspace_measure(s->ws, NULL);
     s->have_forces = 0;
     s->have_tree = 0;
@@ -154,6 +157,7 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
             last->let_cells_received = let.cells_received;
             last->let_bodies_received = let.bodies_received;
             last->t_exchange = let.t_exchange;
+            s->walk_seconds += fmax(0.0, last->t_walk - let.t_wait); /* t_walk holds the received step whole */
         } else
             BN_TRY(bn_tree_forces_active_cpu(s->ws, &s->g, s->p, old, bin, bin_min, build, s->p->acc, s->p->pot,
                                              last));
@@ -450,6 +454,14 @@ static bn_status cpu_costs(void *st, double *out, double *total, int *measured)
     return BN_OK;
 }
 
+static bn_status cpu_walk_seconds(void *st, double *seconds, int restart)
+{
+    cpu_state *s = st;
+    *seconds = s->walk_seconds;
+    if (restart) s->walk_seconds = 0;
+    return BN_OK;
+}
+
 /* The bins as they are; a count that is not the uploaded one is the
  * caller's mistake (a restart file of another set). */
 static bn_status check_bin_count(const cpu_state *s, size_t n)
@@ -513,5 +525,5 @@ const bn_backend_ops bn_cpu_backend_ops = {
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
     cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_migrate, cpu_bins_read, cpu_bins_write,
-    cpu_costs_set, cpu_tree_save, cpu_tree_load,
+    cpu_costs_set, cpu_tree_save, cpu_tree_load, cpu_walk_seconds,
 };

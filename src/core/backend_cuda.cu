@@ -537,6 +537,7 @@ bn_status measure_costs(bn_cuda_state *st, bn_gpu_active *act)
  * part in the exchange. */
 bn_status evaluate_ranks(bn_cuda_state *st)
 {
+    bn_cuda_note_walk_time(st); /* before its events are recorded again */
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
@@ -566,6 +567,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     if (s == BN_OK && st->n > 0) trace_walks(st);
+    st->walk_pending = s == BN_OK && st->n > 0 && st->cost; /* its costs were counted */
     st->have_forces = st->have_old_accel = s == BN_OK;
     return s;
 }
@@ -640,6 +642,7 @@ bn_status select_active(bn_cuda_state *st, const int *bin_min, bn_gpu_active *ac
 bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
 {
     BN_TRY(bn_comm_agree(st->comm, ensure_block_buffers(st)));
+    bn_cuda_note_walk_time(st); /* before its events are recorded again */
     bn_cuda_reset_peak();
     cudaEventRecord(st->ev[BN_EV_START], st->s);
     const bn_gravity_params g = effective_params(st);
@@ -671,6 +674,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     if (ranks && st->n > 0) trace_walks(st);
+    st->walk_pending = ranks && st->n > 0 && st->cost; /* its costs were counted */
     st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }
@@ -1066,6 +1070,7 @@ const bn_backend_ops cuda_ops = {
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
     bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set, cuda_tree_save, cuda_tree_load,
+    bn_cuda_walk_seconds,
 };
 } // namespace
 

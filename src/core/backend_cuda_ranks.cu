@@ -394,6 +394,37 @@ bn_status bn_cuda_costs(void *p, double *out, double *total, int *measured)
     return BN_OK;
 }
 
+namespace {
+double event_seconds(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, a, b) == cudaSuccess) return 1e-3 * ms;
+    (void)cudaGetLastError();
+    return 0;
+}
+} // namespace
+
+void bn_cuda_note_walk_time(bn_cuda_state *st)
+{
+    if (!st->walk_pending) return;
+    st->walk_pending = 0;
+    if (cudaEventSynchronize(st->ev[BN_EV_REMOTE_END]) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the walk's own error shows where it is waited for */
+        return;
+    }
+    st->walk_seconds += event_seconds(st->ev[BN_EV_GROUPS], st->ev[BN_EV_LOCAL]) +
+                        event_seconds(st->ev[BN_EV_REMOTE], st->ev[BN_EV_REMOTE_END]);
+}
+
+bn_status bn_cuda_walk_seconds(void *p, double *seconds, int restart)
+{
+    bn_cuda_state *st = (bn_cuda_state *)p;
+    bn_cuda_note_walk_time(st);
+    *seconds = st->walk_seconds;
+    if (restart) st->walk_seconds = 0;
+    return BN_OK;
+}
+
 /* The costs of costs() put back (a restart: the next cut is the unstopped
  * run's). They were the device's floats: back to floats, the same bits. */
 bn_status bn_cuda_costs_set(void *p, const double *in, size_t n)

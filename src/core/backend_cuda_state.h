@@ -90,6 +90,10 @@ struct bn_cuda_state {
     float *cost;            /* each particle's walk flops since the upload or
                                the last costs() (backend.h), uploaded order;
                                made by the first evaluation across ranks */
+    double walk_seconds;    /* the walks' device time since the upload, a
+                               cut or walk_seconds(restart) (backend.h)   */
+    int walk_pending;       /* the last evaluation's walk is not in it yet
+                               (its events are read once it is done)     */
     cudaStream_t let_s;     /* the locally essential trees' selection and
                                packing, beside the local walk on s        */
     cudaEvent_t let_ready;  /* recorded on s when the tree is made        */
@@ -131,6 +135,11 @@ bn_status bn_cuda_tree_ready(bn_cuda_state *st);
  * way, kept to compare against); its accel criterion's boxes need the old
  * |a| on the host (bn_cuda_old_accel), the device's packer does not. */
 int bn_cuda_let_on_host(void);
+/* Several ranks: the last evaluation's walk time (local and received
+ * trees, from its events) added to walk_seconds, once; waits for it. */
+void bn_cuda_note_walk_time(bn_cuda_state *st);
+/* backend.h's walk_seconds(). */
+bn_status bn_cuda_walk_seconds(void *state, double *seconds, int restart);
 /* Several ranks: the particles' measured costs (backend.h's costs()). */
 bn_status bn_cuda_costs(void *state, double *out, double *total, int *measured);
 /* ... and put back (backend.h's costs_set(): restart files). */

@@ -25,6 +25,7 @@ bn_gravity_params bn_gravity_params_default(void)
     g.error_check_interval = 64;
     g.error_sample = 512;
     g.error_cost = BN_TUNE_TIME;
+    g.balance_cost = BN_TUNE_WORK;
     return g;
 }
 
@@ -66,6 +67,8 @@ bn_status bn_gravity_params_validate(const bn_gravity_params *g)
                        BN_ERROR_SAMPLE_MAX, g->error_sample);
     if ((int)g->error_cost < 0 || g->error_cost > BN_TUNE_WORK)
         return bn_fail(BN_ERR_ARGUMENT, "unknown error_cost %d", (int)g->error_cost);
+    if ((int)g->balance_cost < 0 || g->balance_cost > BN_TUNE_WORK)
+        return bn_fail(BN_ERR_ARGUMENT, "unknown balance_cost %d", (int)g->balance_cost);
     if (g->error_target > 0 && g->error_target < 1e-6)
         return bn_fail(BN_ERR_ARGUMENT, "error_target %g is below what the sample can tell (1e-6: the GPU's float "
                        "arithmetic, the double reference's rounding)", g->error_target);

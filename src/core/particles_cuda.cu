@@ -32,6 +32,8 @@ void bn_cuda_particles_free(bn_cuda_state *st)
     st->bin = NULL;
     bn_cuda_free(st->cost, st->s); /* and have cost nothing yet */
     st->cost = NULL;
+    st->walk_seconds = 0;
+    st->walk_pending = 0;
     bn_cuda_free(st->type, st->s);
     st->type = NULL;
     memset(st->type_count, 0, sizeof st->type_count);

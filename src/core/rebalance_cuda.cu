@@ -21,6 +21,7 @@
 #include <string.h>
 extern "C" {
 #include "core/timer.h"
+#include "parallel/balance.h"
 #include "parallel/comm.h"
 #include "parallel/domain_parts.h"
 #include "tree/keys.h"
@@ -379,6 +380,19 @@ bn_status agreed_weights(const bn_comm *c, const bn_cuda_state *st, int *weighte
     return BN_OK;
 }
 
+/* Gravity:balance_cost time: the weights (counted flops) scaled by this
+ * rank's measured walk time per flop (parallel/balance.h). Collective. */
+bn_status time_weights(const bn_comm *c, bn_cuda_state *st, keyed *k, size_t n)
+{
+    double flops = 0, seconds = 0, scale = 1;
+    for (size_t i = 0; i < n; i++) flops += k->w[i];
+    BN_TRY(bn_comm_agree(c, bn_cuda_walk_seconds(st, &seconds, 1)));
+    BN_TRY(bn_balance_time_scale(c, seconds, flops, &scale));
+    if (scale != 1)
+        for (size_t i = 0; i < n; i++) k->w[i] *= scale;
+    return BN_OK;
+}
+
 /* Types everywhere when some rank has them (a rank's PartType1 particles
  * may go to one that holds others), forces when every rank has them. */
 bn_status agreed_fields(const bn_comm *c, const bn_cuda_state *st, const bn_particles *host, int *types, int *forces)
@@ -417,6 +431,7 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     const size_t n = (size_t)st->n;
     bn_status s = bn_domain_prepare(c, lo, hi, curve, &d); /* agreed */
     if (s == BN_OK) s = bn_comm_agree(c, sort_by_key(st, &d, weighted, &k));
+    if (s == BN_OK && weighted && st->g.balance_cost == BN_TUNE_TIME) s = time_weights(c, st, &k, n);
     if (s == BN_OK && weighted) { /* costs that add up to nothing (idle steps only) cut as by count would */
         double W = 0;
         for (size_t i = 0; i < n; i++) W += k.w[i];

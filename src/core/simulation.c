@@ -12,6 +12,7 @@
 #include "gravity/force_checks.h"
 #include "gravity/interact.h"
 #include "gravity/tune.h"
+#include "parallel/balance.h"
 #include "parallel/comm.h"
 
 
@@ -718,11 +719,27 @@ bn_block_info bn_simulation_block_info(const bn_simulation *sim)
 
 /* ---- several ranks: load balance ---- */
 
+/* Gravity:balance_cost time: this rank's factor for its counted costs
+ * `flops` (parallel/balance.h), from the backend's measured walk time
+ * (restart: counted from 0 again, as the costs are at a cut); 1 for
+ * work. Collective. */
+static bn_status time_scale(bn_simulation *sim, double flops, int restart, double *scale)
+{
+    *scale = 1;
+    if (sim->grav.balance_cost != BN_TUNE_TIME) return BN_OK;
+    double seconds = 0;
+    const bn_status s = sim->ops->walk_seconds ? sim->ops->walk_seconds(sim->state, &seconds, restart) : BN_OK;
+    BN_TRY(bn_comm_agree(sim->comm, s));
+    return bn_balance_time_scale(sim->comm, seconds, flops, scale);
+}
+
 /* This rank's load since the domains were last cut: its particles'
  * measured costs (backend.h's costs(): every walk's flops since then, the
  * sub-steps of block steps included), or the last evaluation's flops
  * where none were measured (direct summation). Counts, not seconds, so
- * that the decisions are the same in every run. */
+ * that the decisions are the same in every run, unless
+ * Gravity:balance_cost is time (the counts scaled by the measured time,
+ * as the cut weighs them). */
 static bn_status rank_load(bn_simulation *sim, double *load)
 {
     *load = 0;
@@ -732,7 +749,12 @@ static bn_status rank_load(bn_simulation *sim, double *load)
     /* every rank the same measure (an empty rank's 0 is a measured 0) */
     double all = measured;
     BN_TRY(bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN));
-    if (all > 0) return BN_OK;
+    if (all > 0) {
+        double scale = 1;
+        BN_TRY(time_scale(sim, *load, 0, &scale));
+        *load *= scale;
+        return BN_OK;
+    }
     const bn_force_stats *st = bn_simulation_force_stats(sim);
     *load = bn_walk_flops(st->n_pp, st->n_pc, st->n_far, (double)sim->host->n);
     return BN_OK;
@@ -755,7 +777,8 @@ bn_status bn_simulation_imbalance(bn_simulation *sim, double *imbalance)
 /* Each particle's weight for the cut: its measured cost, the flops of
  * the walks that computed its forces since the last upload (backend.h's
  * costs(): fine time bins, dense regions and the particles that need
- * much of other ranks' trees weigh more); NULL (by count) while some
+ * much of other ranks' trees weigh more), scaled by the rank's measured
+ * time where Gravity:balance_cost is time; NULL (by count) while some
  * rank has measured nothing. */
 static bn_status cost_weights(bn_simulation *sim, double **w)
 {
@@ -770,6 +793,9 @@ static bn_status cost_weights(bn_simulation *sim, double **w)
     s = bn_comm_agree(sim->comm, s);
     double all = measured;
     if (s == BN_OK) s = bn_comm_allreduce(sim->comm, &all, 1, BN_REDUCE_MIN);
+    double scale = 1;
+    if (s == BN_OK && all > 0) s = time_scale(sim, total, 1, &scale);
+    for (size_t i = 0; s == BN_OK && all > 0 && scale != 1 && i < n; i++) v[i] *= scale;
     if (s == BN_OK && all > 0) *w = v;
     else free(v);
     return s;

@@ -280,15 +280,20 @@ static bn_status add_remote(void *ctx, bn_status local, const bn_tree *t, bn_mac
 {
     dist_ctx *x = ctx;
     bn_let *lets = NULL;
+    const double t0 = bn_wall_seconds();
     bn_status s = bn_let_exchange_finish(x->c, x->pending, &lets, x->let); /* agreed */
     x->pending = NULL;
     if (s == BN_OK) s = bn_comm_agree(x->c, local);
     const int P = bn_comm_size(x->c);
+    const double t1 = bn_wall_seconds();
     for (int r = 0; s == BN_OK && t && r < P; r++)
         if (lets[r].src.n_cells > 0)
             s = bn_tree_walk_remote_cpu(t, &lets[r].src, x->g, mac, acc_old, bin, bin_min, out, stats, cost);
     bn_lets_free(lets, P);
-    return bn_comm_agree(x->c, s);
+    const double t2 = bn_wall_seconds();
+    s = bn_comm_agree(x->c, s);
+    if (x->let) x->let->t_wait += (t1 - t0) + (bn_wall_seconds() - t2);
+    return s;
 }
 
 bn_status bn_tree_forces_dist_cpu(bn_tree_workspace *ws, const bn_comm *c, const bn_gravity_params *g,

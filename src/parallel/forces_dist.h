@@ -14,6 +14,9 @@
 typedef struct bn_let_stats {
     size_t cells_sent, bodies_sent, cells_received, bodies_received;
     double t_exchange; /* selection, packing and the all-to-all (s) */
+    double t_wait;     /* the CPU's received-trees step outside its walks:
+                          the exchange's end and the ranks' agreements (s),
+                          which the walk's own time leaves out          */
 } bn_let_stats;
 
 /* bn_tree_forces_active_cpu over the ranks of c: p this rank's particles
