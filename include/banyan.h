@@ -237,10 +237,11 @@ typedef struct bn_gravity_params {
                            weighs. BN_TUNE_WORK (the default): each
                            particle's counted walk flops, the same cut
                            and bits every run. BN_TUNE_TIME: those flops
-                           scaled per rank by its measured walk time per
-                           flop (Bonsai's rule: the cut follows the time,
-                           which the count misses on the received trees'
-                           walk); cuts differ from run to run.           */
+                           scaled per rank by the square root of its
+                           measured walk time per flop (Bonsai's rule,
+                           damped: the cut follows the time, which the
+                           count misses on the received trees' walk);
+                           cuts differ from run to run.                  */
 } bn_gravity_params;
 
 BN_API bn_gravity_params bn_gravity_params_default(void);

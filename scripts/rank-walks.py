@@ -9,6 +9,8 @@ import sys
 
 STAGES = ("local walk (device)", "received walk (device)", "wait for the other ranks (device)")
 LINE = re.compile(r"^gravity trace: (.*?)\s+([-\d.]+) ms \[rank (\d+)\]")
+CUT = re.compile(r"^gravity count: domains: particles after the cut\s+(\d+) \[rank (\d+)\]")
+CALLS = "--calls" in sys.argv
 
 
 def median(v):
@@ -16,13 +18,21 @@ def median(v):
     return v[len(v) // 2] if v else float("nan")
 
 
-for name in sys.argv[1:]:
-    per = {}
+for name in [a for a in sys.argv[1:] if a != "--calls"]:
+    per, seq = {}, {}
     try:
         for line in open(name):
             m = LINE.match(line)
             if m and m.group(1).strip() in STAGES:
-                per.setdefault(int(m.group(3)), {}).setdefault(m.group(1).strip(), []).append(float(m.group(2)))
+                r, st = int(m.group(3)), m.group(1).strip()
+                per.setdefault(r, {}).setdefault(st, []).append(float(m.group(2)))
+                if st == STAGES[0]:
+                    seq.setdefault(r, []).append(float(m.group(2)))
+                elif st == STAGES[1] and seq.get(r):
+                    seq[r][-1] = f"{seq[r][-1] + float(m.group(2)):.0f}"
+            c = CUT.match(line)
+            if c:
+                seq.setdefault(int(c.group(2)), []).append(f"| {int(c.group(1)) / 1e6:.1f}M")
     except OSError as e:
         print(f"{name}: {e}")
         continue
@@ -30,3 +40,5 @@ for name in sys.argv[1:]:
     for r in sorted(per):
         loc, rem, wait = (median(per[r].get(s, [])) for s in STAGES)
         print(f"  rank {r}: {loc:7.1f} / {rem:6.1f} / {wait:6.1f} / {loc + rem:7.1f}")
+    for r in sorted(seq) if CALLS else []:
+        print(f"  rank {r} by call: " + " ".join(str(x) for x in seq[r]))

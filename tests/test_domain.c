@@ -198,22 +198,29 @@ static void test_weighted_shares(void **state)
 
 /* Gravity:balance_cost time's factors (parallel/balance.h): rank r
  * counted (r + 1) 1e9 flops in (r + 1)^2 ms, so its flops ran r + 1
- * times slower than rank 0's; each factor is its time per flop over the
- * mean's, computed here independently, and the scaled weights add up to
- * the counted flops. A rank that counted flops without a time makes
- * every rank weigh work (1); a rank without flops keeps 1 and adds
- * nothing to the others' factors. */
+ * times slower than rank 0's; each factor is the square root of its time
+ * per flop (the damped step), normalised so that the scaled weights add
+ * up to the counted flops, computed here independently. A rank that
+ * counted flops without a time makes every rank weigh work (1); a rank
+ * without flops keeps 1 and adds nothing to the others' factors. */
+static double damped_factor(int r, int P)
+{
+    double F = 0, FR = 0;
+    for (int q = 0; q < P; q++) F += (q + 1) * 1e9, FR += (q + 1) * 1e9 * sqrt((q + 1) * 1e-12);
+    return sqrt((r + 1) * 1e-12) * F / FR;
+}
+
 static void test_time_scale(void **state)
 {
     (void)state;
     const int P = bn_comm_size(comm), r = bn_comm_rank(comm);
-    double F = 0, S = 0;
-    for (int q = 0; q < P; q++) F += (q + 1) * 1e9, S += (q + 1) * (q + 1) * 1e-3;
     double scale = 0;
     TU_OK(bn_balance_time_scale(comm, (r + 1) * (r + 1) * 1e-3, (r + 1) * 1e9, &scale));
-    const double want = ((r + 1) * 1e-3 / 1e9) * (F / S);
+    const double want = damped_factor(r, P);
     int ok = fabs(scale - want) <= 1e-12 * want;
-    double sum = (r + 1) * 1e9 * scale;
+    ok &= P == 1 ? fabs(scale - 1) < 1e-14 : (r == 0 ? scale < 1 : 1) && (r == P - 1 ? scale > 1 : 1);
+    double sum = (r + 1) * 1e9 * scale, F = 0;
+    for (int q = 0; q < P; q++) F += (q + 1) * 1e9;
     TU_OK(bn_comm_allreduce(comm, &sum, 1, BN_REDUCE_SUM));
     ok &= fabs(sum - F) <= 1e-9 * F;
     /* rank 0 without a time: work everywhere */
@@ -222,8 +229,7 @@ static void test_time_scale(void **state)
     /* the last rank without flops (nor time): the others as without it */
     const int idle = r == P - 1 && P > 1;
     TU_OK(bn_balance_time_scale(comm, idle ? 0.0 : (r + 1) * (r + 1) * 1e-3, idle ? 0.0 : (r + 1) * 1e9, &scale));
-    const double F1 = P > 1 ? F - P * 1e9 : F, S1 = P > 1 ? S - P * P * 1e-3 : S;
-    ok &= idle ? scale == 1.0 : fabs(scale - ((r + 1) * 1e-3 / 1e9) * (F1 / S1)) <= 1e-12 * scale;
+    ok &= idle ? scale == 1.0 : fabs(scale - damped_factor(r, P > 1 ? P - 1 : 1)) <= 1e-12 * scale;
     assert_true(everywhere(ok));
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 extern "C" {
 #include "core/timer.h"
+#include "core/trace.h"
 #include "parallel/balance.h"
 #include "parallel/comm.h"
 #include "parallel/domain_parts.h"
@@ -388,6 +389,9 @@ bn_status time_weights(const bn_comm *c, bn_cuda_state *st, keyed *k, size_t n)
     for (size_t i = 0; i < n; i++) flops += k->w[i];
     BN_TRY(bn_comm_agree(c, bn_cuda_walk_seconds(st, &seconds, 1)));
     BN_TRY(bn_balance_time_scale(c, seconds, flops, &scale));
+    bn_trace_count("domains: walks' time since the cut (us)", 1e6 * seconds);
+    bn_trace_count("domains: counted Mflop since the cut", 1e-6 * flops);
+    bn_trace_count("domains: time scale x1000", 1e3 * scale);
     if (scale != 1)
         for (size_t i = 0; i < n; i++) k->w[i] *= scale;
     return BN_OK;
@@ -452,6 +456,7 @@ bn_status bn_cuda_rebalance(void *p, bn_particles *host, bn_curve curve, bn_doma
     if (s == BN_OK) s = bn_comm_agree(c, bn_cuda_new_scales(st));
     if (s == BN_OK) {
         st->have_forces = forces; /* they moved with the particles */
+        bn_trace_count("domains: particles after the cut", (double)n_new);
         dst->sent = n - pl.counts[pl.me];
         dst->received = n_new - pl.counts[pl.me];
         s = bn_domain_shares(c, W, dst);

@@ -186,9 +186,11 @@ const bn_param_desc bn_param_table[] = {
      "same bits, every run)."},
     {"Gravity", "balance_cost", BN_PT_CHOICE, OFF(gravity.balance_cost), "work", ANY, 0, &cost_choices, NULL,
      "Several ranks: what the domains' cut weighs. work: each particle's counted walk flops (the same cut, and "
-     "bits, every run). time: those flops scaled per rank by its measured walk time per flop, as Bonsai "
-     "balances by measured time (the cut follows the time where the count misses it, as on the received "
-     "trees' walk; cuts, and so bits, differ from run to run; a continued run's first cut weighs work)."},
+     "bits, every run). time: those flops scaled per rank by the square root of its measured walk time per "
+     "flop, as Bonsai balances by measured time, damped (the cut follows the time where the count misses it, "
+     "as on the received trees' walk; cuts, and so bits, differ from run to run; a continued run's first cut "
+     "weighs work). On 4 H100s: weak Plummer's steps 76% efficient against 73% by work, strong the same "
+     "(BENCHMARKS.md, session 29)."},
     {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
      "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
     {"Gravity", "device", BN_PT_INT, OFF(gravity.device), "-1", BN_DEVICE_AUTO, BN_DEVICE_MAX, 0, NULL, if_not_cpu,

@@ -11,8 +11,9 @@
 
 /* This rank's factor for its particles' counted costs (sum `flops`,
  * whose walks took `seconds` of this rank's own time, waits for other
- * ranks excluded): (seconds / flops) (sum of flops / sum of seconds),
- * so that the weights of every rank still add up to the counted flops.
+ * ranks excluded): the square root of its time per flop, sqrt(seconds /
+ * flops) (a damped step: balance.c says why), normalised so that the
+ * weights of every rank still add up to the counted flops.
  * 1 on every rank where some rank counted flops without a measured
  * time (a restart's first cut, a failed timer): then the cut weighs
  * work. A rank without flops gets 1 (it has no weight to scale).
