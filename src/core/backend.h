@@ -150,6 +150,12 @@ typedef struct bn_backend_ops {
      * time). Gravity:balance_cost time scales the cut's weights by it
      * (parallel/balance.h). NULL: not measured (the cut weighs work). */
     bn_status (*walk_seconds)(void *state, double *seconds, int restart);
+    /* Block steps that refresh the tree: forces_active()'s later builds
+     * take their structure from the positions tau ahead, x + tau v, and
+     * their moments from x (tree/refresh_lag.h: the refreshes' lags then
+     * cancel); 0 (the start): from x. Full evaluations (forces()) always
+     * build from x. */
+    void (*build_ahead)(void *state, double tau);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -27,6 +27,7 @@ typedef struct cpu_state {
                          the upload or the last costs() (backend.h)      */
     double walk_seconds; /* several ranks: the walks' own time (backend.h's
                          walk_seconds())                                 */
+    double build_ahead; /* block steps' builds: backend.h's build_ahead()  */
 } cpu_state;
 
 /* Below this many particles a parallel region costs more than the loop
@@ -172,6 +173,7 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
 static bn_status cpu_forces(void *st, bn_force_stats *stats)
 {
     cpu_state *s = st;
+    bn_tree_workspace_ahead(s->ws, 0.0); /* every particle's forces: from x */
     BN_TRY(evaluate(s, NULL, 0, 1));
     if (stats) *stats = s->last_stats;
     return BN_OK;
@@ -189,6 +191,7 @@ static bn_status cpu_forces_active(void *st, int bin_min, int rebuild)
 {
     cpu_state *s = st;
     BN_TRY(bn_comm_agree(s->comm, ensure_bins(s))); /* before the collective evaluation */
+    bn_tree_workspace_ahead(s->ws, s->build_ahead);
     return evaluate(s, s->g.method == BN_METHOD_DIRECT ? NULL : s->bin, bin_min, rebuild);
 }
 
@@ -454,6 +457,8 @@ static bn_status cpu_costs(void *st, double *out, double *total, int *measured)
     return BN_OK;
 }
 
+static void cpu_build_ahead(void *st, double tau) { ((cpu_state *)st)->build_ahead = tau; }
+
 static bn_status cpu_walk_seconds(void *st, double *seconds, int restart)
 {
     cpu_state *s = st;
@@ -525,5 +530,5 @@ const bn_backend_ops bn_cpu_backend_ops = {
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
     cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_migrate, cpu_bins_read, cpu_bins_write,
-    cpu_costs_set, cpu_tree_save, cpu_tree_load, cpu_walk_seconds,
+    cpu_costs_set, cpu_tree_save, cpu_tree_load, cpu_walk_seconds, cpu_build_ahead,
 };

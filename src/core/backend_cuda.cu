@@ -152,7 +152,8 @@ bn_status sort_keys(bn_cuda_state *st, sort_buffers *b)
     const int n = st->n;
     cudaStream_t s = st->s;
     BN_TRY(alloc_sort_buffers(st, b));
-    BN_TRY(bn_gpu_keys(st->pos, n, st->tree.frame, st->g.curve == BN_CURVE_HILBERT, b->keys, b->vals, s));
+    BN_TRY(bn_gpu_keys(st->pos, st->vel, st->ahead_now, n, st->tree.frame, st->g.curve == BN_CURVE_HILBERT, b->keys,
+                       b->vals, s));
     cudaEventRecord(st->ev[BN_EV_KEYS], s);
     return bn_gpu_sort_pairs(&b->keys, &b->keys_alt, &b->vals, &b->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s);
 }
@@ -251,7 +252,10 @@ bn_status reorder_particles(bn_cuda_state *st, sort_buffers *b)
 
 /* The cube around the particles; ref = its centre (until the moments
  * move it to the centre of mass). On the device: nothing comes back. */
-bn_status bounding_cube(bn_cuda_state *st) { return bn_gpu_bounding_box(st->pos, st->n, &st->tree, st->s); }
+bn_status bounding_cube(bn_cuda_state *st)
+{
+    return bn_gpu_bounding_box(st->pos, st->vel, st->ahead_now, st->n, &st->tree, st->s);
+}
 
 /* The parameters this evaluation runs with: the accel criterion needs old
  * accelerations and falls back to bonsai without them. */
@@ -353,7 +357,9 @@ bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffe
     ts->t.order = st->orig;
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
     free_sort_buffers(b, s); /* before the moments' scratch (the peak) */
-    if (r == BN_OK) r = moments_and_groups(st, g, 1, NULL);
+    /* a build ahead of its refreshes: its cells are of the positions
+     * x + tau v, its moments and boxes of x, as a refresh's */
+    if (r == BN_OK) r = moments_and_groups(st, g, st->ahead_now == 0.0, NULL);
     st->tree_valid = r == BN_OK;
     return r;
 }
@@ -650,11 +656,13 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     bn_status s = BN_OK;
     st->refresh_refused = 0;
     st->refresh_growth = 0;
+    st->ahead_now = st->build_ahead; /* this evaluation's builds (a refused refresh's too) */
     if (st->n > 0) {
         s = rebuild || !st->tree_valid ? build_tree(st, &g) : refresh_tree(st, &g);
         if (s == BN_OK && ranks) s = poll_tree(st); /* the host copy needs the shape and ref */
         if (s == BN_OK && ranks) s = bn_cuda_tree_ready(st);
     }
+    st->ahead_now = 0.0;
     bn_gpu_active act;
     memset(&act, 0, sizeof act);
     double *acc_old = NULL; /* several ranks, the accel criterion's target boxes */
@@ -678,6 +686,8 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }
+
+void cuda_build_ahead(void *p, double tau) { ((bn_cuda_state *)p)->build_ahead = isfinite(tau) ? tau : 0.0; }
 
 /* Direct summation computes them all, as does a rebuild for every bin. */
 bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
@@ -1070,7 +1080,7 @@ const bn_backend_ops cuda_ops = {
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
     bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set, cuda_tree_save, cuda_tree_load,
-    bn_cuda_walk_seconds,
+    bn_cuda_walk_seconds, cuda_build_ahead,
 };
 } // namespace
 

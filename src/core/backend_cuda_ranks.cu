@@ -301,7 +301,7 @@ bn_status direct_over(bn_cuda_state *st, const bn_particles *all, size_t first)
         s = cuda_ok(cudaMemcpyAsync(pos[k], all->pos[k], N * sizeof(double), cudaMemcpyHostToDevice, st->s), "sources up");
     if (s == BN_OK) s = cuda_ok(cudaMemcpyAsync(m, hm, N * sizeof(float), cudaMemcpyHostToDevice, st->s), "masses up");
     const bn_gpu_tree *t = &st->tree.t;
-    if (s == BN_OK) s = bn_gpu_bounding_box(pos, (int)N, &st->tree, st->s); /* every rank's frame */
+    if (s == BN_OK) s = bn_gpu_bounding_box(pos, NULL, 0.0, (int)N, &st->tree, st->s); /* every rank's frame */
     if (s == BN_OK) s = bn_gpu_make_bodies(pos, m, st->tree.frame, t->len_scale, t->mass_scale, (int)N, body, lo, st->s);
     if (s == BN_OK)
         s = bn_gpu_direct_targets(body, lo, (int)N, (int)first, st->n, st->g.G, st->g.softening, t->len_scale,

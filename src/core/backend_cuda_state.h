@@ -68,6 +68,10 @@ struct bn_cuda_state {
     int refresh_refused; /* the last evaluation was to refresh the tree,
                             but its groups had grown: it rebuilt         */
     double refresh_growth; /* its refresh's groups' growth (0: none)     */
+    double build_ahead;    /* block steps' builds: backend.h's build_ahead() */
+    double ahead_now;      /* the current build's lead (0 but inside
+                              evaluate_active: full evaluations build
+                              from x)                                    */
     /* block time steps (integrate/timebins.h), allocated at the first
      * block kick: 1 byte per particle and 4 per group */
     uint8_t *bin;     /* time bin per particle, key order (sorted along) */

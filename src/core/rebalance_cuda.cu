@@ -61,7 +61,7 @@ double unordered(unsigned long long u)
 /* This rank's exact box, reduced on the device (the upload's rule). */
 bn_status device_box(bn_cuda_state *st, double lo[3], double hi[3])
 {
-    BN_TRY(bn_gpu_bounding_box(st->pos, st->n, &st->tree, st->s));
+    BN_TRY(bn_gpu_bounding_box(st->pos, NULL, 0.0, st->n, &st->tree, st->s));
     unsigned long long w[6];
     BN_TRY(bn_cuda_read(w, st->tree.minmax, sizeof w, "the particles' box", st->s));
     for (int k = 0; k < 3; k++) {
@@ -153,7 +153,7 @@ bn_status sort_by_key(bn_cuda_state *st, const bn_domain *d, int weighted, keyed
     if (s == BN_OK) s = bn_cuda_dev_alloc(&w, m, "re-balance weights", st->s);
     if (s == BN_OK) s = bn_cuda_dev_alloc(&frame, 1, "re-balance cube", st->s);
     if (s == BN_OK) s = ok(cudaMemcpyAsync(frame, &f, sizeof f, cudaMemcpyHostToDevice, st->s), "re-balance cube");
-    if (s == BN_OK) s = bn_gpu_keys(st->pos, n, frame, d->curve == BN_CURVE_HILBERT, keys, k->idx, st->s);
+    if (s == BN_OK) s = bn_gpu_keys(st->pos, NULL, 0.0, n, frame, d->curve == BN_CURVE_HILBERT, keys, k->idx, st->s);
     if (s == BN_OK) s = bn_gpu_sort_pairs(&keys, &keys_alt, &k->idx, &idx_alt, n, 3 * BN_KEY_MAX_LEVEL, st->s);
     if (s == BN_OK) {
         key_order_fields<<<blocks_for(n), kThreads, 0, st->s>>>(k->idx, st->orig, weighted ? st->cost : NULL, n, w, u);

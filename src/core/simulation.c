@@ -13,6 +13,7 @@
 #include "gravity/interact.h"
 #include "gravity/tune.h"
 #include "parallel/balance.h"
+#include "tree/refresh_lag.h"
 #include "parallel/comm.h"
 
 
@@ -518,6 +519,20 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
     return BN_OK;
 }
 
+/* A build whose tree the next steps refresh takes its structure from
+ * the positions half their span ahead (tree/refresh_lag.h), as many
+ * steps as tree_rebuild N, or as the last interval for the self-tuned
+ * rule, of the step's drift dt (the last one read where the rebuild was
+ * certain: block steps keep their length within a cycle). */
+static void lead_build(bn_simulation *sim, int host_decides)
+{
+    if (!sim->ops->build_ahead || !block_host_decides(sim)) return;
+    /* the tuner's quiet held rebuilds: every step, none refreshed */
+    const int steps = !host_decides ? 1 : sim->integ.tree_rebuild > 0 ? sim->integ.tree_rebuild
+                                                                      : (int)sim->steps_since_build;
+    sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
+}
+
 /* One block step: a new cycle if the last one ended (bins of every
  * particle and their opening kicks), the drift of everything to the next
  * tick where some particle ends its step, forces of the particles active
@@ -542,6 +557,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
     }
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
     if (r->rebuild) BN_TRY(migrate_crossers(sim)); /* a refreshed tree keeps its particles */
+    if (r->rebuild) lead_build(sim, host_decides);
     BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_END));

@@ -22,6 +22,12 @@ void bn_tree_workspace_free(bn_tree_workspace *ws);
  * to cost[i] (original order, one per particle of every later
  * evaluation; the caller's array), or to nothing (NULL). */
 void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost);
+/* Block steps: the later builds (rebuild = 1 of bn_tree_forces_active_cpu,
+ * or a refused refresh's) make the tree's structure from the positions
+ * tau ahead, x + tau v, and its moments from x (tree/refresh_lag.h); 0:
+ * from x (the default; bn_tree_forces_cpu's full evaluations as well, when
+ * the caller sets 0 first). */
+void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau);
 /* The last build's tree as bytes (restart files: its key cube, sorted
  * keys and order; *bytes malloc'd, NULL and 0 when there is none or it
  * is not of n_particles particles), and

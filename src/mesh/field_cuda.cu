@@ -671,12 +671,12 @@ bn_status build_tree(bn_field_gpu *fg, const bn_field_params *prm, int n, int K,
     cudaStream_t s = fg->s;
     bn_gpu_tree_store *ts = &fg->tree;
     BN_TRY(bn_gpu_tree_store_init(ts, s));
-    BN_TRY(bn_gpu_bounding_box(x->src_x, n, ts, s));
+    BN_TRY(bn_gpu_bounding_box(x->src_x, NULL, 0.0, n, ts, s));
     BN_TRY(bn_cuda_dev_alloc(&x->keys, (size_t)n, "field keys", s));
     BN_TRY(bn_cuda_dev_alloc(&x->keys_alt, (size_t)n, "field keys", s));
     BN_TRY(bn_cuda_dev_alloc(&x->vals, (size_t)n, "field order", s));
     BN_TRY(bn_cuda_dev_alloc(&x->vals_alt, (size_t)n, "field order", s));
-    BN_TRY(bn_gpu_keys(x->src_x, n, ts->frame, 1, x->keys, x->vals, s));
+    BN_TRY(bn_gpu_keys(x->src_x, NULL, 0.0, n, ts->frame, 1, x->keys, x->vals, s));
     BN_TRY(bn_gpu_sort_pairs(&x->keys, &x->keys_alt, &x->vals, &x->vals_alt, n, 3 * BN_KEY_MAX_LEVEL, s));
     ts->t.n = n;
     BN_TRY(bn_gpu_build(ts, x->keys, x->vals, n, prm->leaf_size, BN_GROUP_SIZE_MAX, 0, (int2 *)x->keys_alt,

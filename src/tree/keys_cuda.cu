@@ -8,6 +8,7 @@
  * device frame that the keys and moments kernels read.
  */
 #include <math.h>
+#include "tree/refresh_lag.h"
 #include "tree/tree_cuda.h"
 
 namespace {
@@ -27,14 +28,32 @@ __device__ double unordered(unsigned long long u)
 }
 
 /* minmax[k] = min of axis k, minmax[3 + k] = max (as ordered words). */
-__global__ void bbox_kernel(const double *x, const double *y, const double *z, int n, unsigned long long *minmax)
+/* The position a build keys particle i by on axis k: x, or x + tau v
+ * ahead of a block step's refreshes (tree/refresh_lag.h; v NULL: x). */
+struct keyed_pos {
+    const double *x[3], *v[3];
+    double tau;
+    __device__ double at(int k, int i) const { return v[k] ? bn_refresh_lead(x[k][i], v[k][i], tau) : x[k][i]; }
+};
+
+keyed_pos keyed(double *const pos[3], double *const vel[3], double tau)
+{
+    keyed_pos p;
+    for (int k = 0; k < 3; k++) {
+        p.x[k] = pos[k];
+        p.v[k] = vel && tau != 0.0 ? vel[k] : NULL;
+    }
+    p.tau = tau;
+    return p;
+}
+
+__global__ void bbox_kernel(keyed_pos p, int n, unsigned long long *minmax)
 {
     __shared__ unsigned long long sh[6][kThreads];
     unsigned long long lo[3] = {~0ull, ~0ull, ~0ull}, hi[3] = {0, 0, 0};
-    const double *p[3] = {x, y, z};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         for (int k = 0; k < 3; k++) {
-            const unsigned long long u = ordered(p[k][i]);
+            const unsigned long long u = ordered(p.at(k, i));
             lo[k] = u < lo[k] ? u : lo[k];
             hi[k] = u > hi[k] ? u : hi[k];
         }
@@ -84,8 +103,7 @@ __global__ void cube_kernel(const unsigned long long *minmax, bn_gpu_frame *f)
  * shared memory: a lookup a level instead of the loop's turns, which
  * made this kernel compute bound. Grid-stride, so that a block makes its
  * table once for many bodies. */
-__global__ void keys_kernel(const double *x, const double *y, const double *z, int n, const bn_gpu_frame *f,
-                            int hilbert, uint64_t *keys, int *index)
+__global__ void keys_kernel(keyed_pos p, int n, const bn_gpu_frame *f, int hilbert, uint64_t *keys, int *index)
 {
     __shared__ uint16_t table[BN_KEY_HILBERT_TABLE];
     if (hilbert)
@@ -95,16 +113,17 @@ __global__ void keys_kernel(const double *x, const double *y, const double *z, i
     const double inv_size = 1.0 / f->box_size;
     const double lo[3] = {f->box_lo[0], f->box_lo[1], f->box_lo[2]};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t ix = bn_key_quantize(x[i], lo[0], inv_size);
-        const uint32_t iy = bn_key_quantize(y[i], lo[1], inv_size);
-        const uint32_t iz = bn_key_quantize(z[i], lo[2], inv_size);
+        const uint32_t ix = bn_key_quantize(p.at(0, i), lo[0], inv_size);
+        const uint32_t iy = bn_key_quantize(p.at(1, i), lo[1], inv_size);
+        const uint32_t iz = bn_key_quantize(p.at(2, i), lo[2], inv_size);
         keys[i] = hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
         index[i] = i;
     }
 }
 } // namespace
 
-extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st, cudaStream_t s)
+extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], double *const vel[3], double tau, int n,
+                                         bn_gpu_tree_store *st, cudaStream_t s)
 {
     /* minima start at ~0 (all bytes 0xff), maxima at 0: set on the device,
      * no copy from the host in a step */
@@ -112,20 +131,20 @@ extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tre
     BN_CUDA_CHECK(cudaMemsetAsync(st->minmax + 3, 0, 3 * sizeof(unsigned long long), s));
     int blocks = (n + kThreads - 1) / kThreads;
     if (blocks > 4096) blocks = 4096; /* grid-stride beyond: fewer atomics */
-    bbox_kernel<<<blocks, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, st->minmax);
+    bbox_kernel<<<blocks, kThreads, 0, s>>>(keyed(pos, vel, tau), n, st->minmax);
     BN_CUDA_LAUNCH_CHECK();
     cube_kernel<<<1, 1, 0, s>>>(st->minmax, st->frame);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }
 
-extern "C" bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
-                                 int *index, cudaStream_t s)
+extern "C" bn_status bn_gpu_keys(double *const pos[3], double *const vel[3], double tau, int n, const bn_gpu_frame *frame,
+                                 int hilbert, uint64_t *keys, int *index, cudaStream_t s)
 {
     if (n <= 0) return BN_OK;
     int blocks = (n + kThreads - 1) / kThreads;
     if (blocks > 8192) blocks = 8192; /* grid-stride beyond: a table per 2048 bodies or more */
-    keys_kernel<<<blocks, kThreads, 0, s>>>(pos[0], pos[1], pos[2], n, frame, hilbert, keys, index);
+    keys_kernel<<<blocks, kThreads, 0, s>>>(keyed(pos, vel, tau), n, frame, hilbert, keys, index);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

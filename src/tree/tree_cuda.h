@@ -85,11 +85,14 @@ bn_status bn_gpu_frame_check(const bn_gpu_frame *f);
 
 /* ---- keys_cuda.cu ---- */
 /* Bounding box of n positions (exact min/max) and the key cube around it
- * into st->frame, on the device (nothing is read back). */
-bn_status bn_gpu_bounding_box(double *const pos[3], int n, bn_gpu_tree_store *st, cudaStream_t s);
-/* keys[i] of position i in the frame's cube; index[i] = i (the sort's values). */
-bn_status bn_gpu_keys(double *const pos[3], int n, const bn_gpu_frame *frame, int hilbert, uint64_t *keys,
-                      int *index, cudaStream_t s);
+ * into st->frame, on the device (nothing is read back). vel not NULL and
+ * tau not 0: of the positions tau ahead, x + tau v (tree/refresh_lag.h). */
+bn_status bn_gpu_bounding_box(double *const pos[3], double *const vel[3], double tau, int n, bn_gpu_tree_store *st,
+                              cudaStream_t s);
+/* keys[i] of position i (or of x + tau v, as above) in the frame's cube;
+ * index[i] = i (the sort's values). */
+bn_status bn_gpu_keys(double *const pos[3], double *const vel[3], double tau, int n, const bn_gpu_frame *frame,
+                      int hilbert, uint64_t *keys, int *index, cudaStream_t s);
 
 /* ---- sort_cuda.cu ---- */
 /* Stable sort of (key, value) pairs by the low end_bit key bits. The

@@ -3,6 +3,7 @@
  * buffer live in the workspace and are reused between evaluations; with
  * block time steps (bn_tree_forces_active_cpu) the tree itself is too,
  * refreshed for the moved particles between rebuilds. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -11,6 +12,7 @@
 #include "gravity/gravity_cpu.h"
 #include "gravity/walk_cpu.h"
 #include "tree/refresh_guard.h"
+#include "tree/refresh_lag.h"
 #include "tree/tree_cpu.h"
 
 struct bn_tree_workspace {
@@ -19,9 +21,12 @@ struct bn_tree_workspace {
     size_t out_capacity;
     double *cost;     /* the caller's: each body's walk flops added
                          (bn_tree_workspace_measure), or NULL          */
+    double ahead;     /* the next block-step build's lead (bn_tree_workspace_ahead) */
 };
 
 void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost) { ws->cost = cost; }
+
+void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau) { ws->ahead = isfinite(tau) ? tau : 0.0; }
 
 bn_status bn_tree_workspace_create(bn_tree_workspace **out)
 {
@@ -92,6 +97,27 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
     return BN_OK;
 }
 
+/* A block-step build whose tree is refreshed later (tree/refresh_lag.h):
+ * the structure from the positions x + tau v, then refreshed at x. */
+static bn_status build_ahead(bn_tree *t, const bn_gravity_params *g, const bn_particles *p, double tau, bn_mac mac,
+                             bn_force_stats *stats)
+{
+    if (tau == 0.0 || !p->vel[0]) return build(t, g, p, mac, stats);
+    bn_particles *q = NULL;
+    BN_TRY(bn_particles_copy(&q, p));
+    const long n = (long)p->n;
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) q->pos[k][i] = bn_refresh_lead(p->pos[k][i], p->vel[k][i], tau);
+    bn_status s = build(t, g, q, mac, stats);
+    bn_particles_free(q);
+    BN_TRY(s);
+    const double t0 = bn_wall_seconds();
+    s = bn_tree_refresh(t, (const double *const *)p->pos, mac, g->theta, g->quadrupole);
+    stats->t_moments += bn_wall_seconds() - t0;
+    return s;
+}
+
 /* The local tree, built or refreshed; a refresh whose groups have grown
  * too much since the build is refused and the tree built anew
  * (tree/refresh_guard.h), its time in the build's stages. */
@@ -100,7 +126,7 @@ static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, c
 {
     bn_tree *t = &ws->tree;
     BN_TRY(reserve_out(ws, p->n));
-    if (rebuild || t->n_nodes == 0 || t->n != p->n) return build(t, g, p, mac, stats);
+    if (rebuild || t->n_nodes == 0 || t->n != p->n) return build_ahead(t, g, p, ws->ahead, mac, stats);
     BN_TRY(refresh(t, g, p, mac, stats));
     const unsigned long long growth = bn_tree_group_growth(t);
     stats->refresh_growth = (double)growth / (BN_REFRESH_GROWTH_UNIT * (double)t->n);
