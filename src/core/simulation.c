@@ -523,13 +523,16 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
  * the positions half their span ahead (tree/refresh_lag.h), as many
  * steps as tree_rebuild N, or as the last interval for the self-tuned
  * rule, of the step's drift dt (the last one read where the rebuild was
- * certain: block steps keep their length within a cycle). */
-static void lead_build(bn_simulation *sim, int host_decides)
+ * certain: block steps keep their length within a cycle). Set at every
+ * step, from the saved state alone (a continued run sets the same): 0
+ * where no rebuild was asked for, so that a build the backend makes on
+ * its own (no tree after a cut or an upload, a refused refresh) is of x
+ * in every run, and for the tuner's quiet held rebuilds (every step). */
+static void lead_build(bn_simulation *sim, int rebuild, int host_decides)
 {
     if (!sim->ops->build_ahead || !block_host_decides(sim)) return;
-    /* the tuner's quiet held rebuilds: every step, none refreshed */
-    const int steps = !host_decides ? 1 : sim->integ.tree_rebuild > 0 ? sim->integ.tree_rebuild
-                                                                      : (int)sim->steps_since_build;
+    const int steps = !rebuild || !host_decides ? 1 : sim->integ.tree_rebuild > 0 ? sim->integ.tree_rebuild
+                                                                                 : (int)sim->steps_since_build;
     sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
 }
 
@@ -557,7 +560,7 @@ static bn_status queue_block_step(bn_simulation *sim, bn_step_rule *r)
     }
     BN_TRY(stage(sim, r, BN_STAGE_DRIFT));
     if (r->rebuild) BN_TRY(migrate_crossers(sim)); /* a refreshed tree keeps its particles */
-    if (r->rebuild) lead_build(sim, host_decides);
+    lead_build(sim, r->rebuild, host_decides);
     BN_TRY(queue_forces(sim, r));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_KICK));
     BN_TRY(stage(sim, r, BN_STAGE_BLOCK_END));
