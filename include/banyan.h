@@ -752,9 +752,13 @@ typedef struct bn_integrator_params {
                          0.2% of the steps between). On an H100 within
                          0.4% of rebuilding at every step or faster (to
                          11%) on every input measured (BENCHMARKS.md,
-                         session 27), but its energy drifts 2.1x as fast
-                         on M31 at 2^22 (session 28). 1 (default): every
-                         step. The values other
+                         session 27). Its energy drifted 2.1x as fast on
+                         M31 at 2^22 (session 28) until each build took
+                         its cells from the positions half its refreshes
+                         ahead (tree/refresh_lag.h, session 29: the same
+                         error as rebuilding every step, 5.35e-4). 1
+                         (default): every step (12.73 against 13.01 ms
+                         on M31 at 2^24). The values other
                          than 1 choose on the host, which then reads the
                          clock back at every step (batches of one step)
                          but during the tuner's long holds.             */

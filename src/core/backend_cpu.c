@@ -290,6 +290,7 @@ static bn_status cpu_energies(void *st, bn_energies *e)
 static bn_status cpu_step_forces(cpu_state *s, const bn_step_rule *r)
 {
     if (!s->clock.live) return BN_OK;
+    if (r->n_bins == 0) bn_tree_workspace_ahead(s->ws, 0.0); /* shared steps build from x */
     if (r->n_bins == 0) return evaluate(s, NULL, 0, 1);
     return cpu_forces_active(s, s->clock.bin_min, r->rebuild);
 }

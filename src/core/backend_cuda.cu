@@ -573,7 +573,9 @@ bn_status evaluate_ranks(bn_cuda_state *st)
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     if (s == BN_OK && st->n > 0) trace_walks(st);
-    st->walk_pending = s == BN_OK && st->n > 0 && st->cost; /* its costs were counted */
+    /* its costs were counted; timed only where the cut weighs time (the
+     * read waits for the walk at the next evaluation's start) */
+    st->walk_pending = s == BN_OK && st->n > 0 && st->cost && st->g.balance_cost == BN_TUNE_TIME;
     st->have_forces = st->have_old_accel = s == BN_OK;
     return s;
 }
@@ -682,7 +684,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     cudaEventRecord(st->ev[BN_EV_WALK], st->s);
     BN_CUDA_LAUNCH_CHECK();
     if (ranks && st->n > 0) trace_walks(st);
-    st->walk_pending = ranks && st->n > 0 && st->cost; /* its costs were counted */
+    st->walk_pending = ranks && st->n > 0 && st->cost && st->g.balance_cost == BN_TUNE_TIME; /* as above */
     st->have_forces = st->have_old_accel = 1;
     return BN_OK;
 }

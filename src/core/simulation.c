@@ -407,9 +407,11 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
  * rebuild_cost chooses what it weighs: measured seconds (time) or the
  * walk's counted work, its flops and the cells it visited (work, the
  * default: the same decisions, and bits, at every run). Within noise
- * never slower than rebuilding every step, faster where refreshes pay,
- * but not the default: refreshed trees drift in energy faster at large N
- * (BENCHMARKS.md, sessions 27-28). */
+ * never slower than rebuilding every step, faster where refreshes pay
+ * (but on M31 at 2^24 with session 28's kernels: not the default);
+ * each build ahead of its refreshes (lead_build below), since refreshed
+ * trees of the build's positions drifted in energy (BENCHMARKS.md,
+ * sessions 27-29). */
 
 /* Rebuilding at every step (tree_rebuild 1) needs nothing from the
  * device; the other intervals decide on the host, from the clock (a
@@ -530,9 +532,12 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
  * in every run, and for the tuner's quiet held rebuilds (every step). */
 static void lead_build(bn_simulation *sim, int rebuild, int host_decides)
 {
-    if (!sim->ops->build_ahead || !block_host_decides(sim)) return;
-    const int steps = !rebuild || !host_decides ? 1 : sim->integ.tree_rebuild > 0 ? sim->integ.tree_rebuild
-                                                                                 : (int)sim->steps_since_build;
+    if (!sim->ops->build_ahead) return;
+    /* no refreshes (tree_rebuild 1, set anew by bn_simulation_set_integrator): 0 */
+    const int refreshes = block_host_decides(sim);
+    const int steps = !refreshes || !rebuild || !host_decides ? 1
+                      : sim->integ.tree_rebuild > 0       ? sim->integ.tree_rebuild
+                                                          : (int)sim->steps_since_build;
     sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
 }
 

@@ -189,7 +189,7 @@ const bn_param_desc bn_param_table[] = {
      "bits, every run). time: those flops scaled per rank by the square root of its measured walk time per "
      "flop, as Bonsai balances by measured time, damped (the cut follows the time where the count misses it, "
      "as on the received trees' walk; cuts, and so bits, differ from run to run; a continued run's first cut "
-     "weighs work). On 4 H100s: weak Plummer's steps 76% efficient against 73% by work, strong the same "
+     "takes its rate from the walks since the restart). On 4 H100s: weak Plummer's steps 76% efficient against 73% by work, strong the same "
      "(BENCHMARKS.md, session 29)."},
     {"Gravity", "backend", BN_PT_CHOICE, OFF(gravity.backend), "auto", ANY, 0, &backend_choices, NULL,
      "Where forces are computed: auto (the GPU when one is usable, else the CPU), cpu or gpu."},
@@ -226,8 +226,9 @@ const bn_param_desc bn_param_table[] = {
      "from its own time bin), reaches the cost of a rebuild, weighed as rebuild_cost says; where even one "
      "refresh costs that much, rebuild every step and probe with one refresh now and then (after 4 to 1024 "
      "rebuilds: a probe's loss is 0.2% of the steps between). 1 (the default): every step. Refreshing saves "
-     "up to 11% of a step's time but drifts in energy faster at large N (2.1x on M31 at 2^22 over 1 Gyr; "
-     "BENCHMARKS.md, session 28), which at equal energy error costs more than it saves."},
+     "up to 11% of a step's time; a build whose tree is refreshed takes its cells from the positions half its "
+     "refreshes ahead (x + tau v), so that its refreshes' force errors cancel in energy (before, the energy "
+     "drifted 2.1x as fast on M31 at 2^22 over 1 Gyr; BENCHMARKS.md, sessions 28-29)."},
     {"TimeIntegration", "rebuild_cost", BN_PT_CHOICE, OFF(integ.rebuild_cost), "work", ANY, 0, &cost_choices,
      if_self_tuned,
      "What the self-tuned rebuild (tree_rebuild 0) weighs: work (the walk's counted work: its flops from the "

@@ -15,8 +15,11 @@
  * flops) (a damped step: balance.c says why), normalised so that the
  * weights of every rank still add up to the counted flops.
  * 1 on every rank where some rank counted flops without a measured
- * time (a restart's first cut, a failed timer): then the cut weighs
- * work. A rank without flops gets 1 (it has no weight to scale).
+ * time (a failed timer; a continued run cut before its first walk):
+ * then the cut weighs work. A continued run that walked first scales
+ * the restored costs (since the last cut) by the time since the restart
+ * alone: a rate from fewer walks. A rank without flops gets 1 (it has
+ * no weight to scale).
  * Collective: every rank gets its own factor. */
 bn_status bn_balance_time_scale(const bn_comm *c, double seconds, double flops, double *scale);
 #endif

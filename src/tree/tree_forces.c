@@ -103,14 +103,16 @@ static bn_status build_ahead(bn_tree *t, const bn_gravity_params *g, const bn_pa
                              bn_force_stats *stats)
 {
     if (tau == 0.0 || !p->vel[0]) return build(t, g, p, mac, stats);
-    bn_particles *q = NULL;
-    BN_TRY(bn_particles_copy(&q, p));
+    bn_particles q = *p; /* the caller's arrays but the positions: the lead's (24 bytes a particle) */
     const long n = (long)p->n;
+    double *lead = bn_alloc_array(3 * (size_t)(n ? n : 1), sizeof *lead, "the build's lead positions");
+    if (!lead) return BN_ERR_NOMEM;
+    for (int k = 0; k < 3; k++) q.pos[k] = lead + (size_t)k * (size_t)n;
 #pragma omp parallel for schedule(static)
     for (long i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) q->pos[k][i] = bn_refresh_lead(p->pos[k][i], p->vel[k][i], tau);
-    bn_status s = build(t, g, q, mac, stats);
-    bn_particles_free(q);
+        for (int k = 0; k < 3; k++) q.pos[k][i] = bn_refresh_lead(p->pos[k][i], p->vel[k][i], tau);
+    bn_status s = build(t, g, &q, mac, stats);
+    free(lead);
     BN_TRY(s);
     const double t0 = bn_wall_seconds();
     s = bn_tree_refresh(t, (const double *const *)p->pos, mac, g->theta, g->quadrupole);
@@ -133,7 +135,7 @@ static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, c
     if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * stats->refresh_growth);
     if (!bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max())) return BN_OK;
     const double t_refresh = stats->t_moments;
-    BN_TRY(build(t, g, p, mac, stats)); /* refresh_growth stays: why */
+    BN_TRY(build_ahead(t, g, p, ws->ahead, mac, stats)); /* refresh_growth stays: why */
     stats->t_bbox += t_refresh;
     stats->refresh_refused = 1;
     return BN_OK;
