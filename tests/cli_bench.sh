@@ -75,6 +75,10 @@ assert 0 < d["err_p50"] < 2e-4 and d["err_p99"] < 2e-3, d
 PY
 fi
 
+# a bad --balance-cost is refused naming the option, before any work
+"$banyan" bench --backend cpu --n 1024 --balance-cost fast >"$out" 2>&1 && fail "bench --balance-cost fast: accepted"
+grep -q -- "--balance-cost: unknown cost 'fast'" "$out" || fail "bench --balance-cost fast: $(cat "$out")"
+
 # --error-target: the choice printed, then timed; the check (other targets)
 # meets the target; an explicit --theta keeps its value
 "$banyan" bench --backend cpu --n 8192 --repeat 1 --check --error-target 1e-3 --error-cost work --json >"$out" 2>&1 \

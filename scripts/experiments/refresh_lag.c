@@ -91,30 +91,35 @@ int main(int argc, char **argv)
         W += 0.5 * x->mass[i] * pot0[i];
     }
     const double E = fabs(K + W);
-    /* the fresh tree's own error power, against direct summation on 4096 targets */
+    /* the fresh tree's own error power, against double direct summation
+     * (bn_direct_at_points) at 4096 targets, each without itself */
     {
         const size_t m = n < 4096 ? n : 4096, step = n / m;
+        double *pts = malloc(3 * m * sizeof *pts), *ref = malloc(3 * m * sizeof *ref), *rpot = malloc(m * sizeof *rpot);
+        size_t *self = malloc(m * sizeof *self);
+        for (size_t j = 0; j < m; j++) {
+            self[j] = j * step;
+            for (int k = 0; k < 3; k++) pts[3 * j + k] = x->pos[k][self[j]];
+        }
+        CHECK(bn_direct_at_points(x, 1.0, g.softening, pts, self, m, ref, rpot));
         double sp = 0, se = 0, scale = (double)n / (double)m;
         for (size_t j = 0; j < m; j++) {
-            const size_t i = j * step;
-            double a[3] = {0, 0, 0};
-            for (size_t q = 0; q < n; q++) {
-                if (q == i) continue;
-                double d[3], r2 = g.softening * g.softening;
-                for (int k = 0; k < 3; k++) d[k] = x->pos[k][q] - x->pos[k][i], r2 += d[k] * d[k];
-                const double f = x->mass[q] / (r2 * sqrt(r2));
-                for (int k = 0; k < 3; k++) a[k] += f * d[k];
-            }
+            const size_t i = self[j];
             double d2 = 0, a2 = 0;
             for (int k = 0; k < 3; k++) {
-                sp += x->mass[i] * x->vel[k][i] * (fresh[k][i] - a[k]);
-                d2 += (fresh[k][i] - a[k]) * (fresh[k][i] - a[k]);
-                a2 += a[k] * a[k];
+                const double d = fresh[k][i] - ref[3 * j + k];
+                sp += x->mass[i] * x->vel[k][i] * d;
+                d2 += d * d;
+                a2 += ref[3 * j + k] * ref[3 * j + k];
             }
             se += d2 / a2;
         }
         printf("%s N %zu eps %g: |E| %.6f; fresh tree against direct (%zu targets): power/|E| %+.3e, rms %.3e\n",
                argv[1], n, g.softening, E, m, sp * scale / E, sqrt(se / (double)m));
+        free(pts);
+        free(ref);
+        free(rpot);
+        free(self);
     }
     printf("%8s %8s %14s %14s %10s %10s\n", "lag/dt", "lag", "P_past/|E|", "P_future/|E|", "rms past", "rms fut");
     for (int a = 5; a < argc; a++) {

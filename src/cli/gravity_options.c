@@ -88,7 +88,10 @@ int cli_gravity_option(const char *cmd, int c, const char *arg, bn_gravity_param
         return cli_parse_double_in(cmd, "--theta", arg, THETA_RANGE, &g->theta) ? 0 : 2;
     case OPT_TARGET: return cli_parse_double_in(cmd, "--error-target", arg, TARGET_RANGE, &g->error_target) ? 0 : 2;
     case OPT_COST: s = bn_tune_cost_parse(arg, &g->error_cost); break;
-    case OPT_BALANCE: s = bn_tune_cost_parse(arg, &g->balance_cost); break;
+    case OPT_BALANCE:
+        if (bn_tune_cost_parse(arg, &g->balance_cost) != BN_OK)
+            return cli_usage_error(cmd, "--balance-cost: %s", bn_last_error());
+        return 0;
     case OPT_ALPHA: return cli_parse_double_in(cmd, "--alpha", arg, CLI_POSITIVE, &g->accel_alpha) ? 0 : 2;
     case OPT_G: return cli_parse_double_in(cmd, "--G", arg, CLI_POSITIVE, &g->G) ? 0 : 2;
     case OPT_EXPANSION:

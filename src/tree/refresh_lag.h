@@ -18,10 +18,17 @@
  * 6.2e-7). Both backends predict with this one function. */
 #ifndef BN_TREE_REFRESH_LAG_H
 #define BN_TREE_REFRESH_LAG_H
+#include <math.h>
 #include "core/hostdevice.h"
 
-/* The position a build's keys take: x + tau v. */
-BN_HD double bn_refresh_lead(double x, double v, double tau) { return x + tau * v; }
+/* The position a build's keys take: x + tau v, or x where that
+ * overflows (a finite but enormous velocity must not turn a valid set
+ * into a cube the keys refuse). */
+BN_HD double bn_refresh_lead(double x, double v, double tau)
+{
+    const double y = x + tau * v;
+    return isfinite(y) ? y : x;
+}
 
 /* tau for a build whose tree serves `steps` steps of dt (the build's
  * own and the refreshes until the next build): half the refreshes' span;
