@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Issue 19's block steps against shared steps at equal energy error, for
+# several time-step criteria at once: GOTHIC's M31 at N run to T (1 Gyr =
+# 1.0227) with each SPEC, the runs spread over the GPUs seen (SPEC i on GPU i mod G, one
+# run a GPU at a time, so their wall times are comparable), then a table: each
+# run's steps, wall time, particle forces per particle, energy error and
+# tree builds; the shared runs' error fitted as a power of dt through the
+# two smallest dt, and each block run's speed-up against the shared steps
+# that match its error (at the shared runs' measured time per step).
+#   scripts/criterion-sweep.sh BANYAN N T SPEC...   [extra -P options in EXTRA]
+# SPEC: NAME=KEY:VALUE,KEY:VALUE... of the TimeIntegration section, e.g.
+#   acc0.3=criterion:acceleration,eta:0.3,time_bins:8,dt:0.0078125
+#   shared12=eta:0,time_bins:0,dt:0.000244140625   (a name starting "shared")
+set -u
+B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+N=$2 T=$3
+shift 3
+OUT=${OUT:-$PWD/out-criterion-sweep}
+mkdir -p "$OUT" && cd "$OUT" || exit 1
+"$B" ic galaxy --model m31 --n "$N" -s 1 -o ic.hdf5 >ic.log 2>&1 || { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
+COMMON="-P InitialConditions:file:ic.hdf5 -P TimeIntegration:t_end:$T -P Gravity:softening:0.015625
+  -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:0 -P Restart:interval:0 ${EXTRA:-}"
+G=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+[ "$G" -ge 1 ] || G=1
+run() { # GPU NAME KEY:VALUE,...: the run's summary line in NAME.row
+    local gpu=$1 name=$2 args=() kv
+    for kv in ${3//,/ }; do args+=(-P "TimeIntegration:$kv"); done
+    CUDA_VISIBLE_DEVICES=$gpu timeout 590 "$B" run $COMMON "${args[@]}" -o "$name" >"$name.log" 2>&1 ||
+        { echo "FAIL $name: $(tail -2 "$name.log" | tr '\n' ' ')" >"$name.row"; return; }
+    rm -rf "$name/restart"
+    python3 - "$name" >"$name.row" <<'PY'
+import re, sys
+t = open(sys.argv[1] + ".log").read()
+m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
+e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
+f = re.search(r"particle forces, ([\d.]+) per particle; (\d+) tree builds", t)
+print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.group(1), f.group(2) if f else m.group(1))
+PY
+}
+names=()
+for spec in "$@"; do names+=("${spec%%=*}"); done
+for g in $(seq 0 $((G - 1))); do # GPU g runs SPECs g, g + G, ... in turn
+    (i=0
+     for spec in "$@"; do
+         [ $((i % G)) = "$g" ] && run "$g" "${spec%%=*}" "${spec#*=}"
+         i=$((i + 1))
+     done) &
+done
+wait
+for n in "${names[@]}"; do cat "$n.row"; done >runs.txt
+rm -f ic.hdf5
+python3 - "$T" <<'PY' | tee table.txt
+import math, sys
+T = float(sys.argv[1])
+rows = [l.split() for l in open("runs.txt") if l.strip() and not l.startswith("FAIL")]
+for l in open("runs.txt"):
+    if l.startswith("FAIL"): print(l.strip())
+print(f"{'run':>14s} {'steps':>7s} {'wall s':>8s} {'forces/part':>11s} {'energy error':>12s} {'builds':>7s} {'x shared':>8s}")
+shared = sorted((T / int(r[1]), int(r[1]), float(r[2]), float(r[4])) for r in rows if r[0].startswith("shared"))
+fit = None
+if len(shared) >= 2:
+    (d1, n1, w1, e1), (d2, n2, w2, e2) = shared[0], shared[1]
+    p = math.log(e2 / e1) / math.log(d2 / d1)
+    fit = (d1, e1, p, (w1 + w2) / (n1 + n2))
+    print(f"shared steps' error ~ dt^{p:.2f}, {1e3 * fit[3]:.2f} ms a step")
+for r in rows:
+    x = ""
+    if fit and not r[0].startswith("shared"):
+        d1, e1, p, per = fit
+        deq = d1 * (float(r[4]) / e1) ** (1 / p)
+        x = f"{per * T / deq / float(r[2]):.2f}"
+    print(f"{r[0]:>14s} {r[1]:>7s} {float(r[2]):8.1f} {float(r[3]):11.1f} {float(r[4]):12.3e} {r[5]:>7s} {x:>8s}")
+PY
