@@ -5,7 +5,7 @@
 # block steps of criterion-sweep.sh (CRIT, ETA; cycles of 1/128, 8 bins):
 # bench's step means, then every kernel's device time and the CUDA API's
 # host time over STEPS block steps under nsys (or, without nsys, the
-# kernels of 16 steps under ncu). Summaries last.
+# kernels of COUNT launches after the first SKIP under ncu). Summaries last.
 #   scripts/block-step-profile.sh BANYAN [N] [STEPS]   (CRIT: dynamical; ETA: 0.01; REBUILD: 1)
 set -u
 BIN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -21,8 +21,10 @@ python3 - <<'PY'
 import json
 r = json.load(open("bench.json"))
 print(f"bench: {r['steps']} block steps: step mean {1e3 * r['step_mean']:.3f} ms, batch mean {1e3 * r['batch_mean']:.3f} ms, "
-      f"best {1e3 * r['step_best']:.3f}; sort {1e3 * r['step_t_sort']:.3f}, walk {1e3 * r['step_t_walk']:.3f} ms a step; "
-      f"active {r['active_mean']:.4f}; forces call {1e3 * r['t_total']:.2f} ms")
+      f"best {1e3 * r['step_best']:.3f}; active {r['active_mean']:.4f}; builds {r.get('tree_builds')}; forces call {1e3 * r['t_total']:.2f} ms")
+st = ["bbox", "keys", "sort", "build", "moments", "groups", "walk", "total"]
+print("  mean step's stages (device events, gaps included), ms: " + ", ".join(f"{k} {1e3 * r['mean_t_' + k]:.3f}" for k in st)
+      + f"; outside the forces call {1e3 * (r['step_mean'] - r['mean_t_total']):.3f}")
 PY
 if command -v nsys >/dev/null; then
     timeout 400 nsys profile -o prof --force-overwrite true -t cuda $B --steps "$STEPS" >nsys.log 2>&1
@@ -38,8 +40,9 @@ for f, title in (("stats_cuda_gpu_kern_sum.csv", "kernels"), ("stats_cuda_api_su
     for r in rows[:22]:
         print(f"  {1e-6 * float(r['Total Time (ns)']):9.2f} ms {int(r['Instances']):7d} x  {r['Name'][:70]}")
 PY
-else
-    echo "no nsys: ncu over 16 steps"
-    timeout 400 ncu --clock-control none --metrics gpu__time_duration.sum --csv $B --steps 16 >ncu.csv 2>ncu.log
-    python3 "$here/ncu_kernels.py" ncu.csv "kernels of the bench (its forces call and 16 steps)" | head -30
+else # the kernels of the steps after the first LAUNCHES (past the first, all-active steps)
+    echo "no nsys: ncu over launches ${SKIP:-3000} to +${COUNT:-1500}"
+    timeout 400 ncu --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip "${SKIP:-3000}" \
+        --launch-count "${COUNT:-1500}" $B --steps "$STEPS" >ncu.csv 2>ncu.log
+    python3 "$here/ncu_kernels.py" ncu.csv "kernels of ${COUNT:-1500} launches (drift_kernel's count: the steps)" | head -40
 fi

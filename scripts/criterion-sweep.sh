@@ -8,20 +8,31 @@
 # two smallest dt, and each block run's speed-up against the shared steps
 # that match its error (at the shared runs' measured time per step).
 #   scripts/criterion-sweep.sh BANYAN N T SPEC...   [extra -P options in EXTRA]
+# MODEL: m31 (the default; softening SOFT, 15.625 pc) or a model of
+# `banyan ic` (plummer, hernquist, nfw...; SOFT 0.01).
 # SPEC: NAME=KEY:VALUE,KEY:VALUE... of the TimeIntegration section, e.g.
 #   acc0.3=criterion:acceleration,eta:0.3,time_bins:8,dt:0.0078125
 #   shared12=eta:0,time_bins:0,dt:0.000244140625   (a name starting "shared")
+# A SPEC "G:NAME=..." runs on GPU G (mod the GPUs used) instead. GPUS:
+# the devices to use (default: every one seen).
 set -u
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 N=$2 T=$3
 shift 3
 OUT=${OUT:-$PWD/out-criterion-sweep}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
-"$B" ic galaxy --model m31 --n "$N" -s 1 -o ic.hdf5 >ic.log 2>&1 || { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
-COMMON="-P InitialConditions:file:ic.hdf5 -P TimeIntegration:t_end:$T -P Gravity:softening:0.015625
+if [ "${MODEL:-m31}" = m31 ]; then
+    "$B" ic galaxy --model m31 --n "$N" -s 1 -o ic.hdf5 >ic.log 2>&1 || { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
+    IC="-P InitialConditions:file:ic.hdf5 -P Gravity:softening:${SOFT:-0.015625}"
+else # another model of banyan ic, in N-body units
+    IC="-P InitialConditions:model:$MODEL -P InitialConditions:n:$N -P Gravity:softening:${SOFT:-0.01}"
+fi
+COMMON="$IC -P TimeIntegration:t_end:$T
   -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:0 -P Restart:interval:0 ${EXTRA:-}"
 G=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
 [ "$G" -ge 1 ] || G=1
+gpus=(${GPUS:-$(seq 0 $((G - 1)))}) # GPUS: the devices to use, e.g. "2 3"
+G=${#gpus[@]}
 run() { # GPU NAME KEY:VALUE,...: the run's summary line in NAME.row
     local gpu=$1 name=$2 args=() kv
     for kv in ${3//,/ }; do args+=(-P "TimeIntegration:$kv"); done
@@ -38,11 +49,13 @@ print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.gr
 PY
 }
 names=()
-for spec in "$@"; do names+=("${spec%%=*}"); done
-for g in $(seq 0 $((G - 1))); do # GPU g runs SPECs g, g + G, ... in turn
+for spec in "$@"; do case $spec in [0-9]:*) spec=${spec#*:} ;; esac; names+=("${spec%%=*}"); done
+for g in $(seq 0 $((G - 1))); do # GPU g runs SPECs g, g + G, ... (or those pinned to it) in turn
     (i=0
      for spec in "$@"; do
-         [ $((i % G)) = "$g" ] && run "$g" "${spec%%=*}" "${spec#*=}"
+         on=$((i % G))
+         case $spec in [0-9]:*) on=$((${spec%%:*} % G)) spec=${spec#*:} ;; esac
+         [ "$on" = "$g" ] && run "${gpus[$g]}" "${spec%%=*}" "${spec#*=}"
          i=$((i + 1))
      done) &
 done
@@ -61,8 +74,9 @@ fit = None
 if len(shared) >= 2:
     (d1, n1, w1, e1), (d2, n2, w2, e2) = shared[0], shared[1]
     p = math.log(e2 / e1) / math.log(d2 / d1)
-    fit = (d1, e1, p, (w1 + w2) / (n1 + n2))
-    print(f"shared steps' error ~ dt^{p:.2f}, {1e3 * fit[3]:.2f} ms a step")
+    print(f"shared steps' error ~ dt^{p:.2f}, {1e3 * (w1 + w2) / (n1 + n2):.2f} ms a step")
+    if p > 0.5: # else their error is the forces' floor, not the steps': no dt matches a block run's
+        fit = (d1, e1, p, (w1 + w2) / (n1 + n2))
 for r in rows:
     x = ""
     if fit and not r[0].startswith("shared"):

@@ -52,6 +52,8 @@ typedef struct bench_result {
                                     queued as one batch (nothing read back
                                     between them) */
     bn_force_stats step_forces;  /* the force stages of the fastest step */
+    bn_force_stats step_stages;  /* the stages' times (t_*) averaged over the
+                                    waited steps: where a step's time goes  */
     bench_ranks ranks;
 } bench_result;
 

@@ -234,6 +234,14 @@ static bn_status run_batch(const bench_opts *o, bn_simulation *sim, bench_result
     return s;
 }
 
+/* sum += w * each stage time of f: the mean stages of the steps. */
+static void add_stage_times(bn_force_stats *sum, const bn_force_stats *f, double w)
+{
+    sum->t_bbox += w * f->t_bbox, sum->t_keys += w * f->t_keys, sum->t_sort += w * f->t_sort;
+    sum->t_build += w * f->t_build, sum->t_moments += w * f->t_moments, sum->t_groups += w * f->t_groups;
+    sum->t_walk += w * f->t_walk, sum->t_total += w * f->t_total;
+}
+
 /* --steps: K steps of a simulation of p; the first forces are outside
  * the timing (the particles arrive unsorted, as in the force benchmark). */
 static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_result *r)
@@ -246,6 +254,7 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
     r->step_best = -1;
     r->step_mean = 0;
+    memset(&r->step_stages, 0, sizeof r->step_stages);
     r->active_mean = 0;
     const double t_start = bn_simulation_time(sim);
     for (long k = 0; s == BN_OK && k < o->steps; k++) {
@@ -259,6 +268,7 @@ static bn_status run_steps(const bench_opts *o, const bn_particles *p, bench_res
         r->step_mean += t / (double)o->steps;
         const bn_block_info b = bn_simulation_block_info(sim);
         r->active_mean += (b.n_bins > 0 ? (double)b.n_active / (double)p->n : 1.0) / (double)o->steps;
+        add_stage_times(&r->step_stages, bn_simulation_force_stats(sim), 1.0 / (double)o->steps);
         if (r->step_best < 0 || t < r->step_best) {
             r->step_best = t;
             r->step_forces = *bn_simulation_force_stats(sim);
@@ -390,6 +400,12 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
                "\"step_t_walk\": %.6g, \"step_t_total\": %.6g, \"batch_mean\": %.6g",
                o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
                r->step_forces.t_total, r->batch_mean);
+    if (o->steps > 0) { /* the mean step's stages (device events; t_total: the forces call, gaps included) */
+        const bn_force_stats *m = &r->step_stages;
+        printf(",\n \"mean_t_bbox\": %.6g, \"mean_t_keys\": %.6g, \"mean_t_sort\": %.6g, \"mean_t_build\": %.6g, "
+               "\"mean_t_moments\": %.6g, \"mean_t_groups\": %.6g, \"mean_t_walk\": %.6g, \"mean_t_total\": %.6g",
+               m->t_bbox, m->t_keys, m->t_sort, m->t_build, m->t_moments, m->t_groups, m->t_walk, m->t_total);
+    }
     if (o->steps > 0 && r->ranks.ranks > 1)
         printf(",\n \"step_t_exchange\": %.6g, \"step_let_cells_sent\": %zu, \"step_let_bodies_sent\": %zu",
                r->step_forces.t_exchange, r->step_forces.let_cells_sent, r->step_forces.let_bodies_sent);

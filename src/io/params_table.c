@@ -217,7 +217,9 @@ const bn_param_desc bn_param_table[] = {
      if_block,
      "Block steps: what chooses a particle's step: acceleration, eta sqrt(eps / |a_i|) (GADGET, GOTHIC), or "
      "dynamical, eta sqrt(|phi_i|) / |a_i| (the local dynamical time, independent of the softening; phi the "
-     "potential, 0 at infinity: isolated systems). The same eta means other steps under each."},
+     "potential, 0 at infinity: isolated systems). The same eta means other steps under each: dynamical 0.005-0.01 "
+     "is about acceleration 0.15-0.3. On disk galaxies (M31) dynamical reaches each energy error with fewer "
+     "forces; on spheres (Plummer, Hernquist, NFW) acceleration does as well or better."},
     {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure; a refresh whose groups have "
