@@ -647,10 +647,63 @@ static void test_bad_rebuild_cost(void **state)
     bn_simulation_free(sim);
 }
 
+/* The refreshes' lag does net work k (k - K) dt / 2 (times its power)
+ * over an interval of k steps whose build led by (K - 1) dt / 2, so a
+ * lead from the intervals' length-weighted mean (sum k^2 / sum k) leaves
+ * far less net work than one from the last interval when the rule's
+ * intervals vary; held builds (the next step rebuilds as well) lead by
+ * nothing and their intervals are not counted. */
+static double lag_work(const long *k, int n, int last_interval)
+{
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    double work = 0, K = 1;
+    long ended = 1;
+    for (int i = 0; i < n; i++) {
+        const double lead = bn_rebuild_tuner_lead_steps(&t, ended);
+        K = last_interval ? (double)ended : lead;
+        work += (double)k[i] * ((double)k[i] - K) / 2;
+        ended = k[i];
+    }
+    return work;
+}
+
+static void test_builds_lead_by_the_intervals_length_weighted(void **state)
+{
+    (void)state;
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    assert_true(bn_rebuild_tuner_lead_steps(&t, 3) == 3); /* nothing recorded yet: the interval that ends */
+    assert_true(bn_rebuild_tuner_lead_steps(&t, 2) == 2); /* one interval of 2 */
+    const double k = bn_rebuild_tuner_lead_steps(&t, 6); /* 2 and 6, weights 1/8 and 7/64 (decayed) */
+    const double w = BN_REBUILD_LEAD_DECAY;
+    const double want = ((1 - w) * w * 4 + w * 36) / ((1 - w) * w * 2 + w * 6);
+    assert_true(fabs(k - want) < 1e-12 && k > 4.0); /* above the mean: long intervals weigh more */
+    t.hold = 3; /* held: the next step rebuilds, no lead, and its interval is not counted */
+    assert_true(bn_rebuild_tuner_lead_steps(&t, 5) == 1);
+    const double k2 = t.lead_k2, k1 = t.lead_k;
+    t.hold = 1; /* the last held rebuild: the next step may refresh */
+    assert_true(bn_rebuild_tuner_lead_steps(&t, 1) > 1);
+    assert_true(t.lead_k2 == k2 && t.lead_k == k1);
+    /* intervals of the counted rule on M31 (2 and 4 mostly, now and then
+     * 8 to 19 after short ones): the net work of the lag */
+    long seq[400];
+    unsigned long long r = 12345;
+    for (int i = 0; i < 400; i++) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        const int u = (int)((r >> 33) % 100);
+        seq[i] = u < 55 ? 2 : u < 85 ? 4 : u < 95 ? 8 : 12 + u % 8;
+    }
+    const double mean = lag_work(seq, 400, 0), last = lag_work(seq, 400, 1);
+    print_message("net lag work over 400 intervals: length-weighted lead %.1f, last interval %.1f\n", mean, last);
+    assert_true(fabs(mean) < 0.25 * fabs(last));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linear_growth_finds_the_optimum),
+        cmocka_unit_test(test_builds_lead_by_the_intervals_length_weighted),
         cmocka_unit_test(test_first_refresh_too_dear_rebuilds_every_step),
         cmocka_unit_test(test_dear_probes_wait_longer),
         cmocka_unit_test(test_probes_take_the_finest_bin),

@@ -523,8 +523,8 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
 
 /* A build whose tree the next steps refresh takes its structure from
  * the positions half their span ahead (tree/refresh_lag.h), as many
- * steps as tree_rebuild N, or as the last interval for the self-tuned
- * rule, of the step's drift dt (the last one read where the rebuild was
+ * steps as tree_rebuild N, or for the self-tuned rule its intervals'
+ * length-weighted mean (bn_rebuild_tuner_lead_steps), of the step's drift dt (the last one read where the rebuild was
  * certain: block steps keep their length within a cycle). Set at every
  * step, from the saved state alone (a continued run sets the same): 0
  * where no rebuild was asked for, so that a build the backend makes on
@@ -535,9 +535,10 @@ static void lead_build(bn_simulation *sim, int rebuild, int host_decides)
     if (!sim->ops->build_ahead) return;
     /* no refreshes (tree_rebuild 1, set anew by bn_simulation_set_integrator): 0 */
     const int refreshes = block_host_decides(sim);
-    const int steps = !refreshes || !rebuild || !host_decides ? 1
-                      : sim->integ.tree_rebuild > 0       ? sim->integ.tree_rebuild
-                                                          : (int)sim->steps_since_build;
+    const double steps = !refreshes || !rebuild || !host_decides ? 1
+                         : sim->integ.tree_rebuild > 0       ? sim->integ.tree_rebuild
+                                                             : bn_rebuild_tuner_lead_steps(&sim->tuner,
+                                                                                           sim->steps_since_build);
     sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
 }
 

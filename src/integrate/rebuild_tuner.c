@@ -179,3 +179,15 @@ bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, 
     s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
     return s;
 }
+
+double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended)
+{
+    if (t->lead_open && ended > 0) {
+        const double w = BN_REBUILD_LEAD_DECAY, k = (double)ended;
+        t->lead_k2 = (1 - w) * t->lead_k2 + w * k * k;
+        t->lead_k = (1 - w) * t->lead_k + w * k;
+    }
+    t->lead_open = t->hold <= 1; /* held: the next step rebuilds as well */
+    if (!t->lead_open) return 1;
+    return t->lead_k > 0 ? t->lead_k2 / t->lead_k : (double)(ended > 0 ? ended : 1);
+}

@@ -104,6 +104,8 @@
                                         earlier ones are not read)      */
 #define BN_REBUILD_RHO_MIN 0.05      /* relative excesses that give the
                                         growth's power: above this     */
+#define BN_REBUILD_LEAD_DECAY 0.125  /* the weight of the newest interval
+                                        in the builds' lead (below)    */
 
 /* The last few samples of a cost, the newest at [0]. */
 typedef struct bn_recent_costs {
@@ -138,6 +140,12 @@ typedef struct bn_rebuild_tuner {
     double last_rho[BN_TIME_BINS_MAX]; /* this tree's last refresh at each
                                           bin: its relative excess, ...   */
     long last_k[BN_TIME_BINS_MAX];     /* ... its number (0: none)        */
+    /* The steps a build's tree will serve, for its lead (tree/
+     * refresh_lag.h): the intervals the rule chose so far, weighted by
+     * their length (decaying means of k^2 and of k) */
+    double lead_k2, lead_k;
+    int lead_open;           /* the current tree's interval is one the rule
+                                chose (its build was not held)             */
 } bn_rebuild_tuner;
 
 /* One step's costs, every rank's (times: the slowest rank's; work: the
@@ -172,4 +180,17 @@ bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, 
 /* A rebuild's cost as the tuner weighs it (its median); -1 before
  * the first rebuild was recorded. */
 double bn_rebuild_tuner_make(const bn_rebuild_tuner *t);
+/* At a rebuild the rule decided: the steps the new tree will serve, of
+ * which its lead is half (tree/refresh_lag.h). 1 while the rule holds
+ * (the next step rebuilds too); else the mean interval weighted by
+ * length, sum k^2 / sum k over the intervals the rule chose (decaying by
+ * BN_REBUILD_LEAD_DECAY each): the refreshes' lag then does no net work
+ * over intervals of varying length to first order (the work of an
+ * interval of k steps led by (K - 1) dt / 2 is k (k - K) dt / 2 times
+ * the lag's power), where the last interval alone, as a tree_rebuild N
+ * takes N, leaves the long intervals' work after short ones (a CPU
+ * trace of M31 under the counted rule: intervals of 2 to 19 steps, 5x
+ * less net work). `ended`: the interval this build ends, recorded first
+ * where the rule chose it; the estimate until one is recorded. */
+double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended);
 #endif
