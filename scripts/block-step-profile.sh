@@ -13,11 +13,12 @@ N=${2:-4194304} STEPS=${3:-256}
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-$PWD/out-block-step-profile}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
-[ -f m31.hdf5 ] || "$BIN" ic galaxy --model m31 --n "$N" -s 1 -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
-B="$BIN bench --backend gpu --json --input m31.hdf5 --eps 0.015625 --repeat 1 --time-bins 8 --dt 0.0078125
+[ -f m31-$N.hdf5 ] || "$BIN" ic galaxy --model m31 --n "$N" -s 1 -o m31-$N.hdf5 >ic.log 2>&1 ||
+    { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
+B="$BIN bench --backend gpu --json --input m31-$N.hdf5 --eps 0.015625 --repeat 1 --time-bins 8 --dt 0.0078125
    --criterion ${CRIT:-dynamical} --eta ${ETA:-0.01} --tree-rebuild ${REBUILD:-1}"
 timeout 300 $B --steps "$STEPS" >bench.json 2>bench.log || echo "FAIL: bench: $(tail -2 bench.log)"
-python3 - <<'PY'
+[ -s bench.json ] && python3 - <<'PY'
 import json
 r = json.load(open("bench.json"))
 print(f"bench: {r['steps']} block steps: step mean {1e3 * r['step_mean']:.3f} ms, batch mean {1e3 * r['batch_mean']:.3f} ms, "
@@ -36,7 +37,7 @@ for f, title in (("stats_cuda_gpu_kern_sum.csv", "kernels"), ("stats_cuda_api_su
     try: rows = list(csv.DictReader(open(f)))
     except OSError: print(f"no {f}"); continue
     tot = sum(float(r["Total Time (ns)"]) for r in rows)
-    print(f"{title}: {1e-6 * tot:.1f} ms in all over the bench (its forces call and {steps} steps)")
+    print(f"{title}: {1e-6 * tot:.1f} ms in all over the bench (its forces call, {steps} waited steps and {steps} in a batch)")
     for r in rows[:22]:
         print(f"  {1e-6 * float(r['Total Time (ns)']):9.2f} ms {int(r['Instances']):7d} x  {r['Name'][:70]}")
 PY

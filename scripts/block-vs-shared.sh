@@ -6,7 +6,8 @@
 # error fitted as a power of dt through the two smallest dt gives the dt
 # (and, at their measured wall time per step, the time) that matches the
 # block steps' error. `banyan run`'s own wall time (the run without
-# generation or output). Table last.
+# generation or output; one energy row, at T: a row a step would make the
+# shared runs wait at every step, as sessions 23-30 measured them). Table last.
 #   scripts/block-vs-shared.sh BANYAN N [T] [extra banyan run -P options]   (DTS: "0.000244140625 0.0001220703125")
 set -u
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -16,7 +17,7 @@ OUT=${OUT:-$PWD/out-block-vs-shared}
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 "$B" ic galaxy --model m31 --n "$N" -s 1 -o ic.hdf5 >ic.log 2>&1 || { echo "FAIL: ic: $(tail -2 ic.log)"; exit 1; }
 COMMON="-P InitialConditions:file:ic.hdf5 -P TimeIntegration:t_end:$T -P Gravity:softening:0.015625
-  -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:0 -P Restart:interval:0"
+  -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:$T -P Restart:interval:0"
 run() { # NAME ARGS...: one line "NAME steps wall error"
     local name=$1
     shift

@@ -13,8 +13,10 @@
 # SPEC: NAME=KEY:VALUE,KEY:VALUE... of the TimeIntegration section, e.g.
 #   acc0.3=criterion:acceleration,eta:0.3,time_bins:8,dt:0.0078125
 #   shared12=eta:0,time_bins:0,dt:0.000244140625   (a name starting "shared")
-# A SPEC "G:NAME=..." runs on GPU G (mod the GPUs used) instead. GPUS:
-# the devices to use (default: every one seen).
+# A SPEC "G:NAME=..." (one digit) runs on the G-th of the GPUs used (mod
+# their count) instead. GPUS: the devices to use (default: every one
+# seen). The energy log has one row, at T: a row a step would make the
+# shared runs wait for the device at every step (Statistics:interval 0).
 set -u
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 N=$2 T=$3
@@ -28,7 +30,7 @@ else # another model of banyan ic, in N-body units
     IC="-P InitialConditions:model:$MODEL -P InitialConditions:n:$N -P Gravity:softening:${SOFT:-0.01}"
 fi
 COMMON="$IC -P TimeIntegration:t_end:$T
-  -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:0 -P Restart:interval:0 ${EXTRA:-}"
+  -P Snapshots:render:no -P Snapshots:final:no -P Statistics:interval:$T -P Restart:interval:0 ${EXTRA:-}"
 G=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
 [ "$G" -ge 1 ] || G=1
 gpus=(${GPUS:-$(seq 0 $((G - 1)))}) # GPUS: the devices to use, e.g. "2 3"
@@ -47,6 +49,7 @@ e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
 f = re.search(r"particle forces, ([\d.]+) per particle; (\d+) tree builds", t)
 print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.group(1), f.group(2) if f else m.group(1))
 PY
+    [ -s "$name.row" ] || echo "FAIL $name: no summary in $name.log" >"$name.row"
 }
 names=()
 for spec in "$@"; do case $spec in [0-9]:*) spec=${spec#*:} ;; esac; names+=("${spec%%=*}"); done
@@ -71,7 +74,7 @@ for l in open("runs.txt"):
 print(f"{'run':>14s} {'steps':>7s} {'wall s':>8s} {'forces/part':>11s} {'energy error':>12s} {'builds':>7s} {'x shared':>8s}")
 shared = sorted((T / int(r[1]), int(r[1]), float(r[2]), float(r[4])) for r in rows if r[0].startswith("shared"))
 fit = None
-if len(shared) >= 2:
+if len(shared) >= 2 and shared[0][0] != shared[1][0] and shared[0][3] > 0 and shared[1][3] > 0:
     (d1, n1, w1, e1), (d2, n2, w2, e2) = shared[0], shared[1]
     p = math.log(e2 / e1) / math.log(d2 / d1)
     print(f"shared steps' error ~ dt^{p:.2f}, {1e3 * (w1 + w2) / (n1 + n2):.2f} ms a step")
@@ -81,7 +84,8 @@ for r in rows:
     x = ""
     if fit and not r[0].startswith("shared"):
         d1, e1, p, per = fit
-        deq = d1 * (float(r[4]) / e1) ** (1 / p)
-        x = f"{per * T / deq / float(r[2]):.2f}"
+        if float(r[4]) > 0:
+            deq = d1 * (float(r[4]) / e1) ** (1 / p)
+            x = f"{per * T / deq / float(r[2]):.2f}"
     print(f"{r[0]:>14s} {r[1]:>7s} {float(r[2]):8.1f} {float(r[3]):11.1f} {float(r[4]):12.3e} {r[5]:>7s} {x:>8s}")
 PY

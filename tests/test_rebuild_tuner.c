@@ -685,6 +685,17 @@ static void test_builds_lead_by_the_intervals_length_weighted(void **state)
     t.hold = 1; /* the last held rebuild: the next step may refresh */
     assert_true(bn_rebuild_tuner_lead_steps(&t, 1) > 1);
     assert_true(t.lead_k2 == k2 && t.lead_k == k1);
+    /* a quiet batch of held rebuilds closes the interval first (2 steps:
+     * the build and a probe); the next recorded build, after the batch
+     * (steps_since_build 1), records nothing more */
+    t.hold = 0;
+    (void)bn_rebuild_tuner_lead_steps(&t, 4);
+    const double before2 = t.lead_k2;
+    bn_rebuild_tuner_close_interval(&t, 2);
+    assert_true(t.lead_k2 == (1 - w) * before2 + w * 4);
+    const double closed2 = t.lead_k2;
+    (void)bn_rebuild_tuner_lead_steps(&t, 1);
+    assert_true(t.lead_k2 == closed2);
     /* intervals of the counted rule on M31 (2 and 4 mostly, now and then
      * 8 to 19 after short ones): the net work of the lag */
     long seq[400];

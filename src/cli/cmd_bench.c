@@ -400,7 +400,9 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
                "\"step_t_walk\": %.6g, \"step_t_total\": %.6g, \"batch_mean\": %.6g",
                o->steps, r->step_best, r->step_mean, r->step_forces.t_sort, r->step_forces.t_walk,
                r->step_forces.t_total, r->batch_mean);
-    if (o->steps > 0) { /* the mean step's stages (device events; t_total: the forces call, gaps included) */
+    if (o->steps > 0 && r->ranks.ranks <= 1) { /* the mean step's stages (device events; t_total: the forces
+                                                     call, gaps included); one process's (cmd_bench_ranks.c
+                                                     times the ranks' steps) */
         const bn_force_stats *m = &r->step_stages;
         printf(",\n \"mean_t_bbox\": %.6g, \"mean_t_keys\": %.6g, \"mean_t_sort\": %.6g, \"mean_t_build\": %.6g, "
                "\"mean_t_moments\": %.6g, \"mean_t_groups\": %.6g, \"mean_t_walk\": %.6g, \"mean_t_total\": %.6g",

@@ -532,14 +532,14 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
  * in every run, and for the tuner's quiet held rebuilds (every step). */
 static void lead_build(bn_simulation *sim, int rebuild, int host_decides)
 {
-    if (!sim->ops->build_ahead) return;
     /* no refreshes (tree_rebuild 1, set anew by bn_simulation_set_integrator): 0 */
     const int refreshes = block_host_decides(sim);
     const double steps = !refreshes || !rebuild || !host_decides ? 1
                          : sim->integ.tree_rebuild > 0       ? sim->integ.tree_rebuild
                                                              : bn_rebuild_tuner_lead_steps(&sim->tuner,
                                                                                            sim->steps_since_build);
-    sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
+    /* the tuner's record above whatever the backend (its saved state) */
+    if (sim->ops->build_ahead) sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
 }
 
 /* One block step: a new cycle if the last one ended (bins of every
@@ -668,6 +668,8 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     sim->host_current = 0; /* the first kick changes the particles */
     const long before = sim->clock.steps;
     sim->quiet = quiet > 0;
+    if (sim->quiet) /* held rebuilds the lead's record does not see */
+        bn_rebuild_tuner_close_interval(&sim->tuner, sim->steps_since_build);
     for (long k = 0; s == BN_OK && k < m; k++)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
     sim->quiet = 0;

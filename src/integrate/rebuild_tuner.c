@@ -180,13 +180,19 @@ bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, 
     return s;
 }
 
-double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended)
+void bn_rebuild_tuner_close_interval(bn_rebuild_tuner *t, long ended)
 {
     if (t->lead_open && ended > 0) {
         const double w = BN_REBUILD_LEAD_DECAY, k = (double)ended;
         t->lead_k2 = (1 - w) * t->lead_k2 + w * k * k;
         t->lead_k = (1 - w) * t->lead_k + w * k;
     }
+    t->lead_open = 0;
+}
+
+double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended)
+{
+    bn_rebuild_tuner_close_interval(t, ended);
     t->lead_open = t->hold <= 1; /* held: the next step rebuilds as well */
     if (!t->lead_open) return 1;
     return t->lead_k > 0 ? t->lead_k2 / t->lead_k : (double)(ended > 0 ? ended : 1);

@@ -141,11 +141,13 @@ typedef struct bn_rebuild_tuner {
                                           bin: its relative excess, ...   */
     long last_k[BN_TIME_BINS_MAX];     /* ... its number (0: none)        */
     /* The steps a build's tree will serve, for its lead (tree/
-     * refresh_lag.h): the intervals the rule chose so far, weighted by
-     * their length (decaying means of k^2 and of k) */
+     * refresh_lag.h): the intervals the trees the rule built unheld
+     * served so far (cycle ends cut some short), weighted by their
+     * length (decaying means of k^2 and of k) */
     double lead_k2, lead_k;
-    int lead_open;           /* the current tree's interval is one the rule
-                                chose (its build was not held)             */
+    long lead_open;          /* the current tree's interval counts (its
+                                build was not held); long: no padding in
+                                the saved struct                          */
 } bn_rebuild_tuner;
 
 /* One step's costs, every rank's (times: the slowest rank's; work: the
@@ -183,14 +185,18 @@ double bn_rebuild_tuner_make(const bn_rebuild_tuner *t);
 /* At a rebuild the rule decided: the steps the new tree will serve, of
  * which its lead is half (tree/refresh_lag.h). 1 while the rule holds
  * (the next step rebuilds too); else the mean interval weighted by
- * length, sum k^2 / sum k over the intervals the rule chose (decaying by
- * BN_REBUILD_LEAD_DECAY each): the refreshes' lag then does no net work
- * over intervals of varying length to first order (the work of an
- * interval of k steps led by (K - 1) dt / 2 is k (k - K) dt / 2 times
- * the lag's power), where the last interval alone, as a tree_rebuild N
- * takes N, leaves the long intervals' work after short ones (a CPU
- * trace of M31 under the counted rule: intervals of 2 to 19 steps, 5x
- * less net work). `ended`: the interval this build ends, recorded first
- * where the rule chose it; the estimate until one is recorded. */
+ * length, sum k^2 / sum k over the intervals of the trees it built
+ * unheld (decaying by BN_REBUILD_LEAD_DECAY each): the refreshes' lag
+ * then does no net work over intervals of varying length to first order
+ * (the work of an interval of k steps led by (K - 1) dt / 2 is
+ * k (k - K) dt / 2 times the lag's power), where the last interval
+ * alone, as a tree_rebuild N takes N, leaves the long intervals' work
+ * after short ones (CPU traces of M31 under the counted rule: intervals
+ * of 2 to 20 steps, 3-10x less net work). `ended`: the steps the tree
+ * this build replaces served, recorded first where its build was not
+ * held; the estimate until one is recorded. */
 double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended);
+/* Before held rebuilds that do not call bn_rebuild_tuner_lead_steps (the
+ * quiet batches): the current tree's interval, `ended` steps, ends. */
+void bn_rebuild_tuner_close_interval(bn_rebuild_tuner *t, long ended);
 #endif
