@@ -194,7 +194,9 @@ double bn_rebuild_tuner_make(const bn_rebuild_tuner *t);
  * after short ones (CPU traces of M31 under the counted rule: intervals
  * of 2 to 20 steps, 3-10x less net work). `ended`: the steps the tree
  * this build replaces served, recorded first where its build was not
- * held; the estimate until one is recorded. */
+ * held (a tree the backend built on its own, after a refused refresh or a
+ * new cut, counts in the interval of the one it replaced); the estimate
+ * until one is recorded. */
 double bn_rebuild_tuner_lead_steps(bn_rebuild_tuner *t, long ended);
 /* Before held rebuilds that do not call bn_rebuild_tuner_lead_steps (the
  * quiet batches): the current tree's interval, `ended` steps, ends. */
