@@ -111,6 +111,8 @@ static void test_ahead_is_a_lead_build(void **state)
     assert_true(same);
     assert_true(differs); /* the lead changed the tree */
     assert_true(bn_refresh_tau(1, 0.25) == 0.0 && bn_refresh_tau(2, 0.25) == 0.125 && bn_refresh_tau(5, 0.25) == 0.5);
+    /* a lead that is not finite is none: the backends take tau as it is */
+    assert_true(bn_refresh_tau(3, INFINITY) == 0.0 && bn_refresh_tau(3, NAN) == 0.0 && bn_refresh_tau(3.5, 0.5) == 0.625);
     /* an enormous velocity whose lead overflows keys the particle at x */
     assert_true(bn_refresh_lead(1.0, 1e308, 4.0) == 1.0 && bn_refresh_lead(1.0, 2.0, 0.25) == 1.5);
     free3(want, pw);

@@ -128,9 +128,11 @@ static bn_status remember_accel(cpu_state *s)
 }
 
 /* One evaluation: of every particle (bin NULL) or of those in bins >=
- * bin_min; the tree is rebuilt when asked or when there is none. */
-static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int rebuild)
+ * bin_min; the tree is rebuilt when asked or when there is none, its
+ * structure from the positions `lead` ahead (backend.h's build_ahead()). */
+static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int rebuild, double lead)
 {
+    bn_tree_workspace_ahead(s->ws, lead); /* this evaluation's builds (tree/refresh_lag.h) */
     bn_force_stats *last = &s->last_stats;
     memset(last, 0, sizeof *last);
     last->backend = "cpu";
@@ -173,8 +175,7 @@ static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int reb
 static bn_status cpu_forces(void *st, bn_force_stats *stats)
 {
     cpu_state *s = st;
-    bn_tree_workspace_ahead(s->ws, 0.0); /* every particle's forces: from x */
-    BN_TRY(evaluate(s, NULL, 0, 1));
+    BN_TRY(evaluate(s, NULL, 0, 1, 0.0)); /* every particle's forces: built from x */
     if (stats) *stats = s->last_stats;
     return BN_OK;
 }
@@ -191,8 +192,7 @@ static bn_status cpu_forces_active(void *st, int bin_min, int rebuild)
 {
     cpu_state *s = st;
     BN_TRY(bn_comm_agree(s->comm, ensure_bins(s))); /* before the collective evaluation */
-    bn_tree_workspace_ahead(s->ws, s->build_ahead);
-    return evaluate(s, s->g.method == BN_METHOD_DIRECT ? NULL : s->bin, bin_min, rebuild);
+    return evaluate(s, s->g.method == BN_METHOD_DIRECT ? NULL : s->bin, bin_min, rebuild, s->build_ahead);
 }
 
 static bn_status cpu_stats(void *st, bn_force_stats *stats)
@@ -290,8 +290,7 @@ static bn_status cpu_energies(void *st, bn_energies *e)
 static bn_status cpu_step_forces(cpu_state *s, const bn_step_rule *r)
 {
     if (!s->clock.live) return BN_OK;
-    if (r->n_bins == 0) bn_tree_workspace_ahead(s->ws, 0.0); /* shared steps build from x */
-    if (r->n_bins == 0) return evaluate(s, NULL, 0, 1);
+    if (r->n_bins == 0) return evaluate(s, NULL, 0, 1, 0.0); /* shared steps build from x */
     return cpu_forces_active(s, s->clock.bin_min, r->rebuild);
 }
 

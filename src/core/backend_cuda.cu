@@ -689,7 +689,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     return BN_OK;
 }
 
-void cuda_build_ahead(void *p, double tau) { ((bn_cuda_state *)p)->build_ahead = isfinite(tau) ? tau : 0.0; }
+void cuda_build_ahead(void *p, double tau) { ((bn_cuda_state *)p)->build_ahead = tau; }
 
 /* Direct summation computes them all, as does a rebuild for every bin. */
 bn_status cuda_forces_active(void *p, int bin_min, int rebuild)

@@ -13,8 +13,8 @@
 #include "gravity/interact.h"
 #include "gravity/tune.h"
 #include "parallel/balance.h"
-#include "tree/refresh_lag.h"
 #include "parallel/comm.h"
+#include "tree/refresh_lag.h"
 
 
 bn_status bn_simulation_create(bn_simulation **out)
@@ -524,8 +524,9 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
 /* A build whose tree the next steps refresh takes its structure from
  * the positions half their span ahead (tree/refresh_lag.h), as many
  * steps as tree_rebuild N, or for the self-tuned rule its intervals'
- * length-weighted mean (bn_rebuild_tuner_lead_steps), of the step's drift dt (the last one read where the rebuild was
- * certain: block steps keep their length within a cycle). Set at every
+ * length-weighted mean (bn_rebuild_tuner_lead_steps), of the step's
+ * drift dt (the last one read where the rebuild was certain: block steps
+ * keep their length within a cycle). Set at every
  * step, from the saved state alone (a continued run sets the same): 0
  * where no rebuild was asked for, so that a build the backend makes on
  * its own (no tree after a cut or an upload, a refused refresh) is of x

@@ -33,6 +33,10 @@ BN_HD double bn_refresh_lead(double x, double v, double tau)
 /* tau for a build whose tree serves `steps` steps of dt (the build's
  * own and the refreshes until the next build; the self-tuned rule's
  * expected count need not be whole): half the refreshes' span; 0 for one
- * step (a tree rebuilt at every step). */
-BN_HD double bn_refresh_tau(double steps, double dt) { return steps > 1 ? 0.5 * (steps - 1) * dt : 0.0; }
+ * step (a tree rebuilt at every step), or where it is not finite. */
+BN_HD double bn_refresh_tau(double steps, double dt)
+{
+    const double tau = steps > 1 ? 0.5 * (steps - 1) * dt : 0.0;
+    return isfinite(tau) ? tau : 0.0; /* the backends take it as it is */
+}
 #endif

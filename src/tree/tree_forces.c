@@ -3,7 +3,6 @@
  * buffer live in the workspace and are reused between evaluations; with
  * block time steps (bn_tree_forces_active_cpu) the tree itself is too,
  * refreshed for the moved particles between rebuilds. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -26,7 +25,7 @@ struct bn_tree_workspace {
 
 void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost) { ws->cost = cost; }
 
-void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau) { ws->ahead = isfinite(tau) ? tau : 0.0; }
+void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau) { ws->ahead = tau; }
 
 bn_status bn_tree_workspace_create(bn_tree_workspace **out)
 {
