@@ -398,20 +398,16 @@ static bn_status queue_shared_step(bn_simulation *sim, const bn_step_rule *r)
 
 /* ---- block (hierarchical) time steps: integrate/timebins.h, clock.h ---- */
 
-/* GOTHIC's self-tuned rebuild interval (paper 001 sec. 2.6), tree_rebuild
- * 0: rebuild once the refreshed trees' walks since the last rebuild have
- * cost more than fresh trees' would by as much as a rebuild costs (for a
- * linear growth GOTHIC's optimum, n = sqrt(2 t_make / slope)); where even
- * the first refresh costs that much, rebuild at every step and probe with
- * one refresh now and then. The rule, and why, is integrate/rebuild_tuner.h.
- * rebuild_cost chooses what it weighs: measured seconds (time) or the
- * walk's counted work, its flops and the cells it visited (work, the
- * default: the same decisions, and bits, at every run). Within noise
- * never slower than rebuilding every step, faster where refreshes pay
- * (but on M31 at 2^24 with session 28's kernels: not the default);
- * each build ahead of its refreshes (lead_build below), since refreshed
- * trees of the build's positions drifted in energy (BENCHMARKS.md,
- * sessions 27-29). */
+/* The self-tuned rebuild (tree_rebuild 0, after GOTHIC's paper 001 sec.
+ * 2.6): rebuild on a period of 2^m steps aligned with the block-step
+ * cycle (at the steps with the most active particles), m chosen by
+ * measuring whole cycles at the best m so far and at a neighbour; the
+ * rule, and why, is integrate/rebuild_tuner.h. rebuild_cost chooses what
+ * it weighs: measured seconds (time) or the walk's counted work, its
+ * flops and the cells it visited (work, the default: the same decisions,
+ * and bits, at every run). Each build leads its refreshes (lead_build
+ * below), since refreshed trees of the build's positions drifted in
+ * energy (BENCHMARKS.md, sessions 27-29). */
 
 /* Rebuilding at every step (tree_rebuild 1) needs nothing from the
  * device; the other intervals decide on the host, from the clock (a
@@ -422,25 +418,25 @@ static int block_host_decides(const bn_simulation *sim)
     return bn_block_steps_refresh(sim->grav.method, sim->integ.time_bins, sim->integ.tree_rebuild);
 }
 
-/* The tuner's held rebuilds (every step until its next probe) but their
- * last BN_REBUILD_QUIET_TAIL, which it records to have current costs for
- * the probe: they need nothing from the device, so a batch of them is
- * queued back to back as tree_rebuild 1's steps are (a read of the clock
- * and the counts after each step cost 0.5-0.9% where refreshes never pay,
- * BENCHMARKS.md session 27). The hold then counts the steps made. */
+/* The tuner's held rebuilds at every step (a held period of 0, but the
+ * hold's last step, which it records): they need nothing from the
+ * device, so a batch of them is queued back to back as tree_rebuild 1's
+ * steps are (a read of the clock and the counts after each step cost
+ * 0.5-0.9% where refreshes never pay, BENCHMARKS.md session 27). The
+ * hold then counts the steps made. */
 static long quiet_steps(const bn_simulation *sim)
 {
     if (!block_host_decides(sim) || sim->integ.tree_rebuild != 0) return 0;
-    return sim->tuner.hold > BN_REBUILD_QUIET_TAIL ? sim->tuner.hold - BN_REBUILD_QUIET_TAIL : 0;
+    return bn_rebuild_tuner_quiet_steps(&sim->tuner);
 }
 
 /* A rebuild whatever the plan says: a fixed interval that is up, or the
- * tuner's hold (every step until its next probe). The host then needs
- * no read of the plan, and the device does not wait for it. */
+ * tuner's period 0 (every step). The host then needs no read of the
+ * plan, and the device does not wait for it. */
 static int block_rebuild_certain(const bn_simulation *sim)
 {
     if (sim->integ.tree_rebuild > 0) return sim->steps_since_build >= sim->integ.tree_rebuild;
-    return sim->tuner.hold > 0;
+    return sim->tuner.period == 0;
 }
 
 static int block_wants_rebuild(const bn_simulation *sim)
@@ -493,29 +489,31 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         trace_tuner_step(st, bin_min, rebuilt || refused > 0, n_active);
         return BN_OK;
     }
-    bn_rebuild_step s = {bin_min, rebuilt, n_active, 0, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0};
+    int refused = 0;
     if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every rank */
         double count[5] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused};
         BN_TRY(bn_comm_allreduce(sim->comm, count, 5, BN_REDUCE_SUM));
-        s = bn_rebuild_step_work(bin_min, rebuilt || count[4] > 0, n_active, count, (double)sim->n_global);
-        s.refused = count[4] > 0;
+        refused = count[4] > 0;
+        s = bn_rebuild_step_work(bin_min, rebuilt || refused, n_active, count, (double)sim->n_global);
     } else {
         /* A refresh reports its whole tree time (gather, moments, group
          * boxes) in some of these fields and a build in all of them: only
-         * their sum is compared. */
-        double t[4] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
-                       st->t_moments + st->t_groups, st->refresh_refused};
-        BN_TRY(bn_comm_allreduce(sim->comm, t, 4, BN_REDUCE_MAX));
-        s.walk = t[0], s.tree = t[1], s.kept = t[2];
-        s.refused = t[3] > 0;
-        s.rebuilt = rebuilt || s.refused;
+         * their sum is weighed. */
+        double t[3] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
+                       st->refresh_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, t, 3, BN_REDUCE_MAX));
+        s.walk = t[0], s.tree = t[1];
+        refused = t[2] > 0;
+        s.rebuilt = rebuilt || refused;
     }
-    count_refusal(sim, s.refused);
+    s.ends = sim->clock.ends;
+    s.dt = sim->clock.dt;
+    count_refusal(sim, refused);
     trace_tuner_step(st, bin_min, s.rebuilt, n_active);
     bn_rebuild_tuner_record(&sim->tuner, &s);
     if (bn_trace_on()) { /* the rule's state after the step: what the next decision sees */
-        bn_trace_count("tuner: excess so far", sim->tuner.excess);
-        bn_trace_count("tuner: rebuild cost", bn_rebuild_tuner_make(&sim->tuner));
+        bn_trace_count("tuner: period", (double)sim->tuner.period);
         bn_trace_count("tuner: hold", (double)sim->tuner.hold);
     }
     return BN_OK;
@@ -523,8 +521,8 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
 
 /* A build whose tree the next steps refresh takes its structure from
  * the positions half their span ahead (tree/refresh_lag.h), as many
- * steps as tree_rebuild N, or for the self-tuned rule its intervals'
- * length-weighted mean (bn_rebuild_tuner_lead_steps), of the step's
+ * steps as tree_rebuild N, or the self-tuned rule's period (2^m,
+ * bn_rebuild_tuner_lead_steps), of the step's
  * drift dt (the last one read where the rebuild was certain: block steps
  * keep their length within a cycle). Set at every
  * step, from the saved state alone (a continued run sets the same): 0
@@ -537,8 +535,7 @@ static void lead_build(bn_simulation *sim, int rebuild, int host_decides)
     const int refreshes = block_host_decides(sim);
     const double steps = !refreshes || !rebuild || !host_decides ? 1
                          : sim->integ.tree_rebuild > 0       ? sim->integ.tree_rebuild
-                                                             : bn_rebuild_tuner_lead_steps(&sim->tuner,
-                                                                                           sim->steps_since_build);
+                                                             : bn_rebuild_tuner_lead_steps(&sim->tuner);
     /* the tuner's record above whatever the backend (its saved state) */
     if (sim->ops->build_ahead) sim->ops->build_ahead(sim->state, bn_refresh_tau(steps, sim->clock.dt));
 }
@@ -669,15 +666,13 @@ static bn_status run_batch(bn_simulation *sim, double t_limit, long max_steps)
     sim->host_current = 0; /* the first kick changes the particles */
     const long before = sim->clock.steps;
     sim->quiet = quiet > 0;
-    if (sim->quiet) /* held rebuilds the lead's record does not see */
-        bn_rebuild_tuner_close_interval(&sim->tuner, sim->steps_since_build);
     for (long k = 0; s == BN_OK && k < m; k++)
         s = r.n_bins > 0 ? queue_block_step(sim, &r) : queue_shared_step(sim, &r);
     sim->quiet = 0;
     if (s == BN_OK && one_step) return BN_OK;
     const bn_status read = read_clock(sim);
     if (quiet && read == BN_OK) { /* every step made rebuilt (also before a failure) */
-        sim->tuner.hold -= sim->clock.steps - before;
+        bn_rebuild_tuner_quiet_done(&sim->tuner, sim->clock.steps - before);
         sim->steps_since_build = 1;
     }
     BN_TRY(s != BN_OK ? s : read);

@@ -15,13 +15,13 @@
 #include <stdint.h>
 #include "banyan.h"
 
-#define BN_STATE_FORMAT 9 /* raise when the layout or a saved struct changes (2: the costs; 3: the
+#define BN_STATE_FORMAT 10 /* raise when the layout or a saved struct changes (2: the costs; 3: the
                             rebuild tuner, integrator rebuild_cost; 4: the domains' cut; 5: the refreshed tree;
                             6: the tuner's fields mean other things: the counted rule's costs include the
                             walk's visited cells, BN_REBUILD_PROBE_FIRST 2, the hold's growth; 7: the tuner's
                             probe_every: BN_REBUILD_PROBE_PASSED after a passed probe, holds from the probe's
                             share of the steps; 8: the tuner's active counts and growth; 9: the tuner's
-                            lead means) */
+                            lead means; 10: the tuner chooses an aligned period) */
 #define BN_STATE_BLOBS_MAX 8
 
 typedef struct bn_state_blob {
