@@ -99,14 +99,16 @@ if "$py" -c "import h5py" 2>/dev/null; then
   d=oldfmt
   "$banyan" run $common -q -o $d --stop-after-steps 7 || fail "$d: first stop"
   "$banyan" run --restart $d/restart -o $d -q --stop-after-steps 12 || fail "$d: second stop"
+  cur=$("$py" -c 'import h5py, sys; print(int(h5py.File(sys.argv[1], "r").attrs["BanyanRestartFormat"]))' \
+    $d/restart/restart_0000.hdf5) || fail "$d: no format attribute"
   for f in $d/restart/restart_0000.hdf5 $d/restart/restart_0001.hdf5; do
     "$py" -c 'import h5py, sys; h5py.File(sys.argv[1], "r+").attrs.modify("BanyanRestartFormat", 4)' $f ||
       fail "$d: cannot rewrite the format of $f"
   done
   "$banyan" run --restart $d/restart -o $d -q 2>$d.err && fail "$d: restart files of format 4 accepted"
-  grep -q "$d/restart/restart_0000.hdf5: restart format 4, older than this build's 9: this build cannot continue it" \
+  grep -q "$d/restart/restart_0000.hdf5: restart format 4, older than this build's $cur: this build cannot continue it" \
     $d.err || fail "$d: no message naming the file and its format: $(cat $d.err)"
-  grep -q "no restart file there loads: $d/restart/restart_0001.hdf5 is of restart format 4, older than this build's 9 (so is the one before it); .*start a new run from one of the run's snapshots (InitialConditions:file)" \
+  grep -q "no restart file there loads: $d/restart/restart_0001.hdf5 is of restart format 4, older than this build's $cur (so is the one before it); .*start a new run from one of the run's snapshots (InitialConditions:file)" \
     $d.err || fail "$d: the last message does not say why or what to do: $(cat $d.err)"
 else
   echo "cli_restart: no h5py, the check of an older restart format left out"

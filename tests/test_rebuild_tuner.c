@@ -225,6 +225,31 @@ static void test_quieting_down_is_noticed(void **state)
     assert_true(when >= 0 && when <= BN_REBUILD_HOLD_MAX + 2 * (want + 2));
 }
 
+/* A collapse that sets in while a period is held: its refreshes turn
+ * 50 times dear; the held period gives way within the cycle (not after
+ * the hold), and the next 100 cycles cost at most 3% more than
+ * rebuilding at every step. */
+static void test_held_period_turning_dear(void **state)
+{
+    (void)state;
+    machine m = galaxy(0.02);
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    const long held = t.best;
+    assert_true(held >= 2);
+    m.growth = 50;
+    cycle(&t, &m);
+    assert_int_equal(t.drops, 1);
+    assert_int_equal(t.period, 0);
+    double total = 0;
+    for (int i = 0; i < 100; i++) total += cycle(&t, &m);
+    print_message("held period %ld dropped; the next 100 cycles cost %.4f of every step's\n", held,
+                  total / (100 * cycle_at(&m, 0)));
+    assert_int_equal(t.best, 0);
+    assert_true(total <= 1.03 * 100 * cycle_at(&m, 0));
+}
+
 /* The period is aligned with the cycle: period m rebuilds exactly at the
  * steps whose first active bin is at most finest - m, so a period of 1
  * refreshes only for steps of the finest bin alone; a tree built under
@@ -466,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_noise),
         cmocka_unit_test(test_dear_refreshes_hold_longer),
         cmocka_unit_test(test_quieting_down_is_noticed),
+        cmocka_unit_test(test_held_period_turning_dear),
         cmocka_unit_test(test_aligned_period_and_lead),
         cmocka_unit_test(test_work_step_costs),
         cmocka_unit_test(test_empty_window),

@@ -50,14 +50,40 @@ static void trial_failed(bn_rebuild_tuner *t)
     start_hold(t);
 }
 
+/* Refreshes that turned dear within a window (its cost so far
+ * BN_REBUILD_ABORT times the best rate over its time): a trial fails at
+ * once; the best period itself (a collapse that sets in while it is
+ * held) gives way to rebuilding at every step, measured anew at the next
+ * cycle, and the rule climbs again from there. */
+static void refreshes_turned_dear(bn_rebuild_tuner *t)
+{
+    if (t->phase == BN_TUNER_TRIAL) {
+        t->trials++;
+        t->window_steps = 1L << t->finest;
+        trial_failed(t);
+        return;
+    }
+    t->drops++;
+    t->best = t->period = 0;
+    t->best_rate = 0;
+    t->hold_windows = BN_REBUILD_HOLD_MIN;
+    t->hold = 0;
+    t->phase = BN_TUNER_REFERENCE;
+    t->window_open = 0;
+}
+
 /* A whole cycle measured at t->period: the reference's rate, or a
- * trial's verdict. A window of no time (or no finite cost) is measured
- * again. */
+ * trial's verdict; a held period's keeps the best rate current. A window
+ * of no time (or no finite cost) is measured again. */
 static void close_window(bn_rebuild_tuner *t)
 {
     t->finest = t->window_finest;
     const double rate = t->cost / t->span;
     if (!(t->span > 0) || !isfinite(rate)) return;
+    if (t->phase == BN_TUNER_HOLD) {
+        t->best_rate = rate;
+        return;
+    }
     if (t->phase == BN_TUNER_REFERENCE) {
         t->best_rate = rate;
         start_trial(t, 1);
@@ -81,14 +107,11 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
         t->span += s->dt;
         t->window_steps++;
         if (s->bin_min > t->window_finest) t->window_finest = s->bin_min;
-        /* a trial already far dearer than the reference's rate (a cycle's
+        /* refreshes already far dearer than the best rate (a cycle's
          * dearest steps, its coarsest bins', come late in it: an early
-         * rate is below the cycle's) is given up at once */
-        if (t->phase == BN_TUNER_TRIAL && t->cost > BN_REBUILD_ABORT * t->best_rate * t->span) {
-            t->trials++;
-            t->window_steps = 1L << t->finest;
-            trial_failed(t);
-        }
+         * rate is below the cycle's) are given up at once */
+        if (t->period > 0 && t->best_rate > 0 && t->cost > BN_REBUILD_ABORT * t->best_rate * t->span)
+            refreshes_turned_dear(t);
     }
     if (t->phase == BN_TUNER_HOLD && --t->hold <= 0) {
         t->hold = 0;
@@ -96,7 +119,7 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     }
     if (!s->ends) return;
     if (t->window_open) close_window(t);
-    t->window_open = t->phase != BN_TUNER_HOLD;
+    t->window_open = !(t->phase == BN_TUNER_HOLD && t->period == 0); /* held refreshes are watched */
     t->cost = t->span = 0;
     t->window_steps = t->window_finest = 0;
 }

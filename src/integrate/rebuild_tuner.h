@@ -37,9 +37,14 @@
  * `hold_windows` cycles, doubling from BN_REBUILD_HOLD_MIN to
  * BN_REBUILD_HOLD_MAX with each failed trial (a trial that loses x
  * costs x / (hold + 2) of the time), and tries the other neighbour next.
- * A trial whose cost so far is already BN_REBUILD_ABORT times the
- * reference's rate over its time is given up there (refreshes that cost
- * many rebuilds, as in a cold collapse, lose a few steps, not a cycle).
+ * A held period other than 0 is measured too (its windows keep the best
+ * rate current). Refreshes whose cost so far in a window is already
+ * BN_REBUILD_ABORT times the best rate over its time are given up there:
+ * a trial fails, and a held period gives way to rebuilding at every step,
+ * from which the rule climbs again (refreshes that turn to cost many
+ * rebuilds, as in a cold collapse, lose a few steps, not cycles: session
+ * 31's first version held a period through a collapse and took 12 times
+ * as long as rebuilding at every step).
  * A distribution that quiets down or heats up is noticed within one hold.
  *
  * Two ways to weigh a step's cost (bn_integrator_params.rebuild_cost):
@@ -92,7 +97,9 @@ typedef struct bn_rebuild_tuner {
                                          active bin so far ...          */
     long finest;       /* ... and the last whole window's: no period
                           beyond it changes anything                     */
-    long trials, trials_failed; /* diagnostics, tests                    */
+    long trials, trials_failed; /* diagnostics, tests: trials made and
+                                   lost, ...                             */
+    long drops;        /* ... held periods given up for every step        */
 } bn_rebuild_tuner;
 
 /* One step's costs, every rank's (times: the slowest rank's; work: the
