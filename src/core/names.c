@@ -135,7 +135,7 @@ bn_integrator_params bn_integrator_params_default(void)
     bn_integrator_params ip;
     memset(&ip, 0, sizeof ip); /* padding too: parameter sets compare whole (tests/test_params.c) */
     ip.dt = 1.0 / 128.0;
-    ip.tree_rebuild = 1; /* every step: refreshed trees drift in energy at large N (BENCHMARKS.md session 28) */
+    ip.tree_rebuild = 0; /* self-tuned: never slower than every step on the five models of issue 19 (session 31) */
     ip.criterion = BN_STEP_ACCEL;
     ip.rebuild_cost = BN_TUNE_WORK;
     return ip;

@@ -220,25 +220,25 @@ const bn_param_desc bn_param_table[] = {
      "potential, 0 at infinity: isolated systems). The same eta means other steps under each: dynamical 0.005-0.01 "
      "is about acceleration 0.15-0.3. On disk galaxies (M31) dynamical reaches each energy error with fewer "
      "forces; on spheres (Plummer, Hernquist, NFW) acceleration does as well or better."},
-    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "1", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
+    {"TimeIntegration", "tree_rebuild", BN_PT_INT, OFF(integ.tree_rebuild), "0", 0, BN_TREE_REBUILD_MAX, 0, NULL, if_block_tree,
      "Block steps: rebuild the tree every this many steps (and at the end of each cycle); in between it is "
      "refreshed (moments and boxes of the moved particles, same structure; a refresh whose groups have "
-     "scattered is refused and the tree rebuilt). 0: self-tuned as in GOTHIC: rebuild when "
-     "the extra walk cost of the refreshed trees since the last rebuild, with the next step's (foreseen "
-     "from its own time bin), reaches the cost of a rebuild, weighed as rebuild_cost says; where even one "
-     "refresh costs that much, rebuild every step and probe with one refresh now and then (after 4 to 1024 "
-     "rebuilds: a probe's loss is 0.2% of the steps between). 1 (the default): every step. Refreshing saves "
-     "up to 11% of a step's time; a build whose tree is refreshed takes its cells from the positions half its "
-     "refreshes ahead (x + tau v), so that its refreshes' force errors cancel in energy (before, the energy "
-     "drifted 2.1x as fast on M31 at 2^22 over 1 Gyr; BENCHMARKS.md, sessions 28-29)."},
+     "scattered is refused and the tree rebuilt). 0 (the default): self-tuned from measured costs, as GOTHIC "
+     "does: rebuild every 2^m steps, at the steps whose first active bin is at most the finest occupied bin - m "
+     "(those with the most active particles), m chosen by measuring whole block-step cycles at the best m so "
+     "far and at a neighbour (weighed as rebuild_cost says); refreshes that turn dear (a collapse) give way to "
+     "rebuilding at every step at once. On Plummer, Hernquist, NFW, a cold collapse and M31 at 2^22 it was "
+     "2-13% faster than rebuilding at every step (BENCHMARKS.md session 31). 1: every step. A build whose "
+     "tree is refreshed takes its cells from the positions half its refreshes ahead (x + tau v), so that its "
+     "refreshes' force errors cancel in energy (before, the energy drifted 2.1x as fast on M31 at 2^22 over "
+     "1 Gyr; BENCHMARKS.md, sessions 28-29)."},
     {"TimeIntegration", "rebuild_cost", BN_PT_CHOICE, OFF(integ.rebuild_cost), "work", ANY, 0, &cost_choices,
      if_self_tuned,
      "What the self-tuned rebuild (tree_rebuild 0) weighs: work (the walk's counted work: its flops from the "
-     "interaction counts and the cells it visited, 430 flops each; the same rebuilds, and bits, every run; as "
-     "fast as the timed rule or faster on M31 at 2^23 on an H200, BENCHMARKS.md session 27) or time (the "
-     "measured times of "
-     "the walk, the build and the refresh: rebuilds fall at other steps from run to run, so runs are not "
-     "bit-reproducible)."},
+     "interaction counts and the cells it visited, 430 flops each, and a rebuild's 6100 a particle; the same "
+     "rebuilds, and bits, every run; on M31 at 2^22 it chose the same rebuilds as the timed rule, BENCHMARKS.md "
+     "session 31) or time (the measured times of the walk and of the build or refresh: rebuilds may fall at "
+     "other steps from run to run, so runs are not bit-reproducible)."},
     /* Snapshots */
     {"Snapshots", "directory", BN_PT_STRING, OFF(snap_dir), ".", ANY, BN_PF_NONEMPTY, NULL, NULL,
      "Directory of the snapshots, relative to --output-dir unless absolute (created if missing)."},

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# For the next session's device call (one H100, about 200 s): issue 19's
+# benchmark, the mean wall time per block step of GOTHIC's M31 at 2^24
+# (and 2^23) at GOTHIC's accuracy (session 23's fastest settings at its
+# p99: accel MAC alpha 0.0073, leaf 16, group 128, group expansion 1.0;
+# 8 bins, dt 1/64, eta 0.2, softening 15.625 pc), over a run long enough
+# for the self-tuned rule's cycles (`banyan run` to t = 0.25: 16 cycles),
+# rebuilding at every step against the self-tuned default (session 31's
+# aligned period). Goal 13 ms a step at 2^24; session 28: 12.73 ms every
+# step (bench, 256 steps).
+#   bash scripts/experiments/m31-steps-s32.sh DIR OUTDIR   (DIR: banyan, lib/)
+D=$(cd "$1" && pwd)
+O=$(mkdir -p "$2" && cd "$2" && pwd)
+export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
+cd "$O" || exit 1
+nvidia-smi --query-gpu=name --format=csv,noheader | uniq -c
+G="-P Gravity:mac:accel -P Gravity:accel_alpha:0.0073 -P Gravity:leaf_size:16 -P Gravity:group_size:128
+   -P Gravity:group_expansion:1.0 -P Gravity:softening:0.015625"
+T="-P TimeIntegration:time_bins:8 -P TimeIntegration:dt:0.015625 -P TimeIntegration:eta:0.2
+   -P TimeIntegration:t_end:0.25 -P Snapshots:render:no -P Snapshots:final:no -P Restart:interval:0
+   -P Statistics:interval:0.25"
+for n in ${NS:-16777216 8388608}; do
+    "$D/banyan" ic galaxy --model m31 --n $n -s 1 -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic $n"; continue; }
+    for r in 1 0; do
+        timeout 240 "$D/banyan" run -P InitialConditions:file:m31.hdf5 $G $T -P TimeIntegration:tree_rebuild:$r \
+            -o r$r-$n >r$r-$n.log 2>&1 || { echo "FAIL: $n rule $r: $(tail -2 r$r-$n.log)"; continue; }
+        python3 - r$r-$n.log $n $r <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
+e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
+b = re.search(r"(\d+) tree builds", t)
+print(f"N {sys.argv[2]} tree_rebuild {sys.argv[3]}: {m.group(1)} steps, {1e3 * float(m.group(2)) / int(m.group(1)):.2f} ms a "
+      f"step, energy error {e.group(1) if e else '?'}, {b.group(1) if b else '?'} builds")
+PY
+    done
+    rm -f m31.hdf5
+done
+find "$O" -name restart -type d -prune -exec rm -rf {} +
