@@ -742,26 +742,24 @@ typedef struct bn_integrator_params {
                          is kept and its moments and boxes are refreshed
                          from the moved particles (a refresh whose groups
                          have scattered is refused and the tree rebuilt).
-                         0: self-tuned (GOTHIC): rebuild when
-                         the refreshed trees' extra walk cost since the
-                         last rebuild adds up to the cost of a rebuild,
-                         weighed as rebuild_cost says, each step's excess
-                         foreseen from its own bin; where even one
-                         refresh costs that much, rebuild at every step
-                         with a probing refresh now and then (its loss
-                         0.2% of the steps between). On an H100 within
-                         0.4% of rebuilding at every step or faster (to
-                         11%) on every input measured (BENCHMARKS.md,
-                         session 27). Its energy drifted 2.1x as fast on
-                         M31 at 2^22 (session 28) until each build took
-                         its cells from the positions half its refreshes
-                         ahead (tree/refresh_lag.h, session 29: the same
-                         error as rebuilding every step, 5.35e-4). 1
-                         (default): every step (12.73 against 13.01 ms
-                         on M31 at 2^24). The values other
-                         than 1 choose on the host, which then reads the
-                         clock back at every step (batches of one step)
-                         but during the tuner's long holds.             */
+                         0 (default): self-tuned from measured costs
+                         (GOTHIC's idea; integrate/rebuild_tuner.h):
+                         rebuild every 2^m steps, at the steps whose
+                         first active bin is at most the finest occupied
+                         bin - m (the most active particles), m chosen by
+                         measuring whole cycles at the best m and a
+                         neighbour, weighed as rebuild_cost says;
+                         refreshes that turn dear give way to rebuilding
+                         at every step at once. Faster than rebuilding
+                         at every step on M31, Plummer, Hernquist, NFW and
+                         a cold collapse at 2^22 (1.6-12.5%, BENCHMARKS.md
+                         session 31). Each build whose tree is refreshed
+                         takes its cells from the positions half its
+                         refreshes ahead (tree/refresh_lag.h). 1: every
+                         step. The values other than 1 choose on the
+                         host, which then reads the clock back at every
+                         step (batches of one step) but while the tuner
+                         holds rebuilding at every step.                */
     double dt_min;    /* the shortest step allowed: a step that the
                          criterion would make shorter (a close encounter,
                          a collapse) stops the run with an error instead

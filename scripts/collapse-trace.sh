@@ -49,11 +49,11 @@ for l in open(sys.argv[1]):
             rows.append(cur)
             cur, spill, grow = {}, 0.0, float("nan")
 print(f"{'step':>4s} {'bin':>3s} {'rb':>2s} {'active':>9s} {'walk ms':>9s} {'tree ms':>8s} {'Gflop':>8s} {'Mvisit':>8s} "
-      f"{'spill':>8s} {'growth':>8s} {'excess':>10s} {'make':>10s} {'hold':>4s}")
+      f"{'spill':>8s} {'growth':>8s} {'period':>6s} {'hold':>6s}")
 for i, r in enumerate(rows):
     print(f"{i:4d} {r.get('first active bin', -1):3.0f} {r.get('rebuilt', -1):2.0f} {r.get('active', 0):9.0f} "
           f"{r.get('walk', 0):9.2f} {r.get('tree', 0):8.2f} {r.get('walk flops', 0) / 1e9:8.1f} "
-          f"{r.get('cells visited', 0) / 1e6:8.1f} {r['spill']:8.0f} {r['growth']:8.3g} {r.get('excess so far', 0):10.3g} "
-          f"{r.get('rebuild cost', 0):10.3g} {r.get('hold', 0):4.0f}")
+          f"{r.get('cells visited', 0) / 1e6:8.1f} {r['spill']:8.0f} {r['growth']:8.3g} {r.get('period', 0):6.0f} "
+          f"{r.get('hold', 0):6.0f}")
 PY
 exit $rc

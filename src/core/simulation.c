@@ -418,12 +418,12 @@ static int block_host_decides(const bn_simulation *sim)
     return bn_block_steps_refresh(sim->grav.method, sim->integ.time_bins, sim->integ.tree_rebuild);
 }
 
-/* The tuner's held rebuilds at every step (a held period of 0, but the
- * hold's last step, which it records): they need nothing from the
- * device, so a batch of them is queued back to back as tree_rebuild 1's
- * steps are (a read of the clock and the counts after each step cost
- * 0.5-0.9% where refreshes never pay, BENCHMARKS.md session 27). The
- * hold then counts the steps made. */
+/* The tuner's held rebuilds at every step (a held period of 0), but the
+ * hold's last step, which it records (its window opens there): they need
+ * nothing from the device, so a batch of them is queued back to back as
+ * tree_rebuild 1's steps are (a read of the clock and the counts after
+ * each step cost 0.5-0.9% where refreshes never pay, BENCHMARKS.md
+ * session 27). The hold then counts the steps made. */
 static long quiet_steps(const bn_simulation *sim)
 {
     if (!block_host_decides(sim) || sim->integ.tree_rebuild != 0) return 0;
@@ -472,6 +472,20 @@ static void count_refusal(bn_simulation *sim, int refused)
     sim->steps_since_build = 1;
 }
 
+/* Whether the tuner's window closes after the step just made (read at
+ * its end): where the next step ends the cycle (the plan's test, from the
+ * finest bin the kick left), so that the decision at the close comes
+ * before that step's build, every particle active, which then leads by
+ * the new period; or where this step was a whole cycle (every particle
+ * in the coarsest bin). */
+static int window_closes(const bn_simulation *sim)
+{
+    const bn_clock *c = &sim->clock;
+    const int K = sim->integ.time_bins;
+    if (c->tick != 0) return c->tick + bn_time_bin_ticks(c->max_bin, K) == 1 << (K - 1);
+    return c->dt >= 0.75 * c->cycle_length;
+}
+
 /* After a step's forces: its costs to the tuner, the same on every rank
  * (n_active is every rank's; work: the counts summed over the ranks;
  * time: the slowest rank's times, since the step waits for it). A fixed
@@ -489,7 +503,7 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         trace_tuner_step(st, bin_min, rebuilt || refused > 0, n_active);
         return BN_OK;
     }
-    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0};
     int refused = 0;
     if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every rank */
         double count[5] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused};
@@ -508,6 +522,7 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         s.rebuilt = rebuilt || refused;
     }
     s.ends = sim->clock.ends;
+    s.closes = window_closes(sim);
     s.dt = sim->clock.dt;
     count_refusal(sim, refused);
     trace_tuner_step(st, bin_min, s.rebuilt, n_active);

@@ -31,9 +31,9 @@ struct bn_simulation {
                                  built instead (tree/refresh_guard.h),
                                  since this simulation's start or load
                                  (not saved): block_info's tree_builds    */
-    /* the self-tuned rebuild (tree_rebuild = 0): the fresh trees' walk
-     * costs per active particle, per first active bin, and the refreshed
-     * trees' excess since the last rebuild (integrate/rebuild_tuner.h) */
+    /* the self-tuned rebuild (tree_rebuild = 0): its period, the best
+     * one's measured cycle and where its trials and holds are
+     * (integrate/rebuild_tuner.h) */
     bn_rebuild_tuner tuner;
     /* an error target (gravity/tune.h): grav holds the chosen settings */
     bn_accuracy acc;

@@ -2,6 +2,7 @@
  * rule and why. */
 #include "integrate/rebuild_tuner.h"
 #include <math.h>
+#include <string.h>
 #include "gravity/interact.h"
 
 int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
@@ -9,25 +10,32 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest)
     return (long)bin_min <= (long)finest - t->period;
 }
 
-/* Hold the best period for hold_windows cycles of the last window's
- * length, its last step recorded (it opens the next window where it ends
- * a cycle). */
+/* The steps of a cycle of the finest bin of the last whole window. */
+static long cycle_steps(const bn_rebuild_tuner *t)
+{
+    return t->finest > 0 && t->finest < BN_TIME_BINS_MAX ? 1L << t->finest : 1;
+}
+
+/* Hold the best period for hold_windows cycles (hold_rate: its rate as
+ * the hold begins). */
 static void start_hold(bn_rebuild_tuner *t)
 {
     if (t->hold_windows < BN_REBUILD_HOLD_MIN) t->hold_windows = BN_REBUILD_HOLD_MIN;
     t->phase = BN_TUNER_HOLD;
     t->period = t->best;
-    const long steps = t->window_steps > 0 ? t->window_steps : 1;
-    t->hold = t->hold_windows * steps - 1;
-    if (t->hold < 1) t->hold = 1;
+    t->hold_rate = t->best_rate;
+    t->hold = t->hold_windows * cycle_steps(t);
 }
 
 /* A neighbour of the best period in the direction `down` says, where
  * there is one (no period below 0, none beyond the finest bin: its cycle
- * rebuilds only at its end); else, where `either`, the other one. */
+ * rebuilds only at its end); else, where `either`, the other one. With
+ * no neighbour at all (every particle in the coarsest bin: every step
+ * ends a cycle) the longest hold. */
 static void start_trial(bn_rebuild_tuner *t, int either)
 {
-    const int can_down = t->best > 0, can_up = t->best < t->finest && t->best < BN_TIME_BINS_MAX;
+    const int can_down = t->best > 0, can_up = t->best < t->finest;
+    if (!can_down && !can_up) t->hold_windows = BN_REBUILD_HOLD_MAX;
     if (!(t->down ? can_down : can_up)) {
         if (!either || !(t->down ? can_up : can_down)) {
             start_hold(t);
@@ -50,49 +58,106 @@ static void trial_failed(bn_rebuild_tuner *t)
     start_hold(t);
 }
 
-/* Refreshes that turned dear within a window (its cost so far
- * BN_REBUILD_ABORT times the best rate over its time): a trial fails at
- * once; the best period itself (a collapse that sets in while it is
- * held) gives way to rebuilding at every step, measured anew at the next
- * cycle, and the rule climbs again from there. */
+/* Refreshes that turned dear within a window: a trial fails at once;
+ * the best period itself (a collapse that sets in while it is held)
+ * gives way to rebuilding at every step, measured anew from the next
+ * window, and the rule climbs again from there. */
 static void refreshes_turned_dear(bn_rebuild_tuner *t)
 {
     if (t->phase == BN_TUNER_TRIAL) {
         t->trials++;
-        t->window_steps = 1L << t->finest;
         trial_failed(t);
         return;
     }
     t->drops++;
     t->best = t->period = 0;
     t->best_rate = 0;
+    t->ref_steps = 0;
     t->hold_windows = BN_REBUILD_HOLD_MIN;
     t->hold = 0;
     t->phase = BN_TUNER_REFERENCE;
     t->window_open = 0;
 }
 
+/* The best period's last whole window: its rate, time and checks. */
+static void keep_as_best_window(bn_rebuild_tuner *t, double rate)
+{
+    t->best_rate = rate;
+    t->ref_span = t->span;
+    memcpy(t->ref_cum, t->cum, sizeof t->cum);
+    t->ref_steps = cycle_steps(t); /* its cycle's (t->finest is the window's) */
+}
+
+/* After each step of an open window: its cost so far at its checks
+ * (each 16th of a cycle as long as the last whole window's; every step
+ * in shorter ones), and for a period that refreshes, whether its
+ * refreshes turned dear: a certain loss (already BN_REBUILD_ABORT times
+ * the best window's whole cost); for a trial, from its second step, a rate so far
+ * BN_REBUILD_ABORT times the best (refreshes many times dear: a cycle's
+ * dearest steps come late in it, so an early rate is below the cycle's);
+ * at a check from the second on, behind the best window's cost at the
+ * same check by BN_REBUILD_BEHIND (a trial) or BN_REBUILD_ABORT times
+ * (the best period itself: one slow step of measured time does not drop
+ * it). */
+static void watch(bn_rebuild_tuner *t)
+{
+    const int refreshes = t->period > 0 && t->best_rate > 0;
+    const int trial = t->phase == BN_TUNER_TRIAL;
+    if (refreshes && (t->cost > BN_REBUILD_ABORT * t->best_rate * t->ref_span ||
+                      (trial && t->window_steps >= 2 && t->cost > BN_REBUILD_ABORT * t->best_rate * t->span))) {
+        refreshes_turned_dear(t);
+        return;
+    }
+    const long cycle = cycle_steps(t);
+    const long every = cycle >= BN_REBUILD_CHECKS ? cycle / BN_REBUILD_CHECKS : 1;
+    if (t->window_steps % every != 0) return;
+    const long j = t->window_steps / every - 1;
+    if (j < 0 || j >= BN_REBUILD_CHECKS) return;
+    t->cum[j] = t->cost;
+    if (!refreshes || j < 1 || t->ref_steps != cycle || !(t->ref_cum[j] > 0)) return;
+    const double behind = trial ? 1 + BN_REBUILD_BEHIND : BN_REBUILD_ABORT;
+    if (t->cost > behind * t->ref_cum[j]) refreshes_turned_dear(t);
+}
+
 /* A whole cycle measured at t->period: the reference's rate, or a
- * trial's verdict; a held period's keeps the best rate current. A window
- * of no time (or no finite cost) is measured again. */
+ * trial's verdict; a held period's (where the finest bin moved: a
+ * reference) keeps the best window current, and
+ * where it cost BN_REBUILD_DRIFT more than when the hold began (its
+ * refreshes slowly turning dear), the hold ends in a trial of the period
+ * below. A period beyond the finest bin (which moved to a coarser one)
+ * is the finest's. A window of no time (or no finite cost) is measured
+ * again. */
 static void close_window(bn_rebuild_tuner *t)
 {
+    if (t->phase == BN_TUNER_HOLD && t->window_finest != t->finest) { /* another cycle: judged anew */
+        t->phase = BN_TUNER_REFERENCE;
+        t->hold = 0;
+    }
     t->finest = t->window_finest;
+    if (t->best > t->finest) {
+        t->best = t->finest;
+        if (t->phase != BN_TUNER_TRIAL) t->period = t->best;
+    }
     const double rate = t->cost / t->span;
     if (!(t->span > 0) || !isfinite(rate)) return;
     if (t->phase == BN_TUNER_HOLD) {
-        t->best_rate = rate;
+        const int drifted = t->period > 0 && t->hold_rate > 0 && rate > (1 + BN_REBUILD_DRIFT) * t->hold_rate;
+        keep_as_best_window(t, rate);
+        if (drifted) {
+            t->down = 1;
+            start_trial(t, 1);
+        }
         return;
     }
     if (t->phase == BN_TUNER_REFERENCE) {
-        t->best_rate = rate;
+        keep_as_best_window(t, rate);
         start_trial(t, 1);
         return;
     }
     t->trials++;
     if (rate < t->best_rate * (1 - BN_REBUILD_MARGIN)) { /* keep it, and go on the same way */
         t->best = t->period;
-        t->best_rate = rate;
+        keep_as_best_window(t, rate);
         t->hold_windows = BN_REBUILD_HOLD_MIN;
         start_trial(t, 0);
         return;
@@ -102,31 +167,35 @@ static void close_window(bn_rebuild_tuner *t)
 
 void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
 {
-    if (t->window_open) {
+    /* a cycle's end step (every particle active, rebuilt under every
+     * period) is in no window, unless it is the whole cycle */
+    if (t->window_open && (!s->ends || s->closes)) {
         t->cost += s->walk + s->tree;
         t->span += s->dt;
         t->window_steps++;
         if (s->bin_min > t->window_finest) t->window_finest = s->bin_min;
-        /* refreshes already far dearer than the best rate (a cycle's
-         * dearest steps, its coarsest bins', come late in it: an early
-         * rate is below the cycle's) are given up at once */
-        if (t->period > 0 && t->best_rate > 0 && t->cost > BN_REBUILD_ABORT * t->best_rate * t->span)
-            refreshes_turned_dear(t);
+        watch(t);
     }
     if (t->phase == BN_TUNER_HOLD && --t->hold <= 0) {
         t->hold = 0;
         t->phase = BN_TUNER_REFERENCE;
     }
-    if (!s->ends) return;
-    if (t->window_open) close_window(t);
-    t->window_open = !(t->phase == BN_TUNER_HOLD && t->period == 0); /* held refreshes are watched */
-    t->cost = t->span = 0;
-    t->window_steps = t->window_finest = 0;
+    if (s->closes) {
+        if (t->window_open) close_window(t);
+        t->window_open = 0;
+        t->pending = !(t->phase == BN_TUNER_HOLD && t->period == 0); /* held refreshes are watched */
+    }
+    if (s->ends && t->pending) { /* the next window begins after the cycle's end */
+        t->window_open = 1;
+        t->pending = 0;
+        t->cost = t->span = 0;
+        t->window_steps = t->window_finest = 0;
+    }
 }
 
 bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)
 {
-    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0};
     s.walk = bn_walk_work(count[0], count[1], count[2], count[3], n_active);
     s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
     return s;
@@ -141,7 +210,7 @@ double bn_rebuild_tuner_lead_steps(const bn_rebuild_tuner *t)
 
 long bn_rebuild_tuner_quiet_steps(const bn_rebuild_tuner *t)
 {
-    return t->phase == BN_TUNER_HOLD && t->period == 0 ? t->hold : 0;
+    return t->phase == BN_TUNER_HOLD && t->period == 0 && t->hold > 1 ? t->hold - 1 : 0;
 }
 
 void bn_rebuild_tuner_quiet_done(bn_rebuild_tuner *t, long made)

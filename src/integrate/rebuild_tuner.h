@@ -27,25 +27,36 @@
  * every other step with as many builds, and 7% slower than every step.
  * A period of 2^m has a known lead, 2^m steps.
  *
- * The period is chosen by measuring: a window is one whole cycle (from
- * the step after a cycle's end through the next end: every period sees
- * the same steps), its cost rate the steps' summed cost over the window's
- * simulated time. The rule measures the best period so far (the
- * reference), then a neighbour (one more or one less), and keeps the
- * neighbour where its rate is lower by more than BN_REBUILD_MARGIN (then
- * tries the next one the same way); else it holds the best period for
- * `hold_windows` cycles, doubling from BN_REBUILD_HOLD_MIN to
- * BN_REBUILD_HOLD_MAX with each failed trial (a trial that loses x
- * costs x / (hold + 2) of the time), and tries the other neighbour next.
- * A held period other than 0 is measured too (its windows keep the best
- * rate current). Refreshes whose cost so far in a window is already
- * BN_REBUILD_ABORT times the best rate over its time are given up there:
- * a trial fails, and a held period gives way to rebuilding at every step,
- * from which the rule climbs again (refreshes that turn to cost many
- * rebuilds, as in a cold collapse, lose a few steps, not cycles: session
- * 31's first version held a period through a collapse and took 12 times
- * as long as rebuilding at every step).
- * A distribution that quiets down or heats up is noticed within one hold.
+ * The period is chosen by measuring: a window is a cycle's steps but its
+ * end (every period sees the same steps; the end step, every particle
+ * active, is rebuilt under every period, and the decision at the window's
+ * close comes before it, so that its build leads by the new period), its
+ * cost rate the steps' summed cost over the window's simulated time. The
+ * rule measures the best period so far (the reference), then a
+ * neighbour (one more or one less), and keeps the neighbour where its
+ * rate is lower by more than BN_REBUILD_MARGIN (then tries the next one
+ * the same way); else it holds the best period for `hold_windows`
+ * cycles, doubling from BN_REBUILD_HOLD_MIN to BN_REBUILD_HOLD_MAX with
+ * each failed trial (a trial that loses x costs at most x / (hold + 2) of
+ * the time), and tries the other neighbour next.
+ *
+ * Watched as it runs (bn_rebuild_tuner_record): a window's cost so far
+ * is kept at BN_REBUILD_CHECKS points of the cycle (each 16th), and a
+ * period that refreshes is given up, a trial failing and the best period
+ * itself giving way to rebuilding at every step (from which the rule
+ * climbs again), where its window is a certain loss (it already cost
+ * BN_REBUILD_ABORT times the best window's whole cost), or at a check from the second on, where it
+ * is behind the best window at the same check by BN_REBUILD_BEHIND (a
+ * trial: one that loses 40% costs an eighth of a cycle, not a cycle) or
+ * by BN_REBUILD_ABORT times (the best period: a collapse that sets in
+ * while it is held; session 31's first version held a period through a
+ * cold collapse and took 12 times as long as rebuilding at every step).
+ * A held period other than 0 is measured too: its windows keep the best
+ * window current, and one that costs BN_REBUILD_DRIFT more than the
+ * hold's first ends the hold in a trial of the period below (refreshes
+ * turning dear slowly); where the finest bin moved, it ends the hold as
+ * a reference, and a period beyond the finest bin (when it moves to a
+ * coarser one) becomes the finest's.
  *
  * Two ways to weigh a step's cost (bn_integrator_params.rebuild_cost):
  *   work (BN_TUNE_WORK): counted work, bn_rebuild_step_work: the walk's
@@ -59,7 +70,8 @@
  * A period of 0 needs no read of the device within a step; the others
  * read the clock once more a step (0.5-0.9% of a step, BENCHMARKS.md
  * session 27), which the margin covers; a held period of 0 queues its
- * steps in batches, reading nothing (bn_rebuild_tuner_quiet_steps). */
+ * steps but the last in batches, reading nothing
+ * (bn_rebuild_tuner_quiet_steps). */
 #ifndef BN_REBUILD_TUNER_H
 #define BN_REBUILD_TUNER_H
 #include "banyan.h"
@@ -68,14 +80,19 @@
 #define BN_REBUILD_MARGIN 0.01   /* a trial must cost this much less      */
 #define BN_REBUILD_HOLD_MIN 2    /* cycles a chosen period is held, ...   */
 #define BN_REBUILD_HOLD_MAX 64   /* ... at most, after failed trials      */
-#define BN_REBUILD_ABORT 1.5     /* a trial whose rate so far is this many
-                                    times the reference's is given up    */
+#define BN_REBUILD_CHECKS 16     /* a window's cost so far at its 16ths  */
+#define BN_REBUILD_BEHIND 0.05   /* a trial this far behind the best
+                                    window at a check is given up, ...   */
+#define BN_REBUILD_ABORT 1.5     /* ... the best period this many times  */
+#define BN_REBUILD_DRIFT 0.1     /* a held window this much dearer than
+                                    the hold's first ends the hold       */
 
 /* Where the rule is (bn_rebuild_tuner.phase). */
 enum {
     BN_TUNER_REFERENCE = 0, /* measuring the best period's next window      */
     BN_TUNER_TRIAL = 1,     /* measuring a neighbour's                      */
-    BN_TUNER_HOLD = 2       /* the best period, `hold` steps, unmeasured    */
+    BN_TUNER_HOLD = 2       /* the best period for `hold` steps (measured
+                               but at period 0)                          */
 };
 
 /* All zero: a tuner that knows nothing yet (bn_simulation's calloc):
@@ -90,8 +107,9 @@ typedef struct bn_rebuild_tuner {
     long down;         /* the next trial is best - 1 (else best + 1)    */
     long hold;         /* steps to go in BN_TUNER_HOLD                   */
     long hold_windows; /* cycles of the next hold                       */
-    long window_open;  /* a window is being measured: it began at a
-                          cycle's end                                    */
+    long window_open;  /* a window is being measured: it began after a
+                          cycle's end, ...                               */
+    long pending;      /* ... or will after the next one                 */
     double cost, span; /* the open window's summed cost and time         */
     long window_steps, window_finest; /* its steps, its finest first
                                          active bin so far ...          */
@@ -100,6 +118,14 @@ typedef struct bn_rebuild_tuner {
     long trials, trials_failed; /* diagnostics, tests: trials made and
                                    lost, ...                             */
     long drops;        /* ... held periods given up for every step        */
+    double cum[BN_REBUILD_CHECKS];     /* the open window's cost so far at
+                                          its checks, ...               */
+    double ref_cum[BN_REBUILD_CHECKS]; /* ... and the best period's last
+                                          whole window's                */
+    long ref_steps;    /* its cycle's steps (0: none): checked against
+                          where the cycle is as long                     */
+    double ref_span;   /* its simulated time                             */
+    double hold_rate;  /* the best rate as the hold began                */
 } bn_rebuild_tuner;
 
 /* One step's costs, every rank's (times: the slowest rank's; work: the
@@ -108,6 +134,8 @@ typedef struct bn_rebuild_step {
     int bin_min;     /* the step's first active bin                          */
     int rebuilt;     /* the step built a new tree (else refreshed it)        */
     int ends;        /* the step ended a cycle (every particle active)       */
+    int closes;      /* the window closes after this step: the next one ends
+                        a cycle (or this one was a whole cycle)              */
     double dt;       /* its simulated time                                   */
     double walk;     /* the walk's cost: seconds, or work                    */
     double tree;     /* the tree's outside the walk (seconds: build or

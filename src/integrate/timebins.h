@@ -94,6 +94,6 @@ BN_HD int bn_time_bin(double dt, double tick, int n_bins, int bin_min)
  * bn_integrator_params'. */
 static inline int bn_block_steps_refresh(bn_method method, int time_bins, int tree_rebuild)
 {
-    return method == BN_METHOD_TREE && time_bins > 0 && tree_rebuild != 1;
+    return method == BN_METHOD_TREE && time_bins > 1 && tree_rebuild != 1; /* 1 bin: every step ends a cycle */
 }
 #endif

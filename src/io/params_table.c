@@ -228,7 +228,7 @@ const bn_param_desc bn_param_table[] = {
      "(those with the most active particles), m chosen by measuring whole block-step cycles at the best m so "
      "far and at a neighbour (weighed as rebuild_cost says); refreshes that turn dear (a collapse) give way to "
      "rebuilding at every step at once. On Plummer, Hernquist, NFW, a cold collapse and M31 at 2^22 it was "
-     "2-13% faster than rebuilding at every step (BENCHMARKS.md session 31). 1: every step. A build whose "
+     "1.6-12.5% faster than rebuilding at every step (BENCHMARKS.md session 31). 1: every step. A build whose "
      "tree is refreshed takes its cells from the positions half its refreshes ahead (x + tau v), so that its "
      "refreshes' force errors cancel in energy (before, the energy drifted 2.1x as fast on M31 at 2^22 over "
      "1 Gyr; BENCHMARKS.md, sessions 28-29)."},
