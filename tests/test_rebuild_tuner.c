@@ -18,6 +18,7 @@ typedef struct machine {
     int finest;
     double count[BN_TIME_BINS_MAX];
     double per, growth, power, build, refresh, noise;
+    double length; /* a cycle's (1; less where it lands on an output) */
     unsigned long long rng;
     long k; /* refreshes since the last build */
 } machine;
@@ -62,7 +63,8 @@ static double tick(bn_rebuild_tuner *t, machine *m, long i)
     const double c = step_cost(m, bin_min, rebuild, m->k);
     const double tree = rebuild ? m->build : m->refresh;
     const int closes = i == steps - 1 || steps == 1; /* the next step ends the cycle */
-    bn_rebuild_step s = {bin_min, rebuild, i == steps, closes, 1.0 / (double)steps, (c - tree) * jitter(m), tree * jitter(m)};
+    bn_rebuild_step s = {bin_min,          rebuild,       i == steps, closes, m->length / (double)steps, m->length,
+                         m->length < 1, (c - tree) * jitter(m), tree * jitter(m)};
     bn_rebuild_tuner_record(t, &s);
     return c;
 }
@@ -114,6 +116,7 @@ static machine galaxy(double growth)
     m.build = 1.7e-3;
     m.refresh = 0.7e-3;
     m.rng = 7;
+    m.length = 1;
     return m;
 }
 
@@ -202,7 +205,7 @@ static void test_dear_refreshes_hold_longer(void **state)
     assert_int_equal(t.hold, 1);
     assert_int_equal(t.phase, BN_TUNER_HOLD);
     assert_int_equal(bn_rebuild_tuner_quiet_steps(&t), 0); /* the last, recorded: */
-    const bn_rebuild_step last = {7, 1, 0, 1, 0.01, 1, 1}; /* it closes a window */
+    const bn_rebuild_step last = {7, 1, 0, 1, 0.01, 1, 0, 1, 1}; /* it closes a window */
     bn_rebuild_tuner_record(&t, &last);
     assert_int_equal(t.phase, BN_TUNER_REFERENCE);
     assert_int_equal(t.pending, 1); /* the next window begins after the cycle's end */
@@ -342,6 +345,50 @@ static void test_finest_moves_coarser(void **state)
     assert_true(total <= 1.03 * 300 * cycle_at(&m, want));
 }
 
+/* The finest bin moves to a finer one (7 from 6) while a period is
+ * held: no drop (the checks of a 64-step cycle are not compared with a
+ * 128-step one's), and the rule settles near the new best. */
+static void test_finest_moves_finer(void **state)
+{
+    (void)state;
+    machine m = galaxy(0.02);
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    assert_true(t.best >= 2);
+    m.finest = 7;
+    m.count[7] = 1e5;
+    double total = 0;
+    for (int i = 0; i < 200; i++) total += cycle(&t, &m);
+    const long want = best_period(&m);
+    print_message("finest bin 7 from 6: best period %ld (tuner %ld), cost %.4f of the best's, %ld drops\n", want, t.best,
+                  total / (200 * cycle_at(&m, want)), t.drops);
+    assert_int_equal(t.drops, 0);
+    assert_true(cycle_at(&m, t.best) <= (1 + 2 * BN_REBUILD_MARGIN) * cycle_at(&m, want));
+    assert_true(total <= 1.03 * 200 * cycle_at(&m, want));
+}
+
+/* Cycles shortened to land on output times (a quarter of a cycle, now
+ * and then, here with a cycle's steps and costs: 4 times the rate) are
+ * not measured: they neither drop a held period nor fail a trial. */
+static void test_landing_cycles(void **state)
+{
+    (void)state;
+    machine m = galaxy(0.02);
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    const long best = t.best, failed = t.trials_failed;
+    for (int i = 0; i < 200; i++) {
+        m.length = i % 10 == 9 ? 0.25 : 1;
+        cycle(&t, &m);
+    }
+    print_message("landing cycles: best %ld -> %ld, %ld drops, %ld more failed trials\n", best, t.best, t.drops,
+                  t.trials_failed - failed);
+    assert_int_equal(t.drops, 0);
+    assert_int_equal(t.best, best);
+}
+
 /* Every particle in the coarsest bin (cycles of one step, every step
  * rebuilt at its end): nothing to try; the rule holds period 0 for the
  * longest hold, quiet (no read a step) but its last step. */
@@ -419,7 +466,7 @@ static void test_empty_window(void **state)
     (void)state;
     bn_rebuild_tuner t;
     memset(&t, 0, sizeof t);
-    bn_rebuild_step end = {0, 1, 1, 1, 0, 1, 1}; /* whole cycles of one step */
+    bn_rebuild_step end = {0, 1, 1, 1, 0, 1, 0, 1, 1}; /* whole cycles of one step */
     bn_rebuild_tuner_record(&t, &end);           /* opens a window */
     assert_int_equal(t.window_open, 1);
     bn_rebuild_tuner_record(&t, &end); /* no time */
@@ -575,7 +622,10 @@ static void test_timed_runs_conserve_energy(void **state)
                   r.refreshes, r.rel);
     assert_true(r.steps > 20);
     assert_true(r.builds > 0 && r.refreshes > 0);
-    assert_true(sim->tuner.trials > 0 && sim->tuner.best_rate > 0); /* it measured whole cycles */
+    assert_true(sim->tuner.trials > 0 && sim->tuner.best_rate > 0); /* it measured whole cycles: */
+    print_message("last window: %ld steps of a cycle of %ld\n", sim->tuner.closed_steps, sim->tuner.window_cycle);
+    assert_true(sim->tuner.window_cycle > 1); /* a cycle's steps but its end (simulation.c's closes) */
+    assert_int_equal(sim->tuner.closed_steps, sim->tuner.window_cycle - 1);
     assert_true(r.rel < 2e-4);
     bn_simulation_free(sim);
     bn_particles_free(p);
@@ -609,6 +659,8 @@ int main(void)
         cmocka_unit_test(test_losing_trial_given_up_early),
         cmocka_unit_test(test_slow_drift_ends_the_hold),
         cmocka_unit_test(test_finest_moves_coarser),
+        cmocka_unit_test(test_finest_moves_finer),
+        cmocka_unit_test(test_landing_cycles),
         cmocka_unit_test(test_cycles_of_one_step),
         cmocka_unit_test(test_aligned_period_and_lead),
         cmocka_unit_test(test_work_step_costs),

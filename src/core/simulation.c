@@ -503,7 +503,7 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
         trace_tuner_step(st, bin_min, rebuilt || refused > 0, n_active);
         return BN_OK;
     }
-    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0, 0, 0};
     int refused = 0;
     if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every rank */
         double count[5] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused};
@@ -524,6 +524,8 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
     s.ends = sim->clock.ends;
     s.closes = window_closes(sim);
     s.dt = sim->clock.dt;
+    s.cycle = sim->clock.cycle_length;
+    s.shortened = s.cycle < sim->integ.dt * (1 - 1e-9); /* landing on an output time */
     count_refusal(sim, refused);
     trace_tuner_step(st, bin_min, s.rebuilt, n_active);
     bn_rebuild_tuner_record(&sim->tuner, &s);

@@ -17,7 +17,9 @@ static long cycle_steps(const bn_rebuild_tuner *t)
 }
 
 /* Hold the best period for hold_windows cycles (hold_rate: its rate as
- * the hold begins). */
+ * the hold begins), ending at a window's close: from a close, or from
+ * inside an open window (a trial given up), whose step the record still
+ * counts down, also the rest of that window. */
 static void start_hold(bn_rebuild_tuner *t)
 {
     if (t->hold_windows < BN_REBUILD_HOLD_MIN) t->hold_windows = BN_REBUILD_HOLD_MIN;
@@ -25,6 +27,7 @@ static void start_hold(bn_rebuild_tuner *t)
     t->period = t->best;
     t->hold_rate = t->best_rate;
     t->hold = t->hold_windows * cycle_steps(t);
+    if (t->window_open && t->window_cycle > t->window_steps) t->hold += t->window_cycle - t->window_steps;
 }
 
 /* A neighbour of the best period in the direction `down` says, where
@@ -54,8 +57,8 @@ static void trial_failed(bn_rebuild_tuner *t)
     t->trials_failed++;
     t->down = !t->down;
     t->hold_windows = t->hold_windows >= BN_REBUILD_HOLD_MAX / 2 ? BN_REBUILD_HOLD_MAX : 2 * t->hold_windows;
-    t->window_open = 0;
     start_hold(t);
+    t->window_open = 0;
 }
 
 /* Refreshes that turned dear within a window: a trial fails at once;
@@ -79,13 +82,13 @@ static void refreshes_turned_dear(bn_rebuild_tuner *t)
     t->window_open = 0;
 }
 
-/* The best period's last whole window: its rate, time and checks. */
+/* The best period's last whole window: its rate and its checks, with
+ * the cycle they were taken on (its steps and length). */
 static void keep_as_best_window(bn_rebuild_tuner *t, double rate)
 {
     t->best_rate = rate;
-    t->ref_span = t->span;
     memcpy(t->ref_cum, t->cum, sizeof t->cum);
-    t->ref_steps = cycle_steps(t); /* its cycle's (t->finest is the window's) */
+    t->ref_steps = t->window_cycle;
 }
 
 /* After each step of an open window: its cost so far at its checks
@@ -101,19 +104,21 @@ static void keep_as_best_window(bn_rebuild_tuner *t, double rate)
  * it). */
 static void watch(bn_rebuild_tuner *t)
 {
-    const int refreshes = t->period > 0 && t->best_rate > 0;
+    const int refreshes = t->period > 0 && t->best_rate > 0 && !t->window_shortened;
     const int trial = t->phase == BN_TUNER_TRIAL;
-    if (refreshes && (t->cost > BN_REBUILD_ABORT * t->best_rate * t->ref_span ||
+    if (refreshes && (t->cost > BN_REBUILD_ABORT * t->best_rate * t->window_length ||
                       (trial && t->window_steps >= 2 && t->cost > BN_REBUILD_ABORT * t->best_rate * t->span))) {
         refreshes_turned_dear(t);
         return;
     }
-    const long cycle = cycle_steps(t);
+    const long cycle = t->window_cycle;
     const long every = cycle >= BN_REBUILD_CHECKS ? cycle / BN_REBUILD_CHECKS : 1;
     if (t->window_steps % every != 0) return;
     const long j = t->window_steps / every - 1;
     if (j < 0 || j >= BN_REBUILD_CHECKS) return;
     t->cum[j] = t->cost;
+    /* the best window's checks where they were taken on a cycle of as
+     * many steps (of another finest bin, they are not compared) */
     if (!refreshes || j < 1 || t->ref_steps != cycle || !(t->ref_cum[j] > 0)) return;
     const double behind = trial ? 1 + BN_REBUILD_BEHIND : BN_REBUILD_ABORT;
     if (t->cost > behind * t->ref_cum[j]) refreshes_turned_dear(t);
@@ -129,6 +134,8 @@ static void watch(bn_rebuild_tuner *t)
  * again. */
 static void close_window(bn_rebuild_tuner *t)
 {
+    t->closed_steps = t->window_steps;
+    if (t->window_shortened) return; /* measured again in the next window */
     if (t->phase == BN_TUNER_HOLD && t->window_finest != t->finest) { /* another cycle: judged anew */
         t->phase = BN_TUNER_REFERENCE;
         t->hold = 0;
@@ -170,6 +177,11 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     /* a cycle's end step (every particle active, rebuilt under every
      * period) is in no window, unless it is the whole cycle */
     if (t->window_open && (!s->ends || s->closes)) {
+        if (t->window_steps == 0) { /* its first step's first active bin is the finest occupied */
+            t->window_cycle = s->bin_min > 0 && s->bin_min < BN_TIME_BINS_MAX ? 1L << s->bin_min : 1;
+            t->window_length = s->cycle;
+        }
+        if (s->shortened) t->window_shortened = 1;
         t->cost += s->walk + s->tree;
         t->span += s->dt;
         t->window_steps++;
@@ -181,21 +193,23 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
         t->phase = BN_TUNER_REFERENCE;
     }
     if (s->closes) {
-        if (t->window_open) close_window(t);
-        t->window_open = 0;
+        const long was_open = t->window_open;
+        t->window_open = 0; /* before the verdict: a hold it starts begins here */
+        if (was_open) close_window(t);
         t->pending = !(t->phase == BN_TUNER_HOLD && t->period == 0); /* held refreshes are watched */
     }
     if (s->ends && t->pending) { /* the next window begins after the cycle's end */
         t->window_open = 1;
         t->pending = 0;
         t->cost = t->span = 0;
-        t->window_steps = t->window_finest = 0;
+        t->window_steps = t->window_finest = t->window_shortened = 0;
+        memset(t->cum, 0, sizeof t->cum);
     }
 }
 
 bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)
 {
-    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0};
+    bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0, 0, 0};
     s.walk = bn_walk_work(count[0], count[1], count[2], count[3], n_active);
     s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
     return s;

@@ -45,12 +45,17 @@
  * period that refreshes is given up, a trial failing and the best period
  * itself giving way to rebuilding at every step (from which the rule
  * climbs again), where its window is a certain loss (it already cost
- * BN_REBUILD_ABORT times the best window's whole cost), or at a check from the second on, where it
- * is behind the best window at the same check by BN_REBUILD_BEHIND (a
- * trial: one that loses 40% costs an eighth of a cycle, not a cycle) or
- * by BN_REBUILD_ABORT times (the best period: a collapse that sets in
- * while it is held; session 31's first version held a period through a
- * cold collapse and took 12 times as long as rebuilding at every step).
+ * BN_REBUILD_ABORT times the best rate over its whole cycle), where a
+ * trial's rate so far is BN_REBUILD_ABORT times the best, or at a check
+ * from the second on, where it is behind the best window (taken on a
+ * cycle of as many steps) at the same check
+ * by BN_REBUILD_BEHIND (a trial: one that loses 40% costs an eighth of a
+ * cycle, not a cycle) or by BN_REBUILD_ABORT times (the best period: a
+ * collapse that sets in while it is held; session 31's first version
+ * held a period through a cold collapse and took 12 times as long as
+ * rebuilding at every step).
+ * A cycle shortened to land on an output time (its steps shorter, its
+ * bins others) is in no measured window and watched for nothing.
  * A held period other than 0 is measured too: its windows keep the best
  * window current, and one that costs BN_REBUILD_DRIFT more than the
  * hold's first ends the hold in a trial of the period below (refreshes
@@ -117,14 +122,19 @@ typedef struct bn_rebuild_tuner {
                           beyond it changes anything                     */
     long trials, trials_failed; /* diagnostics, tests: trials made and
                                    lost, ...                             */
-    long drops;        /* ... held periods given up for every step        */
+    long drops;        /* ... held periods given up for every step, ...   */
+    long closed_steps; /* ... the last closed window's steps              */
     double cum[BN_REBUILD_CHECKS];     /* the open window's cost so far at
                                           its checks, ...               */
     double ref_cum[BN_REBUILD_CHECKS]; /* ... and the best period's last
                                           whole window's                */
     long ref_steps;    /* its cycle's steps (0: none): checked against
-                          where the cycle is as long                     */
-    double ref_span;   /* its simulated time                             */
+                          where the cycle is the same                    */
+    long window_cycle; /* the open window's cycle: its steps (of its
+                          first step's bin, the finest occupied), ...    */
+    double window_length; /* ... its length in time, ...                 */
+    long window_shortened; /* ... shortened to land on an output: the
+                          window is not measured                         */
     double hold_rate;  /* the best rate as the hold began                */
 } bn_rebuild_tuner;
 
@@ -137,6 +147,9 @@ typedef struct bn_rebuild_step {
     int closes;      /* the window closes after this step: the next one ends
                         a cycle (or this one was a whole cycle)              */
     double dt;       /* its simulated time                                   */
+    double cycle;    /* the length of the cycle it is in, ...                */
+    int shortened;   /* ... shorter than the integrator's dt (it lands on an
+                        output time: its windows are not measured)           */
     double walk;     /* the walk's cost: seconds, or work                    */
     double tree;     /* the tree's outside the walk (seconds: build or
                         refresh; work: a rebuild's beyond a refresh, 0 for
