@@ -77,6 +77,15 @@ static double cycle(bn_rebuild_tuner *t, machine *m)
     return total;
 }
 
+/* A tuner that knew nothing after `cycles` cycles of the machine. */
+static bn_rebuild_tuner settled(machine *m, int cycles)
+{
+    bn_rebuild_tuner t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < cycles; i++) cycle(&t, m);
+    return t;
+}
+
 /* A cycle's cost at a fixed period m (noise-free): the rule's target. */
 static double cycle_at(const machine *m, long period)
 {
@@ -220,9 +229,7 @@ static void test_quieting_down_is_noticed(void **state)
 {
     (void)state;
     machine m = galaxy(20);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 500; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 500);
     assert_int_equal(t.best, 0);
     m.growth = 0.02;
     const long want = best_period(&m);
@@ -273,9 +280,7 @@ static void test_held_period_turning_dear(void **state)
 {
     (void)state;
     machine m = galaxy(0.02);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 100);
     const long held = t.best;
     assert_true(held >= 2);
     m.growth = 50;
@@ -304,9 +309,7 @@ static void test_slow_drift_ends_the_hold(void **state)
 {
     (void)state;
     machine m = galaxy(0.02);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 200; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 200);
     assert_true(t.best >= 2);
     while (t.phase != BN_TUNER_HOLD) cycle(&t, &m);
     double total = 0, ideal = 0;
@@ -329,9 +332,7 @@ static void test_finest_moves_coarser(void **state)
 {
     (void)state;
     machine m = galaxy(0);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 100);
     assert_true(t.best >= 4);
     m.finest = 3;
     m.growth = 0.3; /* now the best is below 3 */
@@ -352,9 +353,7 @@ static void test_finest_moves_finer(void **state)
 {
     (void)state;
     machine m = galaxy(0.02);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 100);
     assert_true(t.best >= 2);
     m.finest = 7;
     m.count[7] = 1e5;
@@ -375,9 +374,7 @@ static void test_landing_cycles(void **state)
 {
     (void)state;
     machine m = galaxy(0.02);
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 100; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 100);
     const long best = t.best, failed = t.trials_failed;
     for (int i = 0; i < 200; i++) {
         m.length = i % 10 == 9 ? 0.25 : 1;
@@ -397,9 +394,7 @@ static void test_cycles_of_one_step(void **state)
     (void)state;
     machine m = galaxy(0);
     m.finest = 0;
-    bn_rebuild_tuner t;
-    memset(&t, 0, sizeof t);
-    for (int i = 0; i < 4; i++) cycle(&t, &m);
+    bn_rebuild_tuner t = settled(&m, 4);
     assert_int_equal(t.phase, BN_TUNER_HOLD);
     assert_int_equal(t.period, 0);
     assert_int_equal(t.hold_windows, BN_REBUILD_HOLD_MAX);
