@@ -477,7 +477,7 @@ static void test_empty_window(void **state)
 static bn_simulation *plummer_sim(bn_particles **p, bn_tune_cost cost)
 {
     bn_ic_params icp = bn_ic_params_default();
-    icp.n = 4096;
+    icp.n = 2048;
     icp.seed = 3;
     TU_OK(bn_ic_generate(&icp, p));
     bn_gravity_params g = tu_block_gravity(BN_BACKEND_CPU, BN_METHOD_TREE, 0.01);
