@@ -83,7 +83,7 @@ static void refreshes_turned_dear(bn_rebuild_tuner *t)
 }
 
 /* The best period's last whole window: its rate and its checks, with
- * the cycle they were taken on (its steps and length). */
+ * the steps of the cycle they were taken on. */
 static void keep_as_best_window(bn_rebuild_tuner *t, double rate)
 {
     t->best_rate = rate;
@@ -92,11 +92,12 @@ static void keep_as_best_window(bn_rebuild_tuner *t, double rate)
 }
 
 /* After each step of an open window: its cost so far at its checks
- * (each 16th of a cycle as long as the last whole window's; every step
- * in shorter ones), and for a period that refreshes, whether its
- * refreshes turned dear: a certain loss (already BN_REBUILD_ABORT times
- * the best window's whole cost); for a trial, from its second step, a rate so far
- * BN_REBUILD_ABORT times the best (refreshes many times dear: a cycle's
+ * (each 16th of its own cycle; every step in cycles of fewer than 16),
+ * and for a period that refreshes (in a cycle not shortened to land on
+ * an output), whether its refreshes turned dear: a certain loss (already
+ * BN_REBUILD_ABORT times the best rate over the window's cycle); for a
+ * trial, from its second step, a rate so far BN_REBUILD_ABORT times the
+ * best (refreshes many times dear: a cycle's
  * dearest steps come late in it, so an early rate is below the cycle's);
  * at a check from the second on, behind the best window's cost at the
  * same check by BN_REBUILD_BEHIND (a trial) or BN_REBUILD_ABORT times
