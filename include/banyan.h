@@ -288,6 +288,11 @@ typedef struct bn_force_stats {
                                  refreshed, but its groups had grown too
                                  much since the build (refresh_guard.h):
                                  it was rebuilt                          */
+    int lead_refused;         /* block steps: a build ahead of its
+                                 refreshes (the positions x + tau v,
+                                 tree/refresh_lag.h) whose groups at x
+                                 had grown as much from those cells:
+                                 built again from x                      */
     double refresh_growth;    /* a refresh's groups' growth, the mean
                                  that refresh_guard.h judges (1: none;
                                  0: no refresh)                          */
@@ -841,7 +846,8 @@ typedef struct bn_block_info {
     int max_bin;         /* the finest occupied bin                      */
     long n_active;       /* particles that ended a step at the last tick */
     long tree_builds;    /* block steps so far that rebuilt the tree (the
-                            others refreshed it)                         */
+                            others refreshed it), and the second builds
+                            of refused builds ahead (refresh_lag.h)      */
     double cycle_start, cycle_length;
     double forces;       /* particle forces the block steps so far computed
                             (every rank's): their cost, for comparing step

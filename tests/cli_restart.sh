@@ -213,11 +213,12 @@ for r in 4 0; do
   grep -q "not bitwise" $d.out && fail "$d: a notice where the bits are the same: $(cat $d.out)"
   same ${d}_ref $d "tree_rebuild $r stopped at step 13"
 done
-# refused refreshes (tree/refresh_guard.h) continue bit for bit too: the continued run judges each refresh from
-# the saved tree's keys as the unstopped run does. This small run's groups never outgrow their key cells by much,
-# far from the real bound (a mean of 8); BANYAN_REFRESH_GROWTH_MAX=1.0005 (a testing aid) makes it refuse some
-# refreshes (68 tree builds against 64 to t = 0.5 on the CPU: rebuilt every 16 steps, as builds centred on their
-# refreshes, tree/refresh_lag.h, scatter their groups less), so it must rebuild more often than without the aid
+# refusals (tree/refresh_guard.h) continue bit for bit too: the continued run judges each refresh from the saved
+# tree's keys, and each build ahead of its refreshes (tree/refresh_lag.h) from x and v, as the unstopped run does.
+# This small run's groups never outgrow their key cells by much, far from the real bound (a mean of 8);
+# BANYAN_REFRESH_GROWTH_MAX=1.0005 (a testing aid) makes it refuse some builds ahead, which are then made again
+# from x (69 tree builds against 64 to t = 0.5 on the CPU, rebuilt every 16 steps; the refreshes of trees built
+# from x then keep their groups in their cells), so it must build more often than without the aid
 refuse="$common $block -P TimeIntegration:tree_rebuild:16 -P TimeIntegration:t_end:0.5"
 builds() { sed -n 's/.* \([0-9][0-9]*\) tree builds$/\1/p' "$1"; }
 "$banyan" run $refuse -o kept >kept.out || fail "refused: plain run"
@@ -227,7 +228,7 @@ BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run $refuse -o refused_ref >refused_r
 BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run $refuse -q -o refused --stop-after-steps 13 || fail "refused: stopped run"
 BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run --restart refused/restart -o refused -q >refused.out ||
   fail "refused: continued run"
-same refused_ref refused "refused refreshes, stopped at step 13"
+same refused_ref refused "refusals, stopped at step 13"
 
 # the self-tuned rebuild weighing measured times: never bitwise (its rebuilds follow each run's timings)
 not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0 \

@@ -344,26 +344,26 @@ mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree
 timeout 120 mpirun -np 2 "$banyan" run --restart r4/restart -o r4 -q >r4.out 2>&1 || fail "restart, tree_rebuild 4: $(cat r4.out)"
 cmp -s <(grep -v '^#' r4_ref/energy.txt | awk '{$8=""; print}') <(grep -v '^#' r4/energy.txt | awk '{$8=""; print}') ||
   fail "restart across ranks with a refreshed tree: energy.txt differs from the unstopped run's"
-# refused refreshes across ranks (tree/refresh_guard.h; each rank judges its own tree, the tuner's count is every
-# rank's): BANYAN_REFRESH_GROWTH_MAX=1.0005, a testing aid far below the real bound (8), makes this run refuse some
-# (more tree builds than without it; rebuilt every 16 steps: builds centred on their refreshes, tree/refresh_lag.h,
-# scatter their groups less), and the restart still continues bit for bit
+# refusals across ranks (tree/refresh_guard.h; each rank judges its own tree, the tuner's count is every rank's):
+# BANYAN_REFRESH_GROWTH_MAX=1.0005, a testing aid far below the real bound (8), makes this run refuse some builds
+# ahead of their refreshes (tree/refresh_lag.h), made again from x (more tree builds than without it), and the
+# restart still continues bit for bit
 export BANYAN_REFRESH_GROWTH_MAX=1.0005
 mpirun -np 2 -x BANYAN_REFRESH_GROWTH_MAX "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree_rebuild:16 \
-  -o rx_ref >rx_ref.out 2>&1 || fail "restart, refused refreshes: the unstopped run"
+  -o rx_ref >rx_ref.out 2>&1 || fail "restart, refusals: the unstopped run"
 builds() { sed -n 's/.* \([0-9][0-9]*\) tree builds$/\1/p' "$1" | head -1; }
 unset BANYAN_REFRESH_GROWTH_MAX
 mpirun -np 2 "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree_rebuild:16 -o rx_plain >rx_plain.out 2>&1 ||
-  fail "restart, refused refreshes: the plain run"
+  fail "restart, refusals: the plain run"
 [ "$(builds rx_ref.out)" -gt "$(builds rx_plain.out)" ] 2>/dev/null ||
-  fail "refused refreshes across ranks: none refused ($(builds rx_ref.out) tree builds, $(builds rx_plain.out) without)"
+  fail "refusals across ranks: none refused ($(builds rx_ref.out) tree builds, $(builds rx_plain.out) without)"
 export BANYAN_REFRESH_GROWTH_MAX=1.0005
 mpirun -np 2 -x BANYAN_REFRESH_GROWTH_MAX "$banyan" run $rst -P Statistics:interval:0 -P TimeIntegration:tree_rebuild:16 \
-  -q -o rx --stop-after-steps 13 >/dev/null 2>&1 || fail "restart, refused refreshes: the stopped run"
+  -q -o rx --stop-after-steps 13 >/dev/null 2>&1 || fail "restart, refusals: the stopped run"
 timeout 120 mpirun -np 2 -x BANYAN_REFRESH_GROWTH_MAX "$banyan" run --restart rx/restart -o rx -q >rx.out 2>&1 ||
-  fail "restart, refused refreshes: $(cat rx.out)"
+  fail "restart, refusals: $(cat rx.out)"
 unset BANYAN_REFRESH_GROWTH_MAX
 cmp -s <(grep -v '^#' rx_ref/energy.txt | awk '{$8=""; print}') <(grep -v '^#' rx/energy.txt | awk '{$8=""; print}') ||
-  fail "restart across ranks with refused refreshes: energy.txt differs from the unstopped run's"
+  fail "restart across ranks with refusals: energy.txt differs from the unstopped run's"
 [ $failures -eq 0 ] && echo "cli_run_mpi: all passed"
 exit $((failures > 0))

@@ -193,6 +193,55 @@ static void test_scattered_refresh_is_refused(void **state)
     bn_particles_free(p);
 }
 
+/* Each velocity carries its particle to another one's position within
+ * tau, as in the core of a cold collapse, where particles cross. */
+static void scramble_velocities(bn_particles *p, double tau)
+{
+    uint64_t rng = 99;
+    for (size_t i = 0; i < p->n; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        const size_t j = (size_t)((rng >> 33) % p->n);
+        for (int k = 0; k < 3; k++) p->vel[k][i] = (p->pos[k][j] - p->pos[k][i]) / tau;
+    }
+}
+
+/* A build ahead (tree/refresh_lag.h) is kept on a quiet sphere (its
+ * tree then differs from one built at x); one whose lead scrambles the
+ * cells is refused and built again from x, with the forces of a build
+ * from x, bit for bit (the CPU's test_refresh_lag sees the same). */
+static void test_scrambling_lead_is_refused(void **state)
+{
+    (void)state;
+    const bn_backend_ops *ops = bn_cuda_backend_ops();
+    const double tau = 1.0 / 512;
+    const bn_block_kick open = {0, 0, 1, 4, 1.0 / 64, 1.0, 1e-3, 0}; /* bins 0-3 */
+    bn_particles *p = plummer_32k();
+    const bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        if (scrambled) scramble_velocities(p, tau);
+        void *st = gpu_state(&g, p), *ref = gpu_state(&g, p);
+        int max_bin = -1;
+        long kicked = 0;
+        TU_OK(ops->block_kick(st, &open, &max_bin, &kicked));
+        TU_OK(ops->block_kick(ref, &open, &max_bin, &kicked));
+        ops->build_ahead(st, tau);
+        TU_OK(ops->forces_active(st, 1, 1));
+        bn_force_stats s;
+        TU_OK(ops->stats(st, &s));
+        assert_int_equal(s.lead_refused, scrambled);
+        TU_OK(ops->forces_active(ref, 1, 1)); /* built at x */
+        bn_particles *a = download(st), *b = download(ref);
+        int same = memcmp(a->pot, b->pot, a->n * sizeof(double)) == 0;
+        for (int k = 0; k < 3; k++) same &= memcmp(a->acc[k], b->acc[k], a->n * sizeof(double)) == 0;
+        assert_int_equal(same, scrambled);
+        ops->destroy(st);
+        ops->destroy(ref);
+        bn_particles_free(a);
+        bn_particles_free(b);
+    }
+    bn_particles_free(p);
+}
+
 /* A rebuild whose tree does not fit the buffers (as when a run's tree
  * outgrows them between polls) is decided on the device: the particles
  * keep their order and the last tree is refreshed, so the forces are
@@ -341,6 +390,7 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_one_bin_is_the_shared_step),
                  cmocka_unit_test(test_refreshed_tree_accuracy),
                  cmocka_unit_test(test_build_that_does_not_fit),
                  cmocka_unit_test(test_scattered_refresh_is_refused),
+                 cmocka_unit_test(test_scrambling_lead_is_refused),
                  cmocka_unit_test(test_same_as_cpu),
                  cmocka_unit_test(test_batches_are_the_steps),
                  cmocka_unit_test(test_idle_steps_change_nothing),

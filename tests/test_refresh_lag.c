@@ -7,6 +7,7 @@
  *    energy of refreshed block steps comes from (BENCHMARKS.md session 29);
  *  - bn_tree_workspace_ahead(tau) builds exactly as a tree built at x +
  *    tau v and refreshed at x (the same bits), and 0 as a fresh tree;
+ *  - a lead that scrambles the cells is refused: built again from x;
  *  (the GPU's keys take the same lead, bn_refresh_lead; its energy runs
  *  are scripts/refresh-energy.sh's, on the device).
  * A Hernquist sphere of 2^16 particles, softening 0.01; the lag is a
@@ -99,7 +100,9 @@ static void test_ahead_is_a_lead_build(void **state)
     double *pw = alloc3(want, x->n), *pg = alloc3(got, x->n), *pf = alloc3(fresh, x->n);
     built_at(ws, &g, x, kLag, want, pw);
     bn_tree_workspace_ahead(ws, kLag);
-    TU_OK(bn_tree_forces_active_cpu(ws, &g, x, NULL, NULL, 0, 1, got, pg, NULL));
+    bn_force_stats st;
+    TU_OK(bn_tree_forces_active_cpu(ws, &g, x, NULL, NULL, 0, 1, got, pg, &st));
+    assert_int_equal(st.lead_refused, 0); /* a quiet sphere's lead is kept */
     int same = 1, differs = 0;
     for (size_t i = 0; i < x->n; i++) {
         same &= pg[i] == pw[i];
@@ -122,11 +125,51 @@ static void test_ahead_is_a_lead_build(void **state)
     bn_particles_free(x);
 }
 
+/* A lead that scrambles the cells (each particle's velocity carries it
+ * to another one's position within tau, as the core of a cold collapse
+ * does: its particles cross each other) is refused as a scattered
+ * refresh is (tree/refresh_guard.h): the tree is built again from x,
+ * with a fresh build's forces, bit for bit. */
+static void test_scrambling_lead_is_refused(void **state)
+{
+    (void)state;
+    bn_particles *x = tu_model(BN_IC_HERNQUIST, 4096, 8);
+    const size_t n = x->n;
+    uint64_t rng = 99;
+    for (size_t i = 0; i < n; i++) { /* to a random other particle's position at tau */
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        const size_t j = (size_t)((rng >> 33) % n);
+        for (int k = 0; k < 3; k++) x->vel[k][i] = (x->pos[k][j] - x->pos[k][i]) / kLag;
+    }
+    bn_gravity_params g = bn_gravity_params_default();
+    g.softening = 0.01;
+    bn_tree_workspace *ws = NULL;
+    TU_OK(bn_tree_workspace_create(&ws));
+    double *got[3], *fresh[3];
+    double *pg = alloc3(got, n), *pf = alloc3(fresh, n);
+    bn_force_stats st;
+    bn_tree_workspace_ahead(ws, kLag);
+    TU_OK(bn_tree_forces_active_cpu(ws, &g, x, NULL, NULL, 0, 1, got, pg, &st));
+    assert_int_equal(st.lead_refused, 1);
+    bn_tree_workspace_ahead(ws, 0.0);
+    TU_OK(bn_tree_forces_active_cpu(ws, &g, x, NULL, NULL, 0, 1, fresh, pf, &st));
+    assert_int_equal(st.lead_refused, 0);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(pg[i] == pf[i]);
+        for (int k = 0; k < 3; k++) assert_true(got[k][i] == fresh[k][i]);
+    }
+    free3(got, pg);
+    free3(fresh, pf);
+    bn_tree_workspace_free(ws);
+    bn_particles_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lag_does_work),
         cmocka_unit_test(test_ahead_is_a_lead_build),
+        cmocka_unit_test(test_scrambling_lead_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -358,10 +358,29 @@ bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffe
     cudaEventRecord(st->ev[BN_EV_BUILD], s);
     free_sort_buffers(b, s); /* before the moments' scratch (the peak) */
     /* a build ahead of its refreshes: its cells are of the positions
-     * x + tau v, its moments and boxes of x, as a refresh's */
-    if (r == BN_OK) r = moments_and_groups(st, g, st->ahead_now == 0.0, NULL);
+     * x + tau v, its moments and boxes of x, as a refresh's, whose
+     * groups' growth it sums (lead_refused below) */
+    const int ahead = st->ahead_now != 0.0;
+    if (r == BN_OK) r = moments_and_groups(st, g, !ahead, ahead ? st->tree_growth : NULL);
     st->tree_valid = r == BN_OK;
     return r;
+}
+
+/* Whether a build ahead (tree/refresh_lag.h) is refused, as a refresh
+ * is (tree/refresh_guard.h): its groups' boxes at x against the cells of
+ * the lead positions x + tau v, summed by its moments_and_groups (the
+ * host waits for the sum). Where particles cross each other within tau
+ * (the core of a cold collapse) those cells put far apart bodies
+ * together: a walk of 130 times a fresh tree's (BENCHMARKS.md session
+ * 32). */
+static bn_status lead_refused(bn_cuda_state *st, int *refused)
+{
+    unsigned long long sum = 0;
+    BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the lead build's growth", st->s));
+    const double growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
+    if (bn_trace_on()) bn_trace_count("build: lead groups' growth x1000", 1e3 * growth);
+    *refused = bn_refresh_refused(sum, (double)st->n, bn_refresh_growth_max());
+    return BN_OK;
 }
 
 /* Keys to groups: the device tree the walk reads. The build decides on
@@ -380,7 +399,17 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
         st->tree_valid = 0;
         return r;
     }
-    return build_sorted(st, g, &b, st->tree_valid);
+    if (st->ahead_now != 0.0 && !st->tree_growth)
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the lead build's growth", st->s));
+    BN_TRY(build_sorted(st, g, &b, st->tree_valid));
+    if (st->ahead_now == 0.0) return BN_OK;
+    int refused = 0;
+    BN_TRY(lead_refused(st, &refused));
+    if (!refused) return BN_OK;
+    st->lead_refused = 1; /* built again from x */
+    st->ahead_now = 0.0;
+    release_body_lo(st); /* never alive during the sort (the peak) */
+    return build_tree(st, g);
 }
 
 /* Block steps between rebuilds: the last tree's structure and body order
@@ -474,6 +503,7 @@ bn_status cuda_stats(void *p, bn_force_stats *stats)
     }
     fill_stats(st, stats, tree);
     stats->refresh_refused = st->refresh_refused;
+    stats->lead_refused = st->lead_refused;
     stats->refresh_growth = st->refresh_growth;
     if (bn_comm_size(st->comm) > 1) { /* the received trees' walks and the exchange */
         stats->n_pp += st->remote.n_pp;
@@ -582,7 +612,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
 
 bn_status evaluate_all(bn_cuda_state *st, const int *live)
 {
-    st->refresh_refused = 0; /* every particle's forces: always a build */
+    st->refresh_refused = st->lead_refused = 0; /* every particle's forces: always a build */
     st->refresh_growth = 0;
     if (bn_comm_size(st->comm) > 1) return evaluate_ranks(st);
     if (st->n == 0) return bn_fail(BN_ERR_ARGUMENT, "GPU backend: forces of an empty particle set");
@@ -656,7 +686,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
     const bn_gravity_params g = effective_params(st);
     const int ranks = bn_comm_size(st->comm) > 1;
     bn_status s = BN_OK;
-    st->refresh_refused = 0;
+    st->refresh_refused = st->lead_refused = 0;
     st->refresh_growth = 0;
     st->ahead_now = st->build_ahead; /* this evaluation's builds (a refused refresh's too) */
     if (st->n > 0) {

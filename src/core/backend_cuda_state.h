@@ -64,9 +64,11 @@ struct bn_cuda_state {
                             tree became current; 0: none (the fallback of
                             a build that did not fit keeps nothing)      */
     unsigned long long *tree_growth; /* device: a refresh's groups' growth
-                            (tree/refresh_guard.h)                       */
+                            (tree/refresh_guard.h), or a build ahead's   */
     int refresh_refused; /* the last evaluation was to refresh the tree,
                             but its groups had grown: it rebuilt         */
+    int lead_refused;    /* its build ahead was refused (backend_cuda.cu's
+                            lead_refused): built again from x            */
     double refresh_growth; /* its refresh's groups' growth (0: none)     */
     double build_ahead;    /* block steps' builds: backend.h's build_ahead() */
     double ahead_now;      /* the current build's lead (0 but inside

@@ -464,9 +464,11 @@ static void trace_tuner_step(const bn_force_stats *st, int bin_min, int rebuilt,
 }
 
 /* A refresh the backend refused (tree/refresh_guard.h) is a rebuild,
- * on any rank: the interval counts from it. */
-static void count_refusal(bn_simulation *sim, int refused)
+ * on any rank: the interval counts from it. A refused build ahead
+ * (backend_cuda.cu's lead_refused) built twice: one build more. */
+static void count_refusal(bn_simulation *sim, int refused, int lead_refused)
 {
+    sim->refused_builds += lead_refused != 0;
     if (!refused) return;
     sim->refused_builds++;
     sim->steps_since_build = 1;
@@ -489,36 +491,39 @@ static int window_closes(const bn_simulation *sim)
 /* After a step's forces: its costs to the tuner, the same on every rank
  * (n_active is every rank's; work: the counts summed over the ranks;
  * time: the slowest rank's times, since the step waits for it). A fixed
- * interval only asks, after a refresh, whether a rank refused it. */
+ * interval only asks whether a rank refused its refresh or its build
+ * ahead. */
 static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt)
 {
     const double n_active = (double)sim->clock.n_active;
     if (n_active <= 0) return BN_OK;
-    if (sim->integ.tree_rebuild > 0 && rebuilt && !bn_trace_on()) return BN_OK; /* no stats to wait for */
     const bn_force_stats *st = bn_simulation_force_stats(sim);
     if (sim->integ.tree_rebuild > 0) { /* a fixed interval */
-        double refused = st->refresh_refused;
-        BN_TRY(bn_comm_allreduce(sim->comm, &refused, 1, BN_REDUCE_MAX));
-        count_refusal(sim, refused > 0);
-        trace_tuner_step(st, bin_min, rebuilt || refused > 0, n_active);
+        double refused[2] = {st->refresh_refused, st->lead_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, refused, 2, BN_REDUCE_MAX));
+        count_refusal(sim, refused[0] > 0, refused[1] > 0);
+        trace_tuner_step(st, bin_min, rebuilt || refused[0] > 0, n_active);
         return BN_OK;
     }
     bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0, 0, 0};
-    int refused = 0;
+    int refused = 0, lead_refused = 0;
     if (sim->integ.rebuild_cost == BN_TUNE_WORK) { /* exact integer counts: the same sums on every rank */
-        double count[5] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused};
-        BN_TRY(bn_comm_allreduce(sim->comm, count, 5, BN_REDUCE_SUM));
-        refused = count[4] > 0;
-        s = bn_rebuild_step_work(bin_min, rebuilt || refused, n_active, count, (double)sim->n_global);
+        double count[6] = {st->n_pp, st->n_pc, st->n_far, st->n_visit, st->refresh_refused, st->lead_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, count, 6, BN_REDUCE_SUM));
+        refused = count[4] > 0, lead_refused = count[5] > 0;
+        /* a refused build ahead built twice, on the ranks that refused it
+         * (their share of the particles taken as the mean's) */
+        const double built = (double)sim->n_global * (1 + count[5] / ranks(sim));
+        s = bn_rebuild_step_work(bin_min, rebuilt || refused, n_active, count, built);
     } else {
         /* A refresh reports its whole tree time (gather, moments, group
          * boxes) in some of these fields and a build in all of them: only
          * their sum is weighed. */
-        double t[3] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
-                       st->refresh_refused};
-        BN_TRY(bn_comm_allreduce(sim->comm, t, 3, BN_REDUCE_MAX));
+        double t[4] = {st->t_walk, st->t_bbox + st->t_keys + st->t_sort + st->t_build + st->t_moments + st->t_groups,
+                       st->refresh_refused, st->lead_refused};
+        BN_TRY(bn_comm_allreduce(sim->comm, t, 4, BN_REDUCE_MAX));
         s.walk = t[0], s.tree = t[1];
-        refused = t[2] > 0;
+        refused = t[2] > 0, lead_refused = t[3] > 0;
         s.rebuilt = rebuilt || refused;
     }
     s.ends = sim->clock.ends;
@@ -526,7 +531,7 @@ static bn_status block_tune_rebuild(bn_simulation *sim, int bin_min, int rebuilt
     s.dt = sim->clock.dt;
     s.cycle = sim->clock.cycle_length;
     s.shortened = s.cycle < sim->integ.dt * (1 - 1e-9); /* landing on an output time */
-    count_refusal(sim, refused);
+    count_refusal(sim, refused, lead_refused);
     trace_tuner_step(st, bin_min, s.rebuilt, n_active);
     bn_rebuild_tuner_record(&sim->tuner, &s);
     if (bn_trace_on()) { /* the rule's state after the step: what the next decision sees */

@@ -28,9 +28,11 @@ struct bn_simulation {
     int quiet;                /* a batch of the tuner's held rebuilds runs:
                                  nothing read per step (simulation.c)   */
     long refused_builds;      /* steps whose refresh some rank refused and
-                                 built instead (tree/refresh_guard.h),
-                                 since this simulation's start or load
-                                 (not saved): block_info's tree_builds    */
+                                 built instead (tree/refresh_guard.h), or
+                                 whose build ahead it refused and made
+                                 again from x, since this simulation's
+                                 start or load (not saved): block_info's
+                                 tree_builds                              */
     /* the self-tuned rebuild (tree_rebuild = 0): its period, the best
      * one's measured cycle and where its trials and holds are
      * (integrate/rebuild_tuner.h) */

@@ -208,11 +208,11 @@ void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s)
     }
 }
 
-bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global)
+bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_built)
 {
     bn_rebuild_step s = {bin_min, rebuilt, 0, 0, 0, 0, 0, 0, 0};
     s.walk = bn_walk_work(count[0], count[1], count[2], count[3], n_active);
-    s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_global : 0; /* a refresh's counts as 0 */
+    s.tree = rebuilt ? BN_REBUILD_WORK_PER_PARTICLE * n_built : 0; /* a refresh's counts as 0 */
     return s;
 }
 

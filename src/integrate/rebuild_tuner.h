@@ -164,8 +164,9 @@ int bn_rebuild_tuner_wants(const bn_rebuild_tuner *t, int bin_min, int finest);
 /* After a step's forces. */
 void bn_rebuild_tuner_record(bn_rebuild_tuner *t, const bn_rebuild_step *s);
 /* A step's costs under the work rule: count = the walk's n_pp, n_pc,
- * n_far and n_visit (every rank's), n_global every rank's particles. */
-bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_global);
+ * n_far and n_visit (every rank's); n_built: the particles a rebuild
+ * sorted, every rank's (twice where a build ahead was refused). */
+bn_rebuild_step bn_rebuild_step_work(int bin_min, int rebuilt, double n_active, const double count[4], double n_built);
 /* The steps a tree built now will serve (2^period, at most a cycle), of
  * which its lead is half (tree/refresh_lag.h). */
 double bn_rebuild_tuner_lead_steps(const bn_rebuild_tuner *t);
