@@ -42,6 +42,10 @@ EOF
 "$BANYAN" run "$T/tiny.yml" --output-dir "$T/a" >"$T/out.txt" 2>"$T/err.txt" \
     || fail "tiny run failed: $(cat "$T/err.txt")"
 grep -q "16 steps" "$T/out.txt" || fail "summary lacks the step count: $(cat "$T/out.txt")"
+# the steps' own time: within the run's wall time, and their mean a sixteenth of it
+awk '/steps from t = / {wall = $(NF - 3)} /the steps alone: / {t = $4; ms = $6}
+     END {r = ms * 16 / (1e3 * t); if (!(t > 0 && t <= wall + 0.005 && r > 0.99 && r < 1.01)) exit 1}' "$T/out.txt" ||
+    fail "summary lacks the steps' own time, or it is not within the wall time: $(cat "$T/out.txt")"
 E=$T/a/energy.txt
 [ -f "$E" ] || fail "no energy.txt"
 grep -q '^# build: git ' "$E" || fail "energy.txt header does not name the build"
