@@ -6,7 +6,9 @@
 # run's steps, wall time, particle forces per particle, energy error and
 # tree builds; the shared runs' error fitted as a power of dt through the
 # two smallest dt, and each block run's speed-up against the shared steps
-# that match its error (at the shared runs' measured time per step).
+# that match its error (at the shared runs' measured time per step). The
+# wall time holds making or reading the particles and the final restart
+# file; "steps s" is the steps' own (the run's summary line).
 #   scripts/criterion-sweep.sh BANYAN N T SPEC...   [extra -P options in EXTRA]
 # MODEL: m31 (the default; softening SOFT, 15.625 pc) or a model of
 # `banyan ic` (plummer, hernquist, nfw...; SOFT 0.01).
@@ -47,7 +49,9 @@ t = open(sys.argv[1] + ".log").read()
 m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
 e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
 f = re.search(r"particle forces, ([\d.]+) per particle; (\d+) tree builds", t)
-print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.group(1), f.group(2) if f else m.group(1))
+a = re.search(r"the steps alone: ([\d.e+-]+) s", t)
+print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.group(1), f.group(2) if f else m.group(1),
+      a.group(1) if a else "nan")
 PY
     [ -s "$name.row" ] || echo "FAIL $name: no summary in $name.log" >"$name.row"
 }
@@ -71,7 +75,8 @@ T = float(sys.argv[1])
 rows = [l.split() for l in open("runs.txt") if l.strip() and not l.startswith("FAIL")]
 for l in open("runs.txt"):
     if l.startswith("FAIL"): print(l.strip())
-print(f"{'run':>14s} {'steps':>7s} {'wall s':>8s} {'forces/part':>11s} {'energy error':>12s} {'builds':>7s} {'x shared':>8s}")
+print(f"{'run':>14s} {'steps':>7s} {'wall s':>8s} {'steps s':>8s} {'forces/part':>11s} {'energy error':>12s} {'builds':>7s} "
+      f"{'x shared':>8s}")
 shared = sorted((T / int(r[1]), int(r[1]), float(r[2]), float(r[4])) for r in rows if r[0].startswith("shared"))
 fit = None
 if len(shared) >= 2 and shared[0][0] != shared[1][0] and shared[0][3] > 0 and shared[1][3] > 0:
@@ -87,5 +92,6 @@ for r in rows:
         if float(r[4]) > 0:
             deq = d1 * (float(r[4]) / e1) ** (1 / p)
             x = f"{per * T / deq / float(r[2]):.2f}"
-    print(f"{r[0]:>14s} {r[1]:>7s} {float(r[2]):8.1f} {float(r[3]):11.1f} {float(r[4]):12.3e} {r[5]:>7s} {x:>8s}")
+    alone = float(r[6]) if len(r) > 6 else float("nan")
+    print(f"{r[0]:>14s} {r[1]:>7s} {float(r[2]):8.1f} {alone:8.1f} {float(r[3]):11.1f} {float(r[4]):12.3e} {r[5]:>7s} {x:>8s}")
 PY
