@@ -229,6 +229,14 @@ BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run $refuse -q -o refused --stop-afte
 BANYAN_REFRESH_GROWTH_MAX=1.0005 "$banyan" run --restart refused/restart -o refused -q >refused.out ||
   fail "refused: continued run"
 same refused_ref refused "refusals, stopped at step 13"
+# a continued run's summary: every step from t = 0, 13 of them made before it; its ms a step are of its own
+"$banyan" run $refuse -q -o summary --stop-after-steps 13 || fail "summary: stopped run"
+"$banyan" run --restart summary/restart -o summary >summary.out || fail "summary: continued run"
+awk '/steps from t = 0 to/ {for (i = 2; i < NF; i++) {if ($i == "steps" && $(i + 1) == "from") all = $(i - 1)
+                                                       if ($i == "of" && $(i + 1) == "them") mine = $(i - 1)}}
+     /the steps alone: / {t = $4; ms = $6}
+     END {if (!(all - mine == 13 && mine > 0 && t > 0 && (ms * mine / (1e3 * t) - 1) ^ 2 < 1e-4)) exit 1}' summary.out ||
+  fail "continued run's summary: not 13 steps before it, or its ms a step not its own: $(head -3 summary.out)"
 
 # the self-tuned rebuild weighing measured times: never bitwise (its rebuilds follow each run's timings)
 not_bitwise tuned "TimeIntegration:tree_rebuild = 0 and rebuild_cost time" $block -P TimeIntegration:tree_rebuild:0 \

@@ -33,6 +33,7 @@ typedef struct run_ctx {
     run_progress progress;
     double wall0;
     double t_steps;     /* wall seconds in the steps alone (integrate) */
+    long steps0;        /* the steps made before this process's (a restart's) */
     double next_energy; /* next logged time when Statistics:interval > 0 */
     long energy_rows;
     /* several ranks (mpirun): rank 0 writes every output */
@@ -568,6 +569,7 @@ static bn_status restart_due(run_ctx *c)
 static bn_status integrate(run_ctx *c)
 {
     if (!c->restart_from) c->next_energy = c->t_start;
+    c->steps0 = bn_simulation_steps(c->sim);
     BN_TRY(outputs_due(c));
     run_progress_start(&c->progress, c->t_start, c->prm->t_end, c->quiet || !c->root);
     while (bn_simulation_time(c->sim) < c->prm->t_end) {
@@ -609,10 +611,13 @@ static void print_summary(const run_ctx *c)
 {
     if (c->quiet) return;
     double wall = bn_wall_seconds() - c->wall0;
-    long steps = bn_simulation_steps(c->sim);
-    printf("banyan run: %zu particles, %s, backend %s: %ld steps from t = %g to %g in %.2f s (%.1f steps/s)\n",
-           c->n, bn_method_name(c->prm->gravity.method), bn_backend_name(bn_simulation_backend(c->sim)), steps,
-           c->t_start, c->prm->t_end, wall, wall > 0 ? (double)steps / wall : 0.0);
+    /* every step from t_start (a continued run's too), and this process's */
+    const long all = bn_simulation_steps(c->sim), steps = all - c->steps0;
+    char mine[64] = "";
+    if (c->steps0 > 0) snprintf(mine, sizeof mine, ", %ld of them in this run,", steps);
+    printf("banyan run: %zu particles, %s, backend %s: %ld steps from t = %g to %g%s in %.2f s (%.1f steps/s)\n",
+           c->n, bn_method_name(c->prm->gravity.method), bn_backend_name(bn_simulation_backend(c->sim)), all,
+           c->t_start, c->prm->t_end, mine, wall, wall > 0 ? (double)steps / wall : 0.0);
     /* the wall time above also holds reading, setting up and the outputs
      * (the restart file at the end: 1.6 GB at 2^24 particles) */
     if (steps > 0)
