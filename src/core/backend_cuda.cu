@@ -389,8 +389,6 @@ static bn_status lead_refused(bn_cuda_state *st, int *refused)
  * build with no tree to fall back on waits for the device. */
 bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
-    if (st->ahead_now != 0.0 && !st->tree_growth) /* before the sort's buffers */
-        BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the lead build's growth", st->s));
     BN_TRY(bounding_cube(st));
     cudaEventRecord(st->ev[BN_EV_BBOX], st->s);
     sort_buffers b = {NULL, NULL, NULL, NULL};
@@ -401,6 +399,8 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
         st->tree_valid = 0;
         return r;
     }
+    if (st->ahead_now != 0.0 && !st->tree_growth)
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the lead build's growth", st->s));
     BN_TRY(build_sorted(st, g, &b, st->tree_valid));
     if (st->ahead_now == 0.0) return BN_OK;
     int refused = 0;
@@ -409,9 +409,6 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     st->lead_refused = 1; /* built again from x */
     st->ahead_now = 0.0;
     release_body_lo(st); /* never alive during the sort (the peak) */
-    /* no falling back on the refused tree: a build of x that outgrew the
-     * buffers would refresh it and walk it (the host has waited anyway) */
-    st->tree_valid = 0;
     return build_tree(st, g);
 }
 
