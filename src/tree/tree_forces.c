@@ -96,6 +96,17 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
     return BN_OK;
 }
 
+/* Whether t's groups have outgrown the cells they were built in
+ * (tree/refresh_guard.h), their mean growth into *mean (traced as
+ * `what`): a refresh's, or a build ahead's at x. */
+static int groups_outgrown(const bn_tree *t, const char *what, double *mean)
+{
+    const unsigned long long growth = bn_tree_group_growth(t);
+    *mean = (double)growth / (BN_REFRESH_GROWTH_UNIT * (double)t->n);
+    if (bn_trace_on()) bn_trace_count(what, 1e3 * *mean);
+    return bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max());
+}
+
 /* A build ahead, refused as a refresh is (tree/refresh_guard.h): its
  * groups' boxes at x against the cells of the lead positions. Where
  * particles cross each other within tau (the core of a cold collapse)
@@ -105,9 +116,8 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
 static bn_status lead_judged(bn_tree *t, const bn_gravity_params *g, const bn_particles *p, bn_mac mac,
                              bn_force_stats *stats)
 {
-    const unsigned long long growth = bn_tree_group_growth(t);
-    if (bn_trace_on()) bn_trace_count("build: lead groups' growth x1000", 1e3 * growth / (BN_REFRESH_GROWTH_UNIT * t->n));
-    if (!bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max())) return BN_OK;
+    double mean = 0;
+    if (!groups_outgrown(t, "build: lead groups' growth x1000", &mean)) return BN_OK;
     const double t_lead = stats->t_bbox + stats->t_keys + stats->t_sort + stats->t_build + stats->t_moments +
                           stats->t_groups;
     BN_TRY(build(t, g, p, mac, stats));
@@ -149,10 +159,7 @@ static bn_status local_tree(bn_tree_workspace *ws, const bn_gravity_params *g, c
     BN_TRY(reserve_out(ws, p->n));
     if (rebuild || t->n_nodes == 0 || t->n != p->n) return build_ahead(t, g, p, ws->ahead, mac, stats);
     BN_TRY(refresh(t, g, p, mac, stats));
-    const unsigned long long growth = bn_tree_group_growth(t);
-    stats->refresh_growth = (double)growth / (BN_REFRESH_GROWTH_UNIT * (double)t->n);
-    if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * stats->refresh_growth);
-    if (!bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max())) return BN_OK;
+    if (!groups_outgrown(t, "refresh: groups' growth x1000", &stats->refresh_growth)) return BN_OK;
     const double t_refresh = stats->t_moments;
     BN_TRY(build_ahead(t, g, p, ws->ahead, mac, stats)); /* refresh_growth stays: why */
     stats->t_bbox += t_refresh;
