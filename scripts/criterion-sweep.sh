@@ -21,6 +21,7 @@
 # shared runs wait for the device at every step (Statistics:interval 0).
 set -u
 B=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+SCRIPTS=$(cd "$(dirname "$0")" && pwd) # run_summary.py
 N=$2 T=$3
 shift 3
 OUT=${OUT:-$PWD/out-criterion-sweep}
@@ -43,15 +44,12 @@ run() { # GPU NAME KEY:VALUE,...: the run's summary line in NAME.row
     CUDA_VISIBLE_DEVICES=$gpu timeout 590 "$B" run $COMMON "${args[@]}" -o "$name" >"$name.log" 2>&1 ||
         { echo "FAIL $name: $(tail -2 "$name.log" | tr '\n' ' ')" >"$name.row"; return; }
     rm -rf "$name/restart"
-    python3 - "$name" >"$name.row" <<'PY'
-import re, sys
-t = open(sys.argv[1] + ".log").read()
-m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
-e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
-f = re.search(r"particle forces, ([\d.]+) per particle; (\d+) tree builds", t)
-a = re.search(r"the steps alone: ([\d.e+-]+) s", t)
-print(sys.argv[1], m.group(1), m.group(2), f.group(1) if f else m.group(1), e.group(1), f.group(2) if f else m.group(1),
-      a.group(1) if a else "nan")
+    PYTHONPATH=$SCRIPTS python3 - "$name" >"$name.row" <<'PY'
+import sys
+from run_summary import summary
+r = summary(open(sys.argv[1] + ".log").read())
+if r:
+    print(sys.argv[1], r["steps"], r["wall"], r["forces"], r["energy"], r["builds"], r["alone"])
 PY
     [ -s "$name.row" ] || echo "FAIL $name: no summary in $name.log" >"$name.row"
 }

@@ -10,6 +10,7 @@
 # step (bench, 256 steps).
 #   bash scripts/experiments/m31-steps-s32.sh DIR OUTDIR   (DIR: banyan, lib/)
 D=$(cd "$1" && pwd)
+S=$(cd "$(dirname "$0")/.." && pwd) # run_summary.py
 O=$(mkdir -p "$2" && cd "$2" && pwd)
 export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
 cd "$O" || exit 1
@@ -24,15 +25,7 @@ for n in ${NS:-16777216 8388608}; do
     for r in 1 0; do
         timeout 240 "$D/banyan" run -P InitialConditions:file:m31.hdf5 $G $T -P TimeIntegration:tree_rebuild:$r \
             -o r$r-$n >r$r-$n.log 2>&1 || { echo "FAIL: $n rule $r: $(tail -2 r$r-$n.log)"; continue; }
-        python3 - r$r-$n.log $n $r <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
-e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
-b = re.search(r"(\d+) tree builds", t)
-print(f"N {sys.argv[2]} tree_rebuild {sys.argv[3]}: {m.group(1)} steps, {1e3 * float(m.group(2)) / int(m.group(1)):.2f} ms a "
-      f"step, energy error {e.group(1) if e else '?'}, {b.group(1) if b else '?'} builds")
-PY
+        python3 "$S/run_summary.py" r$r-$n.log $n $r
     done
     rm -f m31.hdf5
 done

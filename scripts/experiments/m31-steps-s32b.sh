@@ -9,6 +9,7 @@
 # runs sharing a host, gave 16.46 / 15.98 ms). Then 2^23 by `banyan run`.
 #   bash scripts/experiments/m31-steps-s32b.sh DIR OUTDIR   (DIR: banyan, lib/)
 D=$(cd "$1" && pwd)
+S=$(cd "$(dirname "$0")/.." && pwd) # run_summary.py
 O=$(mkdir -p "$2" && cd "$2" && pwd)
 export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
 cd "$O" || exit 1
@@ -20,15 +21,7 @@ T="-P TimeIntegration:time_bins:8 -P TimeIntegration:dt:0.015625 -P TimeIntegrat
    -P TimeIntegration:t_end:0.25 -P Snapshots:render:no -P Snapshots:final:no -P Restart:interval:0
    -P Statistics:interval:0.25"
 row() { # LOG N RULE: steps, ms a step, energy error, builds of a run
-    python3 - "$@" <<'PY'
-import re, sys
-t = open(sys.argv[1]).read()
-m = re.search(r"(\d+) steps from t = \S+ to \S+ in ([\d.]+) s", t)
-e = re.search(r"energy error \|E-E0\|/\|E0\| at t_end: (\S+)", t)
-b = re.search(r"(\d+) tree builds", t)
-print(f"run   N {sys.argv[2]} tree_rebuild {sys.argv[3]}: {m.group(1)} steps, {1e3 * float(m.group(2)) / int(m.group(1)):.2f} ms a "
-      f"step, energy error {e.group(1) if e else '?'}, {b.group(1) if b else '?'} builds")
-PY
+    python3 "$S/run_summary.py" "$@" "run   "
 }
 for n in 16777216 8388608; do
     "$D/banyan" ic galaxy --model m31 --n $n -s 1 -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic $n"; continue; }
