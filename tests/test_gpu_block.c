@@ -193,18 +193,6 @@ static void test_scattered_refresh_is_refused(void **state)
     bn_particles_free(p);
 }
 
-/* Each velocity carries its particle to another one's position within
- * tau, as in the core of a cold collapse, where particles cross. */
-static void scramble_velocities(bn_particles *p, double tau)
-{
-    uint64_t rng = 99;
-    for (size_t i = 0; i < p->n; i++) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        const size_t j = (size_t)((rng >> 33) % p->n);
-        for (int k = 0; k < 3; k++) p->vel[k][i] = (p->pos[k][j] - p->pos[k][i]) / tau;
-    }
-}
-
 /* A build ahead (tree/refresh_lag.h) is kept on a quiet sphere (its
  * tree then differs from one built at x); one whose lead scrambles the
  * cells is refused and built again from x, with the forces of a build
@@ -218,7 +206,7 @@ static void test_scrambling_lead_is_refused(void **state)
     bn_particles *p = plummer_32k();
     const bn_gravity_params g = tu_block_gravity(BN_BACKEND_GPU, BN_METHOD_TREE, 1e-3);
     for (int scrambled = 0; scrambled < 2; scrambled++) {
-        if (scrambled) scramble_velocities(p, tau);
+        if (scrambled) tu_scramble_velocities(p, tau);
         void *st = gpu_state(&g, p), *ref = gpu_state(&g, p);
         int max_bin = -1;
         long kicked = 0;

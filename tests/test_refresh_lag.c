@@ -135,12 +135,7 @@ static void test_scrambling_lead_is_refused(void **state)
     (void)state;
     bn_particles *x = tu_model(BN_IC_HERNQUIST, 4096, 8);
     const size_t n = x->n;
-    uint64_t rng = 99;
-    for (size_t i = 0; i < n; i++) { /* to a random other particle's position at tau */
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        const size_t j = (size_t)((rng >> 33) % n);
-        for (int k = 0; k < 3; k++) x->vel[k][i] = (x->pos[k][j] - x->pos[k][i]) / kLag;
-    }
+    tu_scramble_velocities(x, kLag);
     bn_gravity_params g = bn_gravity_params_default();
     g.softening = 0.01;
     bn_tree_workspace *ws = NULL;

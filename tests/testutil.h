@@ -42,6 +42,11 @@ bn_mesh *tu_mesh(bn_mesh_problem problem, int levels, int block);
 /* A model from the IC module (n particles, seed). */
 bn_particles *tu_model(bn_ic_model model, size_t n, uint64_t seed);
 
+/* Each velocity carries its particle to another (random, fixed seed)
+ * particle's position within tau, as in the core of a cold collapse,
+ * where particles cross: a lead x + tau v that scrambles the cells. */
+void tu_scramble_velocities(bn_particles *p, double tau);
+
 /* Relative acceleration errors of `p` against double direct summation on
  * a sample of up to `nsample` particles. */
 bn_error_stats tu_errors_vs_direct(const bn_particles *p, double G, double eps, size_t nsample, uint64_t seed);

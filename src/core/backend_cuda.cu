@@ -366,21 +366,28 @@ bn_status build_sorted(bn_cuda_state *st, const bn_gravity_params *g, sort_buffe
     return r;
 }
 
-/* Whether a build ahead (tree/refresh_lag.h) is refused, as a refresh
- * is (tree/refresh_guard.h): its groups' boxes at x against the cells of
- * the lead positions x + tau v, summed by its moments_and_groups (the
- * host waits for the sum). Where particles cross each other within tau
- * (the core of a cold collapse) those cells put far apart bodies
- * together: a walk of 130 times a fresh tree's (BENCHMARKS.md session
- * 32). */
-static bn_status lead_refused(bn_cuda_state *st, int *refused)
+/* The groups' growth summed by moments_and_groups (the host waits for
+ * it), judged by tree/refresh_guard.h: whether the tree is refused. */
+static bn_status growth_refused(bn_cuda_state *st, const char *what, const char *trace_name,
+                                double *growth, int *refused)
 {
     unsigned long long sum = 0;
-    BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the lead build's growth", st->s));
-    const double growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
-    if (bn_trace_on()) bn_trace_count("build: lead groups' growth x1000", 1e3 * growth);
+    BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, what, st->s));
+    *growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
+    if (bn_trace_on()) bn_trace_count(trace_name, 1e3 * *growth);
     *refused = bn_refresh_refused(sum, (double)st->n, bn_refresh_growth_max());
     return BN_OK;
+}
+
+/* Whether a build ahead (tree/refresh_lag.h) is refused, as a refresh
+ * is: its groups' boxes at x against the cells of the lead positions
+ * x + tau v. Where particles cross each other within tau (the core of a
+ * cold collapse) those cells put far apart bodies together: a walk of
+ * 130 times a fresh tree's (BENCHMARKS.md session 32). */
+static bn_status lead_refused(bn_cuda_state *st, int *refused)
+{
+    double growth = 0;
+    return growth_refused(st, "the lead build's growth", "build: lead groups' growth x1000", &growth, refused);
 }
 
 /* Keys to groups: the device tree the walk reads. The build decides on
@@ -389,6 +396,8 @@ static bn_status lead_refused(bn_cuda_state *st, int *refused)
  * build with no tree to fall back on waits for the device. */
 bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
 {
+    if (st->ahead_now != 0.0 && !st->tree_growth) /* before the sort's buffers */
+        BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the lead build's growth", st->s));
     BN_TRY(bounding_cube(st));
     cudaEventRecord(st->ev[BN_EV_BBOX], st->s);
     sort_buffers b = {NULL, NULL, NULL, NULL};
@@ -399,8 +408,6 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
         st->tree_valid = 0;
         return r;
     }
-    if (st->ahead_now != 0.0 && !st->tree_growth)
-        BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the lead build's growth", st->s));
     BN_TRY(build_sorted(st, g, &b, st->tree_valid));
     if (st->ahead_now == 0.0) return BN_OK;
     int refused = 0;
@@ -409,6 +416,9 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     st->lead_refused = 1; /* built again from x */
     st->ahead_now = 0.0;
     release_body_lo(st); /* never alive during the sort (the peak) */
+    /* no falling back on the refused tree: a build of x that outgrew the
+     * buffers would refresh it and walk it (the host has waited anyway) */
+    st->tree_valid = 0;
     return build_tree(st, g);
 }
 
@@ -421,13 +431,13 @@ bn_status refresh_tree(bn_cuda_state *st, const bn_gravity_params *g)
     for (int e = BN_EV_BBOX; e <= BN_EV_BUILD; e++) cudaEventRecord(st->ev[e], st->s); /* no such stages */
     if (!st->tree_growth) BN_TRY(bn_cuda_dev_alloc(&st->tree_growth, 1, "the refresh's growth", st->s));
     BN_TRY(moments_and_groups(st, g, 0, st->tree_growth));
-    unsigned long long sum = 0;
-    BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, "the refresh's growth", st->s));
-    st->refresh_growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
-    if (bn_trace_on()) bn_trace_count("refresh: groups' growth x1000", 1e3 * st->refresh_growth);
-    if (!bn_refresh_refused(sum, (double)st->n, bn_refresh_growth_max())) return BN_OK;
+    int refused = 0;
+    BN_TRY(growth_refused(st, "the refresh's growth", "refresh: groups' growth x1000", &st->refresh_growth,
+                          &refused));
+    if (!refused) return BN_OK;
     st->refresh_refused = 1;
     release_body_lo(st); /* never alive during the sort (the peak) */
+    st->tree_valid = 0; /* the build never falls back on the refused tree */
     return build_tree(st, g);
 }
 
