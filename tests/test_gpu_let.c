@@ -690,6 +690,46 @@ static void test_breadth_overflow_falls_back(void **state)
     scene_free(&s);
 }
 
+/* The main pass's budget (BANYAN_REMOTE_BUDGET): at 1 every group
+ * outruns it and is walked again chunk by chunk, each chunk with its own
+ * box (the queue's chunks, taken by the main pass's warps once their
+ * groups are walked, or by the deep pass): another way (some forces
+ * differ from the default's),
+ * the same bits every run, and against double direct summation of the
+ * remote set as accurate as the default within a quarter (its boxes are
+ * tighter: it opens more per target, never less). */
+static void test_budget_splits_groups(void **state)
+{
+    (void)state;
+    scene s;
+    scene_make(&s, shifted_plummer(1 << 15, 48, 0.0), shifted_plummer(1 << 15, 49, 0.5), params(0.5, 1e-3), NULL, 0);
+    const size_t n = s.loc.p->n;
+    float4 *split = malloc(n * sizeof *split), *again = malloc(n * sizeof *again);
+    assert_true(split && again);
+    setenv("BANYAN_REMOTE_BUDGET", "1", 1);
+    bn_force_stats st = {0};
+    gpu_remote(&s, 1, NULL, &st);
+    CU(cudaMemcpy(split, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    gpu_remote(&s, 1, NULL, NULL);
+    CU(cudaMemcpy(again, s.d_out, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    unsetenv("BANYAN_REMOTE_BUDGET");
+    assert_memory_equal(split, again, n * sizeof(float4));
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) differ += memcmp(&split[i], &s.gpu_box[i], sizeof(float4)) != 0;
+    double b50, b99, p50, p99;
+    sample_errors(&s, s.gpu_box, 1, 1000, &b50, &b99);
+    sample_errors(&s, split, 1, 1000, &p50, &p99);
+    print_message("budget 1: %zu of %zu forces differ from the default's; remote field vs direct: split p50 %.2e p99 "
+                  "%.2e, default p50 %.2e p99 %.2e; pp %.0f (default %.0f)\n",
+                  differ, n, p50, p99, b50, b99, st.n_pp, s.st_gpu.n_pp);
+    assert_true(differ > 0);
+    assert_true(p50 <= 1.25 * b50 + 1e-7 && p99 <= 1.25 * b99 + 1e-7);
+    assert_true(st.n_pp > 0);
+    free(split);
+    free(again);
+    scene_free(&s);
+}
+
 /* A LET message on the device: the source merged from it alone equals
  * the one uploaded from the unpacked tree, byte for byte, one cell on (a
  * root over it); a message with a bad
@@ -827,5 +867,6 @@ TU_GPU_TEST_MAIN(cmocka_unit_test(test_overlapping),
                  cmocka_unit_test(test_adds_repeats_active),
                  cmocka_unit_test(test_stack_limit_and_refusals),
                  cmocka_unit_test(test_breadth_overflow_falls_back),
+                 cmocka_unit_test(test_budget_splits_groups),
                  cmocka_unit_test(test_device_message),
                  cmocka_unit_test(test_timing))

@@ -55,6 +55,7 @@
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
 #include "gravity/walk_remote.h"
+#include "gravity/walk_depth_cuda.h"
 
 #ifndef BN_WALK_WARPS
 #define BN_WALK_WARPS 4       /* warps per block (neighbouring groups on one
@@ -83,11 +84,14 @@
                                  no walk of the Plummer or Hernquist models
                                  overflows it (512 does, rarely)          */
 #endif
+#ifndef BN_WALK_REMOTE_BUDGET
+#define BN_WALK_REMOTE_BUDGET 16384 /* bn_walk_remote_budget's default */
+#endif
 #ifndef BN_WALK_DEEP_STACK
 #define BN_WALK_DEEP_STACK 12288 /* cells on the stack of the second pass
                                  over a received tree (48 KiB, one warp a
                                  block): the groups that overflowed the
-                                 first one's                              */
+                                 first one's or outran its budget         */
 #endif
 #ifndef BN_WALK_BOX_FRONT
 #define BN_WALK_BOX_FRONT 1024 /* a box's frontier cells at most (beyond:
@@ -172,16 +176,21 @@ struct bn_walk_args {
     unsigned long long *counts;
     bn_gpu_active act;        /* block steps: the active groups and bodies;
                                  act.groups NULL: every group and body   */
-    int *overflow, *overflow_count; /* REMOTE: groups whose walk would
-                                 overflow the stack (their nodes have no
-                                 bodies to fall back on), for the
-                                 depth-first walk                        */
+    bn_gpu_chunk_queue queue; /* REMOTE: the chunks of groups whose walk
+                                 would overflow the stack (their nodes
+                                 have no bodies to fall back on) or
+                                 outrun the budget (walk_gpu.h)          */
     bn_gpu_box_far box;       /* REMOTE: the far field per box (walk_gpu.h);
                                  box.n_boxes 0: every group from the root */
     int active_per_warp;      /* act.groups: groups per warp chosen on the
                                  device from the active count (the grid
                                  sized for one a warp); 0: PER_WARP      */
     int resident_blocks;      /* blocks the GPU holds at once             */
+    long long budget;         /* REMOTE main pass: a group's cells visited
+                                 plus sources taken (per target) beyond
+                                 which it is listed for the deep pass (its
+                                 chunks' own boxes, over many warps); 0:
+                                 none (bn_walk_remote_budget)             */
 };
 
 /* The targets and partial sums of one lane: T of them (2 in the local
@@ -732,7 +741,8 @@ __device__ __forceinline__ int bn_walk_lanes_per_pair(int nt)
  * marks the chunk (its potentials NaN) for the BN_PP_EXACT pass. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP, int T>
 __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int first, int nt, float4 gc, float4 gh,
-                              int lane, bool far_done, int box, unsigned long long cnt[4], bool count_far = true)
+                              int lane, bool far_done, int box, unsigned long long cnt[4], bool count_far = true,
+                              bool budgeted = false)
 {
     const int L = bn_walk_lanes_per_pair<T>(nt);
     const int slots = 32 / L, slot = lane & (slots - 1), sub = lane / slots;
@@ -773,6 +783,12 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
         visits += min(32, size);
         bn_walk_step<EXACT, REMOTE, CAP>(a, sm, stack, &size, &st, gc, gh, lane, L, sub, &tg);
         if (REMOTE && st.overflow) break;
+        /* a straggler: every chunk of the group takes the same decisions,
+         * so the first one stops here or none does (warp-uniform) */
+        if (REMOTE && budgeted && a.budget > 0 && visits + st.n_pp > a.budget) {
+            st.overflow = true;
+            break;
+        }
     }
     if (REMOTE && st.overflow) return false; /* warp-uniform: the group is walked again */
     /* what is left in the lists */
@@ -845,27 +861,117 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     return true;
 }
 
-/* One group: its chunks of at most 32 T targets (BN_WALK_CHUNK locally). */
-/* REMOTE: a walk that would overflow the stack does so in the first
- * chunk or in none (every chunk takes the same decisions, on the group's
- * box); the group is then listed for the next pass (the deep stack's,
- * then the depth-first walk), nothing written. */
+/* The box of a chunk of nt <= 32 of a group's bodies from `first` (a
+ * body a lane): its centre a float between the bodies' extremes, its
+ * half sides the largest |body - centre| as the walk computes it
+ * (bn_gpu_in_frame), so the box holds every body in the walk's own
+ * arithmetic; w the group's (the accel criterion's alpha min |a_old| /
+ * G). In floats: it is made inside the received walk's kernel, whose
+ * registers are at their bound. */
+__device__ void bn_walk_chunk_box(const bn_gpu_tree &t, int first, int nt, float4 gh, int lane, float4 *cc, float4 *ch)
+{
+    const bool in = lane < nt;
+    const float4 p = t.body[first + (in ? lane : 0)], q = in ? t.body_lo[first + lane] : make_float4(0.f, 0.f, 0.f, 0.f);
+    float lo[3] = {p.x, p.y, p.z}, hi[3] = {p.x, p.y, p.z}; /* lanes past nt repeat the first body */
+    for (int off = 16; off > 0; off /= 2)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fminf(lo[k], __shfl_xor_sync(BN_FULL, lo[k], off));
+            hi[k] = fmaxf(hi[k], __shfl_xor_sync(BN_FULL, hi[k], off));
+        }
+    const float4 c = make_float4(0.5f * lo[0] + 0.5f * hi[0], 0.5f * lo[1] + 0.5f * hi[1], 0.5f * lo[2] + 0.5f * hi[2], 0.f);
+    const float3 d = bn_gpu_in_frame(p, q, c);
+    float h[3] = {fabsf(d.x), fabsf(d.y), fabsf(d.z)};
+    for (int off = 16; off > 0; off /= 2)
+        for (int k = 0; k < 3; k++) h[k] = fmaxf(h[k], __shfl_xor_sync(BN_FULL, h[k], off));
+    *cc = c;
+    *ch = make_float4(h[0], h[1], h[2], gh.w);
+}
+
+/* REMOTE: the group's box of groups, where it has a frontier, else -1. */
+__device__ __forceinline__ int bn_walk_box_of(const bn_walk_args &a, int group)
+{
+    if (a.box.n_boxes <= 0) return -1;
+    const int b = group / a.box.groups_per_box;
+    return a.box.count[b] >= 0 ? b : -1;
+}
+
+/* A group's chunks of 32 handed to the queue (lane 0): a slot each,
+ * claimed by one atomic, then written (a 64-bit store; ~0 until then). */
+__device__ void bn_walk_queue_push(const bn_walk_args &a, int group, int bodies)
+{
+    const int k = (bodies + 31) / 32;
+    const int base = atomicAdd(&a.queue.counts[0], k);
+    for (int j = 0; j < k; j++)
+        atomicExch(&a.queue.items[base + j], (unsigned long long)group << 32 | (unsigned)(32 * j));
+}
+
+/* The next chunk from the queue for this warp, or ~0: a slot below the
+ * pushed count claimed by compare-and-swap (never past it, so the deep
+ * pass knows the rest: [taken, pushed)), then waited for until written
+ * (its writer is running). Warp-uniform. */
+__device__ unsigned long long bn_walk_queue_take(const bn_walk_args &a, int lane)
+{
+    unsigned long long item = ~0ull;
+    if (lane == 0) {
+        volatile int *count = a.queue.counts;
+        for (;;) {
+            const int t = count[1];
+            if (t >= count[0]) break;
+            if (atomicCAS(&a.queue.counts[1], t, t + 1) != t) continue;
+            volatile unsigned long long *slot = a.queue.items + t;
+            do item = *slot;
+            while (item == ~0ull);
+            break;
+        }
+    }
+    return __shfl_sync(BN_FULL, item, 0);
+}
+
+/* One chunk of a group (item: group << 32 | its first body in it), with
+ * its own box, on a stack of CAP cells: false if it would overflow
+ * (nothing written). */
+template <bool COST, int CAP, int T>
+__device__ bool bn_walk_queued_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stack, unsigned long long item,
+                                     int lane, unsigned long long cnt[4], int *first, int *nt, float4 *cc, float4 *ch)
+{
+    const int group = (int)(item >> 32), c = (int)(item & 0xffffffffu);
+    const int2 gb = a.t.group_body[group];
+    *first = gb.x + c;
+    *nt = min(32, gb.y - c);
+    bn_walk_chunk_box(a.t, *first, *nt, a.t.group_half[group], lane, cc, ch);
+    return bn_walk_chunk<false, COST, true, CAP, T>(a, sm, stack, *first, *nt, *cc, *ch, lane, false,
+                                                   bn_walk_box_of(a, group), cnt);
+}
+
+/* One group: its chunks of at most 32 T targets (BN_WALK_CHUNK locally).
+ * REMOTE: a walk that would overflow the stack or outrun the budget does
+ * so in the first chunk or in none (every chunk takes the same decisions,
+ * on the group's box); the group's chunks then go to the queue, nothing
+ * written. Or (item not ~0) a chunk of 32 from the queue, with its own
+ * box and no budget; one that would overflow goes to the deep list. */
 template <bool EXACT, bool COST, bool REMOTE, int CAP = BN_WALK_STACK, int T = (REMOTE ? BN_WALK_REMOTE_TARGETS : 2)>
 __device__ void bn_walk_group(const bn_walk_args &a, bn_walk_smem *sm, int *stack, int group, int lane,
-                              unsigned long long cnt[4])
+                              unsigned long long cnt[4], unsigned long long item = ~0ull)
 {
     const int2 gb = a.t.group_body[group];
-    const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
+    float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
     static_assert(REMOTE || 32 * T == BN_WALK_CHUNK, "the local walk's chunk");
-    int box = -1; /* REMOTE: the group's box, where it has a frontier */
-    if (REMOTE && a.box.n_boxes > 0) {
-        const int b = group / a.box.groups_per_box;
-        if (a.box.count[b] >= 0) box = b;
+    const bool queued = REMOTE && item != ~0ull;
+    int first = gb.x, count = gb.y;
+    if (queued) {
+        const int c = (int)(item & 0xffffffffu);
+        first += c;
+        count = min(32, gb.y - c);
+        bn_walk_chunk_box(a.t, first, count, gh, lane, &gc, &gh);
     }
-    for (int c = 0; c < gb.y; c += 32 * T)
-        if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP, T>(a, sm, stack, gb.x + c, min(32 * T, gb.y - c), gc, gh, lane,
-                                                        c > 0, box, cnt)) {
-            if (lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
+    const int box = REMOTE ? bn_walk_box_of(a, group) : -1;
+    for (int c = 0; c < count; c += 32 * T)
+        if (!bn_walk_chunk<EXACT, COST, REMOTE, CAP, T>(a, sm, stack, first + c, min(32 * T, count - c), gc, gh, lane,
+                                                        c > 0, box, cnt, true, REMOTE && !queued)) {
+            if constexpr (REMOTE) {
+                if (lane == 0 && queued) a.queue.deep[atomicAdd(&a.queue.counts[2], 1)] = item;
+                else if (lane == 0) bn_walk_queue_push(a, group, gb.y);
+            }
             return;
         }
 }
@@ -905,6 +1011,14 @@ __device__ __forceinline__ void bn_walk_counts_add(const bn_walk_args &a, const 
     if (lane < 4 && c) atomicAdd(&a.counts[lane < 3 ? lane : 4], c);
 }
 
+/* The device's clock in ns (coarse: about a microsecond), for tracing. */
+__device__ __forceinline__ unsigned long long bn_walk_clock_ns(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 /* Block b walks the groups (or active-list entries) [b G, (b + 1) G),
  * G = BN_WALK_WARPS x PER_WARP, its warps taking the next one from a
  * shared counter (an integer atomic: which warp walks a group changes
@@ -925,17 +1039,30 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
     if (a.act.live && !*a.act.live) end = 0; /* an idle step: nothing to walk */
     const int per_block = BN_WALK_WARPS * (a.active_per_warp ? bn_walk_per_warp_of(end, a.resident_blocks, PER_WARP)
                                                              : PER_WARP);
-    if (blockIdx.x * per_block >= end) return; /* the whole block: beyond the items */
+    if (blockIdx.x * per_block >= end && !(REMOTE && a.queue.items)) return; /* the whole block: beyond the items */
     unsigned long long cnt[4] = {0, 0, 0, 0};
     for (;;) {
         int k = 0;
         if (lane == 0) k = atomicAdd(&next, 1);
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
-        if (k >= per_block || item >= end) break;
+        if (k >= per_block || item >= end) {
+            if constexpr (REMOTE) { /* this block's groups walked: the queued chunks, while there are any */
+                const unsigned long long chunk = a.queue.items ? bn_walk_queue_take(a, lane) : ~0ull;
+                if (chunk == ~0ull) break;
+                bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, (int)(chunk >> 32), lane, cnt, chunk);
+                continue;
+            }
+            break;
+        }
         const int group = a.act.groups ? a.act.groups[item] : REMOTE && a.box.order ? a.box.order[item] : item;
+        const unsigned long long t0 = REMOTE && a.box.group_time ? bn_walk_clock_ns() : 0;
         bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, group, lane,
                                            cnt);
+        if (REMOTE && a.box.group_time && lane == 0) { /* a tracing aid: where the pass's time goes */
+            a.box.group_time[2 * (size_t)group] = t0;
+            a.box.group_time[2 * (size_t)group + 1] = bn_walk_clock_ns();
+        }
     }
     bn_walk_counts_add(a, cnt, lane);
 }
@@ -1047,17 +1174,32 @@ static bn_status bn_walk_launch_all(const bn_walk_args &a, int resident_blocks, 
     return BN_OK;
 }
 
+/* The main pass's budget a group (bn_walk_args.budget):
+ * BANYAN_REMOTE_BUDGET, a tuning aid (0: none), else the default. A
+ * group of the received walk's usual cost takes a few hundred (Hernquist,
+ * 2^25 a GPU: 110 M cells visited and 53 sources a target over 450 k
+ * groups); the straggler of session 33 took 25 ms, 600 times a usual
+ * group's time. Which groups outrun it depends on the tree alone: the
+ * same bits every run. */
+static long long bn_walk_remote_budget(void)
+{
+    const char *e = getenv("BANYAN_REMOTE_BUDGET"); /* read at each walk: the tests set it */
+    char *end = NULL;
+    const long long v = e ? strtoll(e, &end, 10) : 0;
+    return e && end != e && *end == '\0' && v >= 0 ? v : BN_WALK_REMOTE_BUDGET;
+}
+
 /* The arguments of a walk of src's cells for local's groups. */
 static bn_walk_args bn_walk_source_args(const bn_gpu_tree *local, const bn_gpu_source *src,
                                         const bn_gravity_params *g, const bn_gpu_active *act,
                                         const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
-                                        int *overflow, int *overflow_count)
+                                        const bn_gpu_chunk_queue *q)
 {
     bn_walk_args a = bn_walk_args_of(local, g, act, out);
     a.s = bn_walk_srcs{src->com, src->com_lo, src->quad0, src->quad1, src->child, src->body, src->pos, src->pos_lo};
     a.counts = counts;
-    a.overflow = overflow;
-    a.overflow_count = overflow_count;
+    if (q) a.queue = *q;
+    a.budget = bn_walk_remote_budget();
     if (boxes) a.box = *boxes;
     return a;
 }
@@ -1121,7 +1263,7 @@ extern "C" bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_
 {
     memset(out, 0, sizeof *out);
     const int k = bn_remote_box_groups();
-    bn_walk_args a = bn_walk_source_args(local, src, g, act, NULL, NULL, counts, NULL, NULL);
+    bn_walk_args a = bn_walk_source_args(local, src, g, act, NULL, NULL, counts, NULL);
     if (k == 0 || a.far_kt2 <= 0.f || (act && act->groups) || local->group_bound <= 0 || src->n_cells == 0)
         return BN_OK;
     bn_gpu_box_far b;
@@ -1166,30 +1308,52 @@ extern "C" void bn_gpu_box_far_free(bn_gpu_box_far *b, cudaStream_t stream)
 extern "C" bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src,
                                          const bn_gravity_params *g, const bn_gpu_active *act,
                                          const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
-                                         int *overflow, int *overflow_count, cudaStream_t stream)
+                                         const bn_gpu_chunk_queue *q, cudaStream_t stream)
 {
-    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, overflow, overflow_count);
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, q);
     int resident = 0;
     BN_TRY(bn_walk_resident_blocks(&resident));
     return bn_walk_launch_all<true>(a, resident, stream);
 }
 
-/* The groups a received tree's walk could not take with BN_WALK_STACK
- * (a.act.groups[0 .. *a.act.count)), walked again breadth-wise with a
- * stack of BN_WALK_DEEP_STACK cells in dynamic shared memory, one warp
- * per block (few groups: a sparse one at a domain's edge, whose box opens
- * most of a received tree). Those that overflow even this go to
- * a.overflow for the depth-first walk. The walk one warp took depth first
- * cost 13-70 ms a step on 2-4 GPUs (session 21).
+extern "C" bn_status bn_gpu_chunk_queue_make(const bn_gpu_tree *local, bn_gpu_chunk_queue *q, cudaStream_t stream)
+{
+    memset(q, 0, sizeof *q);
+    q->cap = (long long)local->n / 32 + 1 + local->group_bound; /* every group's chunks */
+    if (q->cap > INT_MAX) return bn_fail(BN_ERR_ARGUMENT, "the received walk's queue: %lld chunks", q->cap);
+    bn_status r = bn_cuda_dev_alloc(&q->items, 2 * (size_t)q->cap, "the received walk's chunk queue", stream);
+    if (r == BN_OK) r = bn_cuda_dev_alloc(&q->counts, 3, "the received walk's chunk queue", stream);
+    if (r == BN_OK && (cudaMemsetAsync(q->items, 0xff, (size_t)q->cap * sizeof *q->items, stream) != cudaSuccess ||
+                       cudaMemsetAsync(q->counts, 0, 3 * sizeof(int), stream) != cudaSuccess))
+        r = bn_fail(BN_ERR_DEVICE, "the received walk's chunk queue: clearing it");
+    if (r != BN_OK) {
+        bn_gpu_chunk_queue_free(q, stream);
+        return r;
+    }
+    q->deep = q->items + q->cap;
+    return BN_OK;
+}
+
+extern "C" void bn_gpu_chunk_queue_free(bn_gpu_chunk_queue *q, cudaStream_t stream)
+{
+    bn_cuda_free(q->items, stream);
+    bn_cuda_free(q->counts, stream);
+    memset(q, 0, sizeof *q);
+}
+
+/* The chunks the main pass left (walk_gpu.h's queue: those no warp of
+ * it took, [taken, pushed), then those that would have overflowed its
+ * stack), walked breadth-wise with a stack of BN_WALK_DEEP_STACK cells in
+ * dynamic shared memory, a warp a block, each chunk with its own box, as
+ * the main pass's warps walk those they take. A chunk that would
+ * overflow even this stack walks depth first from the root
+ * (walk_depth_cuda.h), nothing written before.
  *
- * Each group's chunks of 32 targets (one a lane) are items of their own,
- * BN_WALK_DEEP_SPLIT a group, so that the few such groups' walks spread
- * over as many warps: one warp walking a whole group was a straggler of
- * 10-30 ms after the main walk (session 24, Hernquist on 2 GPUs). Every
- * chunk makes the group box's decisions, so each builds the same far
- * expansion (counted once) and all overflow or none (the first lists
- * the group). */
-#define BN_WALK_DEEP_SPLIT 16
+ * Why chunks: one warp walking a whole group was a straggler of 10-30 ms
+ * after the main walk (sessions 24 and 33, Hernquist on 2 GPUs: a group
+ * of 146 bodies took 25 ms, 600 times a usual group's time, while the
+ * rest of the pass ended by 10 ms); its chunks go to as many warps,
+ * from the moment its walk outran the budget. */
 template <bool COST>
 __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
 {
@@ -1197,23 +1361,16 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
     __shared__ bn_walk_smem smem;
     const int lane = threadIdx.x & 31;
     unsigned long long cnt[4] = {0, 0, 0, 0};
-    const int end = *a.act.count;
-    for (int item = blockIdx.x; item < end * BN_WALK_DEEP_SPLIT; item += gridDim.x) {
-        const int group = a.act.groups[item / BN_WALK_DEEP_SPLIT];
-        const int2 gb = a.t.group_body[group];
-        const float4 gc = a.t.group_box[group], gh = a.t.group_half[group];
-        int box = -1;
-        if (a.box.n_boxes > 0) {
-            const int b = group / a.box.groups_per_box;
-            if (a.box.count[b] >= 0) box = b;
-        }
-        for (int c = 32 * (item % BN_WALK_DEEP_SPLIT); c < gb.y; c += 32 * BN_WALK_DEEP_SPLIT)
-            if (!bn_walk_chunk<false, COST, true, BN_WALK_DEEP_STACK, 1>(a, &smem, deep_stack, gb.x + c,
-                                                                           min(32, gb.y - c), gc, gh, lane, false,
-                                                                           box, cnt, c == 0)) {
-                if (c == 0 && lane == 0) a.overflow[atomicAdd(a.overflow_count, 1)] = group;
-                break;
-            }
+    const int taken = a.queue.counts[1], left = a.queue.counts[0] - taken, end = left + a.queue.counts[2];
+    for (int i = blockIdx.x; i < end; i += gridDim.x) {
+        const unsigned long long item = i < left ? a.queue.items[taken + i] : a.queue.deep[i - left];
+        int first, nt;
+        float4 cc, ch;
+        if (bn_walk_queued_chunk<COST, BN_WALK_DEEP_STACK, 1>(a, &smem, deep_stack, item, lane, cnt, &first, &nt, &cc,
+                                                              &ch))
+            continue;
+        bool ok = true; /* from the root, depth first: the upload made sure its stack holds */
+        bn_remote_chunk<1>(a, deep_stack, first, nt, cc, ch, lane, true, cnt, &ok);
     }
     bn_walk_counts_add(a, cnt, lane);
 }
@@ -1234,16 +1391,13 @@ static bn_status bn_walk_deep_launch(const bn_walk_args &a, int blocks, cudaStre
 extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src,
                                               const bn_gravity_params *g, const bn_gpu_active *act,
                                               const bn_gpu_box_far *boxes, float4 *out, unsigned long long *counts,
-                                              int *overflow, int *overflow_count, cudaStream_t stream)
+                                              const bn_gpu_chunk_queue *q, cudaStream_t stream)
 {
-    if (!act || !act->groups || !act->count)
-        return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no list of groups");
-    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, overflow, overflow_count);
-    int resident = 0; /* a block an SM (the list holds a few groups; the blocks loop over it) */
+    if (!q || !q->items) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no queue");
+    const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, q);
+    int resident = 0; /* 4 blocks an SM, as its shared memory holds them (the blocks loop over the chunks) */
     BN_TRY(bn_walk_resident_blocks(&resident));
-    resident /= BN_WALK_MIN_BLOCKS;
-    const long items = (long)local->group_bound * BN_WALK_DEEP_SPLIT; /* at most: the list's length is on the device */
-    const int blocks = resident < items ? resident : (int)items;
+    const int blocks = 4 * (resident / BN_WALK_MIN_BLOCKS);
     return a.act.cost ? bn_walk_deep_launch<true>(a, blocks, stream) : bn_walk_deep_launch<false>(a, blocks, stream);
 }
 

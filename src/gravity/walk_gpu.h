@@ -180,6 +180,10 @@ typedef struct bn_gpu_box_far {
                                          the received walk takes them, the
                                          largest boxes first (by octaves
                                          of size, key order within one) */
+    unsigned long long *group_time;   /* or NULL (a tracing aid,
+                                         BANYAN_REMOTE_GROUP_TIMES=1): each
+                                         group's start and end in the main
+                                         pass, the device's ns clock     */
 } bn_gpu_box_far;
 /* The boxes of local's groups over src (out->n_boxes 0 where not
  * applicable, or BANYAN_REMOTE_BOX_GROUPS=0); far cells and visits
@@ -193,29 +197,43 @@ bn_status bn_gpu_box_far_make(const bn_gpu_tree *local, const bn_gpu_source *src
                               cudaStream_t stream);
 void bn_gpu_box_far_free(bn_gpu_box_far *b, cudaStream_t stream);
 
+/* The received walk's chunks of 32 targets walked apart (device
+ * memory, bn_gpu_chunk_queue_make): a group whose walk would overflow the
+ * main pass's stack or outran its budget hands its chunks to the queue
+ * (items[0 .. counts[0])), each (group << 32 | first body in it), ~0 until
+ * written; warps of the main pass that have walked their groups take
+ * them (counts[1]: how many taken), each chunk with its own box; a chunk
+ * that overflows there goes to deep[0 .. counts[2]). The deep pass walks
+ * those and the chunks left untaken. cap: room in items and in deep (a
+ * group's chunks at most: bodies / 32 + groups). */
+typedef struct bn_gpu_chunk_queue {
+    unsigned long long *items, *deep;
+    int *counts; /* pushed, taken, deep */
+    long long cap;
+} bn_gpu_chunk_queue;
+bn_status bn_gpu_chunk_queue_make(const bn_gpu_tree *local, bn_gpu_chunk_queue *q, cudaStream_t stream);
+void bn_gpu_chunk_queue_free(bn_gpu_chunk_queue *q, cudaStream_t stream);
+
 /* The breadth-wise walk of bn_gpu_walk (walk_cuda.cu) over src's cells
  * and bodies instead of local's own, for local's groups (act as above),
  * ADDED to out; the interaction counts added to counts[0..3). A group
  * whose walk would overflow the stack (a received node has no bodies to
- * fall back on) writes nothing and is listed in overflow[0 ..
- * *overflow_count) (device; room for local's group_bound) for the
- * depth-first walk. boxes (NULL or none: from the root): each group
- * starts from its box's frontier and adds its box's expansion. Used by
- * bn_gpu_walk_remote. */
+ * fall back on) or outrun the budget (bn_walk_remote_budget) writes
+ * nothing and hands its chunks to q (above). boxes (NULL or none: from
+ * the root): each group starts from its box's frontier and adds its
+ * box's expansion. Used by bn_gpu_walk_remote. */
 bn_status bn_gpu_walk_sources(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                               const bn_gpu_active *act, const bn_gpu_box_far *boxes, float4 *out,
-                              unsigned long long *counts, int *overflow, int *overflow_count, cudaStream_t stream);
+                              unsigned long long *counts, const bn_gpu_chunk_queue *q, cudaStream_t stream);
 
-/* The groups of act's list (act->groups, act->count: bn_gpu_walk_sources'
- * overflow list) walked again as bn_gpu_walk_sources does, with a stack
- * of BN_WALK_DEEP_STACK cells, each chunk of 32 targets by a warp of its
- * own (the group's box decides: the same cells for every chunk); those
- * that overflow it too go to overflow[0 .. *overflow_count) for the
- * depth-first walk. */
+/* The chunks bn_gpu_walk_sources left in q (untaken, or overflowed
+ * there) walked as it does, with a stack of BN_WALK_DEEP_STACK cells, a
+ * warp each, each chunk with its own box (within its group's: the
+ * frontier holds); a chunk that would overflow even this walks depth
+ * first from the root. */
 bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn_gpu_source *src, const bn_gravity_params *g,
                                    const bn_gpu_active *act, const bn_gpu_box_far *boxes, float4 *out,
-                                   unsigned long long *counts, int *overflow, int *overflow_count,
-                                   cudaStream_t stream);
+                                   unsigned long long *counts, const bn_gpu_chunk_queue *q, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

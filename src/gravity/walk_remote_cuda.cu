@@ -1,24 +1,15 @@
 /*
  * The GPU walk of another tree's sources for the local tree's targets
  * (bn_gpu_walk_remote, walk_gpu.h): the device side of the locally
- * essential trees (parallel/let.h) for the GPU backend.
- *
- * Plain on purpose: one warp per group, depth first, one cell at a time
- * (every lane reads the same cell: a broadcast), each lane holding K of
- * the group's targets (chunks of 32 K; a larger group walks once per chunk).
- * The decisions depend on the group's box only, so they are warp-uniform
- * and the stack is one per warp in shared memory. The math is the local
- * walk's (interact.h, float): the opening test of bn_walk_opens on the
- * group's box, accepted cells within the group-expansion distance as
- * particle-cell terms, those beyond it through the group's expansion
- * (each lane sums the same terms in the same order, so every lane holds
- * the same expansion), opened leaves' bodies as particle-particle terms.
- * Each lane holds K targets (2, 4 or 8, from the group size).
- * A received tree's node comes without its bodies, so a node whose
- * children do not fit the stack cannot be walked as a leaf (the local
- * walk's fallback): the upload refuses trees that could need more stack
- * (walk_remote.h), and the kernel only flags an overflow, never writes
- * past the stack.
+ * essential trees (parallel/let.h) for the GPU backend. Here: the
+ * sources' upload and conversion (a received node comes without its
+ * bodies, so the upload refuses trees whose depth-first walk could need
+ * more stack than BN_REMOTE_STACK: walk_remote.h), and the walk's passes:
+ * the breadth-wise walk of walk_cuda.cu over boxes of groups, its deep
+ * pass for the groups it could not take, and the depth-first walk of
+ * walk_depth_cuda.h for every group (BANYAN_REMOTE_WALK=depth, the first
+ * way, kept to compare against). The math is the local walk's
+ * (interact.h, float).
  */
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -30,6 +21,7 @@
 #include "gravity/interact.h"
 #include "gravity/walk_gpu.h"
 #include "gravity/walk_remote.h"
+#include "gravity/walk_depth_cuda.h"
 
 #define BN_REMOTE_WARPS 4  /* warps (groups) per block */
 #define BN_FULL_MASK 0xffffffffu
@@ -124,160 +116,6 @@ __global__ void bn_remote_merged_root(bn_gpu_source s, int k)
 }
 
 /* ---- the walk ---- */
-
-/* A lane's K targets (relative to the group centre; w: mass) and sums.
- * A walk takes a chunk of 32 K of a group's targets: K is chosen from
- * the group size (2, 4 or 8: groups of 64, 128, 256 in one walk), so a
- * group's tree is walked once and every cell or body the warp reads
- * serves K targets per lane (issue 18: at K = 2 a group of 256 walked
- * the received tree four times). */
-template <int K>
-struct bn_remote_targets {
-    float4 pos[K], acc[K];
-};
-
-/* What the warp's walk of one chunk counted (sources per target; far cells). */
-struct bn_remote_counts {
-    long long pp, pc, far;
-};
-
-__device__ __forceinline__ void bn_remote_add_far(bn_local_f *L, const bn_local_f &t)
-{
-#define BN_REMOTE_ADD_TERM(f) L->f += t.f;
-    BN_LOCAL_FIELDS(BN_REMOTE_ADD_TERM)
-#undef BN_REMOTE_ADD_TERM
-}
-
-/* An accepted cell (com in the group's frame, w: mass): a particle-cell
- * term on each target, or, beyond the expansion distance, its term of
- * the group's expansion. */
-template <int K>
-__device__ void bn_remote_accept(const bn_remote_args &a, int cell, float4 com, float4 q1, float far_r2,
-                                 bn_remote_targets<K> *tg, bn_local_f *L, bn_remote_counts *n)
-{
-    float4 q0 = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (a.quadrupole)
-        q0 = a.s.quad0[cell];
-    else
-        q1.x = q1.y = 0.f;
-    if (com.x * com.x + com.y * com.y + com.z * com.z > far_r2) {
-        bn_local_f t;
-        bn_local_set_f(com.x, com.y, com.z, com.w, q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, a.eps2, &t);
-        bn_remote_add_far(L, t);
-        n->far++;
-        return;
-    }
-    const float q[6] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y};
-#pragma unroll
-    for (int k = 0; k < K; k++)
-        bn_pc_f(com.x - tg->pos[k].x, com.y - tg->pos[k].y, com.z - tg->pos[k].z, com.w, q, a.eps2, &tg->acc[k].x,
-                &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
-    n->pc++;
-}
-
-/* An opened leaf: its bodies, each read by every lane (a broadcast). */
-template <int K>
-__device__ void bn_remote_leaf(const bn_remote_args &a, int2 nb, float4 gc, bn_remote_targets<K> *tg,
-                               bn_remote_counts *n)
-{
-    for (int b = nb.x; b < nb.x + nb.y; b++) {
-        const float4 hi = a.s.pos[b];
-        const float3 d = bn_gpu_in_frame(hi, a.s.pos_lo[b], gc);
-#pragma unroll
-        for (int k = 0; k < K; k++) {
-            const float dx = d.x - tg->pos[k].x, dy = d.y - tg->pos[k].y, dz = d.z - tg->pos[k].z;
-            if (a.soft)
-                bn_pp_soft_f(dx, dy, dz, hi.w, a.eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
-            else
-                bn_pp_f(dx, dy, dz, hi.w, a.eps2, &tg->acc[k].x, &tg->acc[k].y, &tg->acc[k].z, &tg->acc[k].w);
-        }
-    }
-    n->pp += nb.y;
-}
-
-/* Walk the source for one chunk of a group's targets: pop a cell, test
- * it on the group's box (gh: half sizes, w: alpha min |a_old| / G), and
- * accept it, take its bodies, or push its children. Returns false if the
- * stack would have overflowed (nothing then is written). */
-template <int K>
-__device__ bool bn_remote_walk(const bn_remote_args &a, int *stack, float4 gc, float4 gh, float far_r2, int lane,
-                               bn_remote_targets<K> *tg, bn_local_f *L, bn_remote_counts *n)
-{
-    int size = 1;
-    if (lane == 0) stack[0] = 0;
-    __syncwarp();
-    while (size > 0) {
-        const int cell = stack[--size];
-        __syncwarp(); /* popped by every lane before a push overwrites it */
-        const float4 hi = a.s.com[cell], q1 = a.s.quad1[cell];
-        const float3 d = bn_gpu_in_frame(hi, a.s.com_lo[cell], gc);
-        const float4 com = make_float4(d.x, d.y, d.z, hi.w);
-        const float d2 = bn_box_dist2_f(com.x, com.y, com.z, -gh.x, -gh.y, -gh.z, gh.x, gh.y, gh.z);
-        const bool open = q1.z >= 0.f && (a.accel_mac ? bn_mac_accel_open_f(d2, q1.z, q1.w, gh.w)
-                                                       : bn_mac_geometric_open_f(d2, q1.z));
-        if (!open) {
-            bn_remote_accept(a, cell, com, q1, far_r2, tg, L, n);
-            continue;
-        }
-        const int2 child = a.s.child[cell];
-        if (child.y == 0) {
-            bn_remote_leaf(a, a.s.body[cell], gc, tg, n);
-            continue;
-        }
-        if (size + child.y > BN_REMOTE_STACK) return false; /* warp-uniform */
-        for (int j = lane; j < child.y; j += 32) stack[size + j] = child.x + j;
-        size += child.y;
-        __syncwarp();
-    }
-    return true;
-}
-
-/* One chunk of nt <= 32 K targets from body `first` of a group: walk, add
- * the expansion at each target, and add the sums to out (active bodies
- * only, with block steps). *ok false: the stack overflowed. */
-template <int K>
-__device__ void bn_remote_chunk(const bn_remote_args &a, int *stack, int first, int nt, float4 gc, float4 gh,
-                                int lane, bool first_chunk, unsigned long long cnt[3], bool *ok)
-{
-    bn_remote_targets<K> tg;
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = lane + 32 * k;
-        const float4 b = i < nt ? a.t.body[first + i] : gc;
-        const float3 d = bn_gpu_in_frame(b, i < nt ? a.t.body_lo[first + i] : make_float4(0.f, 0.f, 0.f, 0.f), gc);
-        tg.pos[k] = make_float4(d.x, d.y, d.z, b.w);
-        tg.acc[k] = make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-    bn_local_f L;
-#define BN_REMOTE_ZERO_TERM(f) L.f = 0.f;
-    BN_LOCAL_FIELDS(BN_REMOTE_ZERO_TERM)
-#undef BN_REMOTE_ZERO_TERM
-    const float far_r2 = a.far_kt2 > 0.f ? (gh.x * gh.x + gh.y * gh.y + gh.z * gh.z) / a.far_kt2 : INFINITY;
-    bn_remote_counts n = {0, 0, 0};
-    if (!bn_remote_walk(a, stack, gc, gh, far_r2, lane, &tg, &L, &n)) {
-        *ok = false;
-        return;
-    }
-    const int bin_min = a.act.bin ? *a.act.bin_min : 0;
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-        const int i = first + lane + 32 * k;
-        if (lane + 32 * k >= nt || (a.act.bin && a.act.bin[i] < bin_min)) continue;
-        float4 v = tg.acc[k];
-        bn_local_eval_f(&L, tg.pos[k].x, tg.pos[k].y, tg.pos[k].z, &v.x, &v.y, &v.z, &v.w);
-        const float4 o = a.out[i];
-        a.out[i] = make_float4(o.x + a.acc_unit * v.x, o.y + a.acc_unit * v.y, o.z + a.acc_unit * v.z,
-                               o.w + a.pot_unit * v.w);
-    }
-    cnt[0] += (unsigned long long)n.pp * (unsigned long long)nt;
-    cnt[1] += (unsigned long long)n.pc * (unsigned long long)nt;
-    if (first_chunk) cnt[2] += (unsigned long long)n.far; /* cell-group pairs, as the CPU counts */
-    if (a.act.cost)
-#pragma unroll
-        for (int k = 0; k < K; k++)
-            if (lane + 32 * k < nt)
-                bn_gpu_charge(a.act, first + lane + 32 * k, n.pp, n.pc, first_chunk ? n.far : 0, 0, nt, n.far > 0);
-}
 
 /* Warp w of block b walks group (or active-list entry) b W + w. */
 template <int K>
@@ -508,10 +346,11 @@ static int remote_targets_per_lane(int group_size)
 }
 
 /* The walk: breadth-wise as the local walk (bn_gpu_walk_sources), then
- * the groups it could not take (its stack would overflow) with a deeper
- * stack (bn_gpu_walk_sources_deep), then those left depth first here,
- * over the same sums. BANYAN_REMOTE_WALK=depth walks every group
- * depth first (the first way, kept to compare against). */
+ * the groups it could not take (its stack would overflow, or their walks
+ * outran its budget) chunk by chunk with a deeper stack
+ * (bn_gpu_walk_sources_deep), over the same sums. BANYAN_REMOTE_WALK=depth
+ * walks every group depth first here (the first way, kept to compare
+ * against). */
 static bool remote_breadth_walk(void)
 {
     const char *e = getenv("BANYAN_REMOTE_WALK");
@@ -528,6 +367,143 @@ static void remote_depth_launch(const bn_remote_args &a, int blocks, int K, cuda
         bn_remote_kernel<8><<<blocks, BN_REMOTE_WARPS * 32, 0, stream>>>(a);
 }
 
+/* Tracing aids of the received walk (BANYAN_GRAVITY_TRACE=1): each
+ * pass's device time, and with BANYAN_REMOTE_GROUP_TIMES=1 where the main
+ * pass's time goes, group by group (its stragglers). A failure of theirs
+ * is no error of the walk's. */
+typedef struct {
+    cudaEvent_t e[4]; /* start, boxes made, main pass, deep passes */
+} pass_events;
+
+static void pass_events_start(pass_events *ev, cudaStream_t stream)
+{
+    memset(ev, 0, sizeof *ev);
+    if (!bn_trace_on()) return;
+    for (int k = 0; k < 4; k++)
+        if (cudaEventCreate(&ev->e[k]) != cudaSuccess) ev->e[k] = NULL;
+    if (ev->e[0]) cudaEventRecord(ev->e[0], stream);
+    (void)cudaGetLastError();
+}
+
+static void pass_events_mark(pass_events *ev, int k, cudaStream_t stream)
+{
+    if (ev->e[k] && cudaEventRecord(ev->e[k], stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaEventDestroy(ev->e[k]);
+        ev->e[k] = NULL;
+    }
+}
+
+static void pass_events_report(pass_events *ev)
+{
+    static const char *name[4] = {NULL, "received walk: the boxes' pass (device)",
+                                  "received walk: the main pass (device)", "received walk: the deep passes (device)"};
+    for (int k = 1; k < 4; k++) {
+        float ms = 0.f;
+        if (ev->e[k - 1] && ev->e[k] && cudaEventElapsedTime(&ms, ev->e[k - 1], ev->e[k]) == cudaSuccess)
+            bn_trace_ms(name[k], ms);
+    }
+    for (int k = 0; k < 4; k++)
+        if (ev->e[k]) cudaEventDestroy(ev->e[k]);
+    (void)cudaGetLastError();
+}
+
+static int group_times_wanted(void)
+{
+    const char *e = getenv("BANYAN_REMOTE_GROUP_TIMES");
+    return e && !strcmp(e, "1");
+}
+
+typedef struct {
+    double ms, start, size; /* the walk's time, its start in the span, its box's size / the median's */
+    int group;
+} group_ms;
+
+static int cmp_group_ms_desc(const void *a, const void *b)
+{
+    const double x = ((const group_ms *)a)->ms, y = ((const group_ms *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The main pass's groups from their times t (start, end; 0: not walked
+ * there) and boxes' half sides: its span, when all but 1% and 0.1% of
+ * them had ended, their walks' sum, and its three longest walks: time,
+ * bodies, box size against the median group's, start in the span. */
+static void report_group_times(const unsigned long long *t, const int2 *gb, const float4 *gh, int n, group_ms *d,
+                               double *work)
+{
+    unsigned long long t0 = ~0ull, t1 = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (t[2 * i]) {
+            t0 = t[2 * i] < t0 ? t[2 * i] : t0;
+            t1 = t[2 * i + 1] > t1 ? t[2 * i + 1] : t1;
+        }
+    for (int i = 0; i < n; i++)
+        if (t[2 * i]) {
+            const double h2 = (double)gh[i].x * gh[i].x + (double)gh[i].y * gh[i].y + (double)gh[i].z * gh[i].z;
+            d[m] = (group_ms){1e-6 * (double)(t[2 * i + 1] - t[2 * i]), 1e-6 * (double)(t[2 * i] - t0), sqrt(h2), i};
+            work[m++] = sqrt(h2);
+        }
+    if (m == 0) return;
+    qsort(work, (size_t)m, sizeof *work, cmp_double);
+    const double median = work[m / 2] > 0 ? work[m / 2] : 1;
+    double busy = 0;
+    for (int i = 0; i < m; i++) {
+        busy += d[i].ms;
+        d[i].size /= median;
+        work[i] = d[i].start + d[i].ms; /* its end */
+    }
+    qsort(work, (size_t)m, sizeof *work, cmp_double);
+    bn_trace_ms("received walk: groups' span", 1e-6 * (double)(t1 - t0));
+    bn_trace_ms("received walk: all groups but 1% ended", work[(size_t)(0.99 * (m - 1))]);
+    bn_trace_ms("received walk: all groups but 0.1% ended", work[(size_t)(0.999 * (m - 1))]);
+    bn_trace_ms("received walk: groups' walks summed", busy);
+    qsort(d, (size_t)m, sizeof *d, cmp_group_ms_desc);
+    static const char *what[3][4] = {
+        {"received walk: longest group 1", "received walk: longest group 1: bodies",
+         "received walk: longest group 1: size / median x10", "received walk: longest group 1: start"},
+        {"received walk: longest group 2", "received walk: longest group 2: bodies",
+         "received walk: longest group 2: size / median x10", "received walk: longest group 2: start"},
+        {"received walk: longest group 3", "received walk: longest group 3: bodies",
+         "received walk: longest group 3: size / median x10", "received walk: longest group 3: start"}};
+    for (int k = 0; k < 3 && k < m; k++) {
+        bn_trace_ms(what[k][0], d[k].ms);
+        bn_trace_count(what[k][1], gb[d[k].group].y);
+        bn_trace_count(what[k][2], 10 * d[k].size);
+        bn_trace_ms(what[k][3], d[k].start);
+    }
+}
+
+/* The groups' times of the main pass, with their bodies and boxes, to
+ * the host for report_group_times. */
+static void trace_group_times(const bn_gpu_tree *local, const unsigned long long *dev, cudaStream_t stream)
+{
+    const int n = local->group_bound; /* those past the count were not walked (times 0) */
+    unsigned long long *t = (unsigned long long *)bn_alloc_array(2 * (size_t)n + 2, sizeof *t, "the groups' times");
+    int2 *gb = (int2 *)bn_alloc_array((size_t)n + 1, sizeof *gb, "the groups' times");
+    float4 *gh = (float4 *)bn_alloc_array((size_t)n + 1, sizeof *gh, "the groups' times");
+    group_ms *d = (group_ms *)bn_alloc_array((size_t)n + 1, sizeof *d, "the groups' times");
+    double *work = (double *)bn_alloc_array((size_t)n + 1, sizeof *work, "the groups' times");
+    if (n > 0 && t && gb && gh && d && work &&
+        bn_cuda_read(t, dev, 2 * (size_t)n * sizeof *t, "the groups' times", stream) == BN_OK &&
+        bn_cuda_read(gb, local->group_body, (size_t)n * sizeof *gb, "the groups' times", stream) == BN_OK &&
+        bn_cuda_read(gh, local->group_half, (size_t)n * sizeof *gh, "the groups' times", stream) == BN_OK)
+        report_group_times(t, gb, gh, n, d, work);
+    (void)cudaGetLastError();
+    free(t);
+    free(gb);
+    free(gh);
+    free(d);
+    free(work);
+}
+
 extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_source *src,
                                         const bn_gravity_params *g, const bn_gpu_active *act, float4 *out,
                                         bn_force_stats *stats, cudaStream_t stream)
@@ -542,61 +518,36 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
         return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_remote: the source may need a stack of %d cells, more than %d",
                        src->stack_need, BN_REMOTE_STACK);
     BN_CUDA_CHECK(cudaMemsetAsync(src->counts, 0, 5 * sizeof(unsigned long long), stream));
-    bn_remote_args a;
-    bn_gpu_walk_common(&a, local, g, act, out);
-    a.s = *src;
-    const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
-    const int K = remote_targets_per_lane(g->group_size);
     if (!remote_breadth_walk()) {
-        remote_depth_launch(a, blocks, K, stream);
+        bn_remote_args a;
+        bn_gpu_walk_common(&a, local, g, act, out);
+        a.s = *src;
+        const int blocks = (local->group_bound + BN_REMOTE_WARPS - 1) / BN_REMOTE_WARPS; /* the rest leave at once */
+        remote_depth_launch(a, blocks, remote_targets_per_lane(g->group_size), stream);
         BN_CUDA_LAUNCH_CHECK();
         return stats ? bn_remote_counts_read(src, stats, stream) : BN_OK;
     }
-    /* the groups left to the deep stack's pass, then those left to the
-     * depth-first walk; each list's count after it */
-    const size_t room = (size_t)local->group_bound + 1;
-    int *list = NULL;
-    BN_TRY(bn_cuda_dev_alloc(&list, 2 * room, "remote walk's overflow lists", stream));
-    int *count = list + local->group_bound, *deep = list + room, *deep_count = deep + local->group_bound;
-    bn_status r = cudaMemsetAsync(count, 0, sizeof *count, stream) == cudaSuccess &&
-                          cudaMemsetAsync(deep_count, 0, sizeof *deep_count, stream) == cudaSuccess
-                      ? BN_OK
-                      : bn_fail(BN_ERR_DEVICE, "remote walk: clearing its lists");
+    bn_gpu_chunk_queue q; /* the chunks of the groups the main pass could not take */
+    bn_status r = bn_gpu_chunk_queue_make(local, &q, stream);
     bn_gpu_box_far boxes; /* the received trees' far field per box of groups */
     memset(&boxes, 0, sizeof boxes);
-    cudaEvent_t ev[2] = {NULL, NULL}; /* traced: the boxes' pass's device time (allocations included) */
-    if (bn_trace_on()) {
-        for (int k = 0; k < 2; k++)
-            if (cudaEventCreate(&ev[k]) != cudaSuccess) ev[k] = NULL;
-        if (!ev[0] || !ev[1] || cudaEventRecord(ev[0], stream) != cudaSuccess) ev[1] = NULL;
-        (void)cudaGetLastError(); /* a tracing aid's failure is no error of the walk's */
-    }
+    pass_events ev; /* traced: each pass's device time (the boxes' with their allocations) */
+    pass_events_start(&ev, stream);
     if (r == BN_OK) r = bn_gpu_box_far_make(local, src, g, act, src->counts, &boxes, stream);
-    if (ev[1] && cudaEventRecord(ev[1], stream) != cudaSuccess) {
-        (void)cudaGetLastError();
-        cudaEventDestroy(ev[1]);
-        ev[1] = NULL;
-    }
-    if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, &boxes, out, src->counts, list, count, stream);
-    bn_gpu_active listed; /* only the listed groups, with the active bodies of act */
-    memset(&listed, 0, sizeof listed);
-    if (act) listed = *act;
-    listed.groups = list;
-    listed.count = count;
-    if (r == BN_OK)
-        r = bn_gpu_walk_sources_deep(local, src, g, &listed, &boxes, out, src->counts, deep, deep_count, stream);
-    if (r == BN_OK) {
-        a.act.groups = deep;
-        a.act.count = deep_count;
-        remote_depth_launch(a, blocks, K, stream);
-        r = cudaGetLastError() == cudaSuccess ? BN_OK : bn_fail(BN_ERR_DEVICE, "remote walk: the depth-first launch");
-    }
-    if (r == BN_OK && bn_trace_on()) { /* a tuning aid: how many groups each later pass took */
-        int n[2] = {0, 0};
-        if (bn_cuda_read(&n[0], count, sizeof n[0], "remote walk's overflow count", stream) == BN_OK &&
-            bn_cuda_read(&n[1], deep_count, sizeof n[1], "remote walk's overflow count", stream) == BN_OK) {
-            bn_trace_count("received walk: groups on the deep stack", (double)n[0]);
-            bn_trace_count("received walk: groups depth first", (double)n[1]);
+    pass_events_mark(&ev, 1, stream);
+    if (r == BN_OK && bn_trace_on() && group_times_wanted() &&
+        bn_cuda_dev_alloc(&boxes.group_time, 2 * (size_t)local->group_bound, "the groups' times", stream) == BN_OK)
+        (void)cudaMemsetAsync(boxes.group_time, 0, 2 * (size_t)local->group_bound * sizeof(unsigned long long), stream);
+    (void)cudaGetLastError(); /* a tracing aid's failure is no error of the walk's */
+    if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, &boxes, out, src->counts, &q, stream);
+    pass_events_mark(&ev, 2, stream);
+    if (r == BN_OK) r = bn_gpu_walk_sources_deep(local, src, g, act, &boxes, out, src->counts, &q, stream);
+    pass_events_mark(&ev, 3, stream);
+    if (r == BN_OK && bn_trace_on()) { /* a tuning aid: how many chunks were queued, and where they went */
+        int n[3] = {0, 0, 0};
+        if (bn_cuda_read(n, q.counts, sizeof n, "the received walk's chunk queue", stream) == BN_OK) {
+            bn_trace_count("received walk: chunks queued", (double)n[0]);
+            bn_trace_count("received walk: chunks in the deep pass", (double)(n[0] - n[1] + n[2]));
         }
         bn_trace_count("received walk: source cells", (double)src->n_cells);
         bn_trace_count("received walk: source bodies", (double)src->n_bodies);
@@ -617,14 +568,13 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
             bn_trace_count("received walk: largest frontier", most);
         }
         free(c);
-        float ms = 0.f;
-        if (ev[1] && cudaEventElapsedTime(&ms, ev[0], ev[1]) == cudaSuccess)
-            bn_trace_ms("received walk: the boxes' pass (device)", ms);
     }
-    for (int k = 0; k < 2; k++)
-        if (ev[k]) cudaEventDestroy(ev[k]);
+    if (r == BN_OK && boxes.group_time) trace_group_times(local, boxes.group_time, stream);
+    pass_events_report(&ev);
+    bn_cuda_free(boxes.group_time, stream);
+    boxes.group_time = NULL;
     bn_gpu_box_far_free(&boxes, stream);
-    bn_cuda_free(list, stream); /* stream-ordered: after the walks */
+    bn_gpu_chunk_queue_free(&q, stream); /* stream-ordered: after the walks */
     if (r == BN_OK && stats) r = bn_remote_counts_read(src, stats, stream);
     return r;
 }
