@@ -304,6 +304,35 @@ def measured_session24():
           "array, is gone since every array has its room, not yet measured on several GPUs).")
 
 
+# ---- session 33 (BENCHMARKS.md): the received walk's straggler ---------
+# 2 H200s, 2^25 per GPU, weak (ms): one step on 1 GPU (batch), on 2 GPUs
+# (batch), and per rank (median over calls): local walk, received walk,
+# wait for the other rank; LET bodies received per rank (the sent total / 2).
+M33 = {"weak plummer": (72.6, 86.2, ((63.2, 8.8, 1.1), (60.0, 13.5, 0.0)), 5215594 / 2),
+       "weak hernquist, before (run 1)": (73.3, 103.4, ((61.4, 10.3, 8.7), (61.4, 18.6, 0.0)), 5946185 / 2),
+       "weak hernquist": (73.5, 87.1, ((61.5, 10.5, 2.8), (61.3, 12.9, 0.0)), 5996852 / 2)}
+M33_ONE_WALK = 62.4  # one GPU's walk at 2^25 (ms)
+
+
+def measured_session33():
+    """What the received walk costs per LET body now, and the correction
+    the straggler made: a walk's time is at least its longest group's."""
+    print("\nmeasured, 2 H200s (session 33), 2^25 per GPU: the received walk against the LET fraction:")
+    print("| run | weak eff. (batch) | LET fraction received | received walk ms (slower rank) | alpha | wait ms |")
+    print("|---|---|---|---|---|---|")
+    for k, (one, two, ranks, bodies) in M33.items():
+        f = bodies / 2.0**25
+        slow = max(r[1] for r in ranks)
+        print(f"| {k} | {one / two:.0%} | {f:.3f} ({let_fraction(2, 2.0**25):.3f}) | {slow:.1f} | "
+              f"{slow / (f * M33_ONE_WALK):.1f} | {max(r[2] for r in ranks):.1f} |")
+    print("Correction 7: a walk's time is the larger of its work over the GPU and its longest group's walk on one "
+          "warp. Hernquist's 18.6 ms (run 1) was one group of 146 bodies taking 19-27 ms alone while every other "
+          "group had ended by 10 ms; its chunks now spread over warps once its walk outruns a budget (12.9 ms). "
+          "Without the straggler the model's terms are still short twice over: the LET fraction received is "
+          "0.078-0.089 against its 0.048, and alpha (the received walk's time over that fraction times one GPU's "
+          "walk) 2.3-2.8 on the slower rank against the 1.0 assumed for merged trees. What is left at 2 GPUs, "
+          "14 ms a step: the received walk 9-13 ms, the move and exchange 3-4 ms, the wait 1-3 ms.")
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
@@ -311,6 +340,7 @@ def main():
     measured_session21()
     measured_session22()
     measured_session24()
+    measured_session33()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
