@@ -197,6 +197,102 @@ bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n,
 #endif
 }
 
+/* This rank's blocks of variable k as one plane (cells doubles a
+ * block, the blocks in order), from the interleaved values. */
+static void plane_of(const double *send, size_t values, int nv, int k, double *plane)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)values; i++) plane[i] = send[(size_t)i * (size_t)nv + (size_t)k];
+}
+
+/* This rank's own blocks placed in dest (where it receives). */
+static void place_own(const double *send, size_t n, size_t cells, int nv, const size_t *where, double *const *dest)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)n; i++)
+        for (size_t cl = 0; cl < cells; cl++)
+            for (int k = 0; k < nv; k++)
+                dest[k][where[i] * cells + cl] = send[((size_t)i * cells + cl) * (size_t)nv + (size_t)k];
+}
+
+#ifdef BANYAN_HAVE_MPI
+/* Per variable: this rank's plane to the ranks that receive, and from
+ * each other rank its blocks straight to their places (an indexed type
+ * of whole blocks); a plane at a time, so the sender holds one more
+ * variable's values, not all. */
+static void blocks_exchange(const bn_comm *c, int root, const double *send, size_t n, size_t cells, int nv,
+                            const size_t *where, double *const *dest, const int *cnt, const int *disp, double *plane)
+{
+    const int P = c->size, me = c->rank, here = root < 0 || root == me;
+    MPI_Datatype block, *into = malloc((size_t)P * sizeof *into);
+    MPI_Request *req = malloc(2 * (size_t)P * sizeof *req);
+    MPI_Aint *at = NULL;
+    MPI_Type_contiguous((int)cells, MPI_DOUBLE, &block);
+    MPI_Type_commit(&block);
+    for (int r = 0; r < P; r++) {
+        into[r] = MPI_DATATYPE_NULL;
+        if (!here || r == me || cnt[r] == 0) continue;
+        at = realloc(at, (size_t)cnt[r] * sizeof *at);
+        for (int i = 0; i < cnt[r]; i++) at[i] = (MPI_Aint)(where[(size_t)disp[r] + (size_t)i] * cells * sizeof(double));
+        MPI_Type_create_hindexed_block(cnt[r], 1, at, block, &into[r]);
+        MPI_Type_commit(&into[r]);
+    }
+    for (int k = 0; k < nv; k++) {
+        int m = 0;
+        for (int r = 0; r < P; r++)
+            if (into[r] != MPI_DATATYPE_NULL) MPI_Irecv(dest[k], 1, into[r], r, k, c->mpi, &req[m++]);
+        if (n) plane_of(send, n * cells, nv, k, plane);
+        for (int r = 0; n && r < P; r++)
+            if (r != me && (root < 0 || r == root)) MPI_Isend(plane, (int)n, block, r, k, c->mpi, &req[m++]);
+        MPI_Waitall(m, req, MPI_STATUSES_IGNORE);
+    }
+    for (int r = 0; r < P; r++)
+        if (into[r] != MPI_DATATYPE_NULL) MPI_Type_free(&into[r]);
+    MPI_Type_free(&block);
+    free(at);
+    free(req);
+    free(into);
+}
+#endif
+
+bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, size_t n, size_t cells, int nv,
+                                const size_t *where, double *const *dest)
+{
+    const int here = !multi(c) || root < 0 || root == c->rank;
+    if (nv < 1 || nv > 8 || cells == 0 || cells > (size_t)INT_MAX)
+        return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "gathering blocks: %d values of %zu cells a block", nv,
+                                        cells));
+    if (!multi(c)) {
+        place_own(send, n, cells, nv, where, dest);
+        return BN_OK;
+    }
+#ifdef BANYAN_HAVE_MPI
+    const int P = c->size;
+    uint64_t mine = n, *all = bn_alloc_array((size_t)P, sizeof *all, "the blocks' counts");
+    int *cnt = bn_alloc_array(2 * (size_t)P, sizeof *cnt, "the blocks' counts");
+    size_t *num = bn_alloc_array((size_t)P, sizeof *num, "the blocks' counts");
+    double *plane = bn_alloc_array(n ? n * cells : 1, sizeof *plane, "a variable's values to send");
+    bn_status s = bn_comm_agree(c, all && cnt && num && plane ? BN_OK : BN_ERR_NOMEM);
+    if (s == BN_OK) {
+        MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->mpi);
+        for (int r = 0; r < P; r++) num[r] = (size_t)all[r];
+        s = bn_comm_agree(c, int_counts(num, P, cnt, cnt + P, "gathering blocks"));
+    }
+    if (s == BN_OK) {
+        if (here) place_own(send, n, cells, nv, where + cnt[P + c->rank], dest);
+        blocks_exchange(c, root, send, n, cells, nv, where, dest, cnt, cnt + P, plane);
+    }
+    free(all);
+    free(cnt);
+    free(num);
+    free(plane);
+    return s;
+#else
+    (void)here;
+    return BN_ERR_INTERNAL;
+#endif
+}
+
 /* Sums in rank order from every rank's values (the same bits whatever
  * MPI's reduction order). */
 static bn_status ordered_sum(const bn_comm *c, double *v, int n)

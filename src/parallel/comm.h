@@ -29,6 +29,15 @@ bn_status bn_comm_reduce_box(const bn_comm *c, double lo[3], double hi[3]);
  * records in all (MPI's counts). */
 bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n, size_t rec_size, void **out,
                          size_t *total, size_t *counts);
+/* Blocks of `cells` cells, nv values a cell interleaved (cell-major), n
+ * of them from this rank: every rank's to rank root (to every rank when
+ * root < 0) straight into nv arrays dest[k] (nv <= 8), the j-th block of
+ * all (rank order) at block where[j] of each array: no staging buffer and
+ * no placing after. Every rank passes where[] for all the blocks (the
+ * same on every rank); dest only where values arrive. Collective and
+ * agreed. */
+bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, size_t n, size_t cells, int nv,
+                                const size_t *where, double *const *dest);
 /* Records of rec_size bytes: rank r's send[] holds, in rank order,
  * send_counts[d] records for each destination d; *out (malloc'd) gets
  * the records sent to this rank, in rank order of their senders,

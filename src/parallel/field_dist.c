@@ -114,30 +114,19 @@ bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn
     if (s == BN_OK) s = bn_comm_agree(c, bn_field_mesh_blocks(f, m, extra, order + cut[me], nsel, mine));
     local.t_solve = bn_wall_seconds() - t0;
     bn_trace_stage("mesh across ranks: solved", &tr);
-    /* every rank's values, in rank order: the blocks in the curve's order */
-    void *all = NULL;
-    size_t got = 0;
-    const double t1 = bn_wall_seconds();
+    /* every rank's values straight to their blocks in the mesh's new
+     * variables (added first, where they arrive), the ranks' blocks in
+     * the curve's order */
     const int gets = root < 0 || root == me; /* this rank's m takes the values */
-    if (s == BN_OK) s = bn_comm_gather(c, root < 0 ? -1 : root, mine, nsel, cells * (size_t)nv * sizeof(double), &all,
-                                       &got, NULL);
-    local.t_gather = bn_wall_seconds() - t1;
-    bn_trace_stage("mesh across ranks: gathered", &tr);
-    if (s == BN_OK && gets && got != n)
-        s = bn_fail(BN_ERR_INTERNAL, "the field across ranks: %zu blocks gathered for %zu", got, n);
     int var[6];
+    double *dest[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
     for (int k = 0; s == BN_OK && gets && k < nv; k++) s = bn_mesh_add_var(m, bn_field_mesh_var_name(prm, k), &var[k]);
-    if (s == BN_OK && gets) {
-        const double *v = all;
-#pragma omp parallel for schedule(static)
-        for (long i = 0; i < (long)n; i++) {
-            const size_t b = order[i];
-            for (size_t cl = 0; cl < cells; cl++)
-                for (int k = 0; k < nv; k++)
-                    m->var[var[k]][b * cells + cl] = v[((size_t)i * cells + cl) * (size_t)nv + (size_t)k];
-        }
-    }
-    bn_trace_stage("mesh across ranks: values placed", &tr);
+    for (int k = 0; s == BN_OK && gets && k < nv; k++) dest[k] = m->var[var[k]];
+    s = bn_comm_agree(c, s);
+    const double t1 = bn_wall_seconds();
+    if (s == BN_OK) s = bn_comm_gather_blocks(c, root < 0 ? -1 : root, mine, nsel, cells, nv, order, dest);
+    local.t_gather = bn_wall_seconds() - t1;
+    bn_trace_stage("mesh across ranks: gathered in place", &tr);
     s = bn_comm_agree(c, s);
     double red[3] = {(double)(nsel * cells), (double)(nsel * cells), local.t_solve};
     if (s == BN_OK) s = bn_comm_allreduce(c, red, 1, BN_REDUCE_SUM);
@@ -148,7 +137,6 @@ bn_status bn_field_mesh_dist(bn_field *f, const bn_comm *c, bn_mesh *m, const bn
     local.cells_max = red[1];
     local.t_solve_max = red[2];
     if (st) *st = local;
-    free(all);
     free(mine);
     free(order);
     free(cut);
