@@ -1039,7 +1039,8 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
     if (a.act.live && !*a.act.live) end = 0; /* an idle step: nothing to walk */
     const int per_block = BN_WALK_WARPS * (a.active_per_warp ? bn_walk_per_warp_of(end, a.resident_blocks, PER_WARP)
                                                              : PER_WARP);
-    if (blockIdx.x * per_block >= end && !(REMOTE && a.queue.items)) return; /* the whole block: beyond the items */
+    if (blockIdx.x * per_block >= end && !(REMOTE && a.queue.items && a.queue.take))
+        return; /* the whole block: beyond the items */
     unsigned long long cnt[4] = {0, 0, 0, 0};
     for (;;) {
         int k = 0;
@@ -1048,7 +1049,7 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
         const int item = blockIdx.x * per_block + k;
         if (k >= per_block || item >= end) {
             if constexpr (REMOTE) { /* this block's groups walked: the queued chunks, while there are any */
-                const unsigned long long chunk = a.queue.items ? bn_walk_queue_take(a, lane) : ~0ull;
+                const unsigned long long chunk = a.queue.items && a.queue.take ? bn_walk_queue_take(a, lane) : ~0ull;
                 if (chunk == ~0ull) break;
                 bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, (int)(chunk >> 32), lane, cnt, chunk);
                 continue;
@@ -1331,6 +1332,8 @@ extern "C" bn_status bn_gpu_chunk_queue_make(const bn_gpu_tree *local, bn_gpu_ch
         return r;
     }
     q->deep = q->items + q->cap;
+    const char *e = getenv("BANYAN_REMOTE_QUEUE_TAKE");
+    q->take = !(e && !strcmp(e, "0"));
     return BN_OK;
 }
 
@@ -1366,8 +1369,10 @@ __global__ void __launch_bounds__(32) bn_walk_deep_kernel(bn_walk_args a)
         const unsigned long long item = i < left ? a.queue.items[taken + i] : a.queue.deep[i - left];
         int first, nt;
         float4 cc, ch;
-        if (bn_walk_queued_chunk<COST, BN_WALK_DEEP_STACK, 1>(a, &smem, deep_stack, item, lane, cnt, &first, &nt, &cc,
-                                                              &ch))
+        /* the main pass's targets a lane: a chunk's forces have the same
+         * bits whichever pass walks it (which one does is timing) */
+        if (bn_walk_queued_chunk<COST, BN_WALK_DEEP_STACK, BN_WALK_REMOTE_TARGETS>(a, &smem, deep_stack, item, lane,
+                                                                                   cnt, &first, &nt, &cc, &ch))
             continue;
         bool ok = true; /* from the root, depth first: the upload made sure its stack holds */
         bn_remote_chunk<1>(a, deep_stack, first, nt, cc, ch, lane, true, cnt, &ok);
@@ -1395,9 +1400,10 @@ extern "C" bn_status bn_gpu_walk_sources_deep(const bn_gpu_tree *local, const bn
 {
     if (!q || !q->items) return bn_fail(BN_ERR_ARGUMENT, "bn_gpu_walk_sources_deep: no queue");
     const bn_walk_args a = bn_walk_source_args(local, src, g, act, boxes, out, counts, q);
-    int resident = 0; /* 4 blocks an SM, as its shared memory holds them (the blocks loop over the chunks) */
+    int resident = 0; /* 3 blocks an SM, as its shared memory holds them (48 KiB of stack, about 10 of the
+                         rest; the blocks loop over the chunks) */
     BN_TRY(bn_walk_resident_blocks(&resident));
-    const int blocks = 4 * (resident / BN_WALK_MIN_BLOCKS);
+    const int blocks = 3 * (resident / BN_WALK_MIN_BLOCKS);
     return a.act.cost ? bn_walk_deep_launch<true>(a, blocks, stream) : bn_walk_deep_launch<false>(a, blocks, stream);
 }
 

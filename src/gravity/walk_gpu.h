@@ -210,6 +210,9 @@ typedef struct bn_gpu_chunk_queue {
     unsigned long long *items, *deep;
     int *counts; /* pushed, taken, deep */
     long long cap;
+    int take;    /* 1: the main pass's warps take chunks; 0 (a testing
+                    aid, BANYAN_REMOTE_QUEUE_TAKE=0): all go to the deep
+                    pass (a chunk's forces are the same bits either way) */
 } bn_gpu_chunk_queue;
 bn_status bn_gpu_chunk_queue_make(const bn_gpu_tree *local, bn_gpu_chunk_queue *q, cudaStream_t stream);
 void bn_gpu_chunk_queue_free(bn_gpu_chunk_queue *q, cudaStream_t stream);

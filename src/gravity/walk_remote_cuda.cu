@@ -536,9 +536,13 @@ extern "C" bn_status bn_gpu_walk_remote(const bn_gpu_tree *local, const bn_gpu_s
     if (r == BN_OK) r = bn_gpu_box_far_make(local, src, g, act, src->counts, &boxes, stream);
     pass_events_mark(&ev, 1, stream);
     if (r == BN_OK && bn_trace_on() && group_times_wanted() &&
-        bn_cuda_dev_alloc(&boxes.group_time, 2 * (size_t)local->group_bound, "the groups' times", stream) == BN_OK)
-        (void)cudaMemsetAsync(boxes.group_time, 0, 2 * (size_t)local->group_bound * sizeof(unsigned long long), stream);
-    (void)cudaGetLastError(); /* a tracing aid's failure is no error of the walk's */
+        bn_cuda_dev_alloc(&boxes.group_time, 2 * (size_t)local->group_bound, "the groups' times", stream) == BN_OK &&
+        cudaMemsetAsync(boxes.group_time, 0, 2 * (size_t)local->group_bound * sizeof(unsigned long long), stream) !=
+            cudaSuccess) { /* a tracing aid's failure is no error of the walk's */
+        (void)cudaGetLastError();
+        bn_cuda_free(boxes.group_time, stream);
+        boxes.group_time = NULL;
+    }
     if (r == BN_OK) r = bn_gpu_walk_sources(local, src, g, act, &boxes, out, src->counts, &q, stream);
     pass_events_mark(&ev, 2, stream);
     if (r == BN_OK) r = bn_gpu_walk_sources_deep(local, src, g, act, &boxes, out, src->counts, &q, stream);
