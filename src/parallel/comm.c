@@ -197,14 +197,6 @@ bn_status bn_comm_gather(const bn_comm *c, int root, const void *send, size_t n,
 #endif
 }
 
-/* This rank's blocks of variable k as one plane (cells doubles a
- * block, the blocks in order), from the interleaved values. */
-static void plane_of(const double *send, size_t values, int nv, int k, double *plane)
-{
-#pragma omp parallel for schedule(static)
-    for (long i = 0; i < (long)values; i++) plane[i] = send[(size_t)i * (size_t)nv + (size_t)k];
-}
-
 /* This rank's own blocks placed in dest (where it receives). */
 static void place_own(const double *send, size_t n, size_t cells, int nv, const size_t *where, double *const *dest)
 {
@@ -216,49 +208,77 @@ static void place_own(const double *send, size_t n, size_t cells, int nv, const 
 }
 
 #ifdef BANYAN_HAVE_MPI
+/* This rank's blocks of variable k as one plane (cells doubles a
+ * block, the blocks in order), from the interleaved values. */
+static void plane_of(const double *send, size_t values, int nv, int k, double *plane)
+{
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)values; i++) plane[i] = send[(size_t)i * (size_t)nv + (size_t)k];
+}
+
+/* The exchange's scratch: a type per sender (its blocks' places), the
+ * requests, the places of the most blocks one rank sends. */
+typedef struct {
+    MPI_Datatype *into;
+    MPI_Request *req;
+    MPI_Aint *at;
+} blocks_scratch;
+
+static bn_status blocks_scratch_make(blocks_scratch *x, int P, const int *cnt)
+{
+    int most = 1;
+    for (int r = 0; r < P; r++) most = cnt[r] > most ? cnt[r] : most;
+    x->into = bn_alloc_array((size_t)P, sizeof *x->into, "the blocks' types");
+    x->req = bn_alloc_array(2 * (size_t)P, sizeof *x->req, "the blocks' requests");
+    x->at = bn_alloc_array((size_t)most, sizeof *x->at, "the blocks' places");
+    return x->into && x->req && x->at ? BN_OK : BN_ERR_NOMEM;
+}
+
+static void blocks_scratch_free(blocks_scratch *x)
+{
+    free(x->into);
+    free(x->req);
+    free(x->at);
+}
+
 /* Per variable: this rank's plane to the ranks that receive, and from
  * each other rank its blocks straight to their places (an indexed type
  * of whole blocks); a plane at a time, so the sender holds one more
  * variable's values, not all. */
 static void blocks_exchange(const bn_comm *c, int root, const double *send, size_t n, size_t cells, int nv,
-                            const size_t *where, double *const *dest, const int *cnt, const int *disp, double *plane)
+                            const size_t *where, double *const *dest, const int *cnt, const int *disp, double *plane,
+                            blocks_scratch *x)
 {
     const int P = c->size, me = c->rank, here = root < 0 || root == me;
-    MPI_Datatype block, *into = malloc((size_t)P * sizeof *into);
-    MPI_Request *req = malloc(2 * (size_t)P * sizeof *req);
-    MPI_Aint *at = NULL;
+    MPI_Datatype block;
     MPI_Type_contiguous((int)cells, MPI_DOUBLE, &block);
     MPI_Type_commit(&block);
     for (int r = 0; r < P; r++) {
-        into[r] = MPI_DATATYPE_NULL;
+        x->into[r] = MPI_DATATYPE_NULL;
         if (!here || r == me || cnt[r] == 0) continue;
-        at = realloc(at, (size_t)cnt[r] * sizeof *at);
-        for (int i = 0; i < cnt[r]; i++) at[i] = (MPI_Aint)(where[(size_t)disp[r] + (size_t)i] * cells * sizeof(double));
-        MPI_Type_create_hindexed_block(cnt[r], 1, at, block, &into[r]);
-        MPI_Type_commit(&into[r]);
+        for (int i = 0; i < cnt[r]; i++)
+            x->at[i] = (MPI_Aint)(where[(size_t)disp[r] + (size_t)i] * cells * sizeof(double));
+        MPI_Type_create_hindexed_block(cnt[r], 1, x->at, block, &x->into[r]);
+        MPI_Type_commit(&x->into[r]);
     }
     for (int k = 0; k < nv; k++) {
         int m = 0;
         for (int r = 0; r < P; r++)
-            if (into[r] != MPI_DATATYPE_NULL) MPI_Irecv(dest[k], 1, into[r], r, k, c->mpi, &req[m++]);
+            if (x->into[r] != MPI_DATATYPE_NULL) MPI_Irecv(dest[k], 1, x->into[r], r, k, c->mpi, &x->req[m++]);
         if (n) plane_of(send, n * cells, nv, k, plane);
         for (int r = 0; n && r < P; r++)
-            if (r != me && (root < 0 || r == root)) MPI_Isend(plane, (int)n, block, r, k, c->mpi, &req[m++]);
-        MPI_Waitall(m, req, MPI_STATUSES_IGNORE);
+            if (r != me && (root < 0 || r == root)) MPI_Isend(plane, (int)n, block, r, k, c->mpi, &x->req[m++]);
+        MPI_Waitall(m, x->req, MPI_STATUSES_IGNORE);
     }
     for (int r = 0; r < P; r++)
-        if (into[r] != MPI_DATATYPE_NULL) MPI_Type_free(&into[r]);
+        if (x->into[r] != MPI_DATATYPE_NULL) MPI_Type_free(&x->into[r]);
     MPI_Type_free(&block);
-    free(at);
-    free(req);
-    free(into);
 }
 #endif
 
 bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, size_t n, size_t cells, int nv,
                                 const size_t *where, double *const *dest)
 {
-    const int here = !multi(c) || root < 0 || root == c->rank;
     if (nv < 1 || nv > 8 || cells == 0 || cells > (size_t)INT_MAX)
         return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "gathering blocks: %d values of %zu cells a block", nv,
                                         cells));
@@ -267,28 +287,32 @@ bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, 
         return BN_OK;
     }
 #ifdef BANYAN_HAVE_MPI
-    const int P = c->size;
+    const int P = c->size, here = root < 0 || root == c->rank;
     uint64_t mine = n, *all = bn_alloc_array((size_t)P, sizeof *all, "the blocks' counts");
     int *cnt = bn_alloc_array(2 * (size_t)P, sizeof *cnt, "the blocks' counts");
     size_t *num = bn_alloc_array((size_t)P, sizeof *num, "the blocks' counts");
     double *plane = bn_alloc_array(n ? n * cells : 1, sizeof *plane, "a variable's values to send");
+    blocks_scratch x = {NULL, NULL, NULL};
     bn_status s = bn_comm_agree(c, all && cnt && num && plane ? BN_OK : BN_ERR_NOMEM);
     if (s == BN_OK) {
         MPI_Allgather(&mine, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->mpi);
         for (int r = 0; r < P; r++) num[r] = (size_t)all[r];
-        s = bn_comm_agree(c, int_counts(num, P, cnt, cnt + P, "gathering blocks"));
+        s = int_counts(num, P, cnt, cnt + P, "gathering blocks");
+        if (s == BN_OK) s = blocks_scratch_make(&x, P, cnt);
+        s = bn_comm_agree(c, s);
     }
     if (s == BN_OK) {
         if (here) place_own(send, n, cells, nv, where + cnt[P + c->rank], dest);
-        blocks_exchange(c, root, send, n, cells, nv, where, dest, cnt, cnt + P, plane);
+        blocks_exchange(c, root, send, n, cells, nv, where, dest, cnt, cnt + P, plane, &x);
     }
+    blocks_scratch_free(&x);
     free(all);
     free(cnt);
     free(num);
     free(plane);
     return s;
 #else
-    (void)here;
+    (void)root;
     return BN_ERR_INTERNAL;
 #endif
 }
@@ -497,6 +521,7 @@ bn_status bn_comm_alltoallv_placed(const bn_comm *c, const void *send, const siz
     return s;
 #else
     (void)rec_size;
+    (void)recv_counts;
     return BN_ERR_INTERNAL;
 #endif
 }
