@@ -188,8 +188,8 @@ struct bn_walk_args {
     int resident_blocks;      /* blocks the GPU holds at once             */
     long long budget;         /* REMOTE main pass: a group's cells visited
                                  plus sources taken (per target) beyond
-                                 which it is listed for the deep pass (its
-                                 chunks' own boxes, over many warps); 0:
+                                 which it stops and queues its chunks
+                                 (their own boxes, over many warps); 0:
                                  none (bn_walk_remote_budget)             */
 };
 
