@@ -544,7 +544,7 @@ __device__ void bn_walk_step(const bn_walk_args &a, bn_walk_smem *sm, int *stack
     /* opened leaves (and nodes whose children did not fit): their bodies */
     const bool leaf = open && !push;
     if (REMOTE && __any_sync(BN_FULL, leaf && child.y > 0)) { /* a received node has no bodies: walk it again */
-        st->overflow = true;                                       /* depth first (bn_gpu_walk_remote)         */
+        st->overflow = true;                                       /* by chunks (the queue, then the deep pass) */
         *size = 0;
         return;
     }
