@@ -1,4 +1,5 @@
 #include "testutil.h"
+#include "core/rng.h"
 #include "parallel/comm.h"
 #include "core/backend.h"
 #include <math.h>
@@ -387,10 +388,8 @@ bn_particles *tu_rows(const bn_particles *p, size_t a, size_t e)
 
 void tu_scramble_velocities(bn_particles *p, double tau)
 {
-    uint64_t rng = 99;
     for (size_t i = 0; i < p->n; i++) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        const size_t j = (size_t)((rng >> 33) % p->n);
+        const size_t j = (size_t)(bn_rng_u64(99, i, 0) % p->n);
         for (int k = 0; k < 3; k++) p->vel[k][i] = (p->pos[k][j] - p->pos[k][i]) / tau;
     }
 }

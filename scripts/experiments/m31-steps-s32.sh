@@ -9,17 +9,7 @@
 # aligned period). Goal 13 ms a step at 2^24; session 28: 12.73 ms every
 # step (bench, 256 steps).
 #   bash scripts/experiments/m31-steps-s32.sh DIR OUTDIR   (DIR: banyan, lib/)
-D=$(cd "$1" && pwd)
-S=$(cd "$(dirname "$0")/.." && pwd) # run_summary.py
-O=$(mkdir -p "$2" && cd "$2" && pwd)
-export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
-cd "$O" || exit 1
-nvidia-smi --query-gpu=name --format=csv,noheader | uniq -c
-G="-P Gravity:mac:accel -P Gravity:accel_alpha:0.0073 -P Gravity:leaf_size:16 -P Gravity:group_size:128
-   -P Gravity:group_expansion:1.0 -P Gravity:softening:0.015625"
-T="-P TimeIntegration:time_bins:8 -P TimeIntegration:dt:0.015625 -P TimeIntegration:eta:0.2
-   -P TimeIntegration:t_end:0.25 -P Snapshots:render:no -P Snapshots:final:no -P Restart:interval:0
-   -P Statistics:interval:0.25"
+source "$(dirname "$0")/m31-gothic-env.sh" "$1" "$2" # D, S, O (entered), FAST, G, T
 for n in ${NS:-16777216 8388608}; do
     "$D/banyan" ic galaxy --model m31 --n $n -s 1 -o m31.hdf5 >ic.log 2>&1 || { echo "FAIL: ic $n"; continue; }
     for r in 1 0; do

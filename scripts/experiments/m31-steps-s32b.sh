@@ -8,18 +8,7 @@
 # run` to t = 0.25 (2048 steps, 16 cycles; session 32's first call, four
 # runs sharing a host, gave 16.46 / 15.98 ms). Then 2^23 by `banyan run`.
 #   bash scripts/experiments/m31-steps-s32b.sh DIR OUTDIR   (DIR: banyan, lib/)
-D=$(cd "$1" && pwd)
-S=$(cd "$(dirname "$0")/.." && pwd) # run_summary.py
-O=$(mkdir -p "$2" && cd "$2" && pwd)
-export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
-cd "$O" || exit 1
-nvidia-smi --query-gpu=name --format=csv,noheader | uniq -c
-FAST="--mac accel --alpha 0.0073 --leaf-size 16 --group-size 128 --group-expansion 1.0 --eps 0.015625"
-G="-P Gravity:mac:accel -P Gravity:accel_alpha:0.0073 -P Gravity:leaf_size:16 -P Gravity:group_size:128
-   -P Gravity:group_expansion:1.0 -P Gravity:softening:0.015625"
-T="-P TimeIntegration:time_bins:8 -P TimeIntegration:dt:0.015625 -P TimeIntegration:eta:0.2
-   -P TimeIntegration:t_end:0.25 -P Snapshots:render:no -P Snapshots:final:no -P Restart:interval:0
-   -P Statistics:interval:0.25"
+source "$(dirname "$0")/m31-gothic-env.sh" "$1" "$2" # D, S, O (entered), FAST, G, T
 row() { # LOG N RULE: steps, ms a step, energy error, builds of a run
     python3 "$S/run_summary.py" "$@" "run   "
 }

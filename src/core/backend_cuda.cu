@@ -373,9 +373,7 @@ static bn_status growth_refused(bn_cuda_state *st, const char *what, const char 
 {
     unsigned long long sum = 0;
     BN_TRY(bn_cuda_read(&sum, st->tree_growth, sizeof sum, what, st->s));
-    *growth = (double)sum / (BN_REFRESH_GROWTH_UNIT * (double)st->n);
-    if (bn_trace_on()) bn_trace_count(trace_name, 1e3 * *growth);
-    *refused = bn_refresh_refused(sum, (double)st->n, bn_refresh_growth_max());
+    *refused = bn_refresh_judge(sum, (double)st->n, trace_name, growth);
     return BN_OK;
 }
 

@@ -65,6 +65,10 @@ BN_HD int bn_refresh_refused(unsigned long long sum, double n, double max)
 extern "C" {
 #endif
 double bn_refresh_growth_max(void);
+/* The judgment of a tree's summed growth terms (sum, n bodies) against
+ * bn_refresh_growth_max(), for both backends: whether it is refused, its
+ * mean growth into *mean, traced as `what` (BANYAN_GRAVITY_TRACE). */
+int bn_refresh_judge(unsigned long long sum, double n, const char *what, double *mean);
 #ifdef __cplusplus
 }
 #endif

@@ -101,10 +101,7 @@ static bn_status refresh(bn_tree *t, const bn_gravity_params *g, const bn_partic
  * `what`): a refresh's, or a build ahead's at x. */
 static int groups_outgrown(const bn_tree *t, const char *what, double *mean)
 {
-    const unsigned long long growth = bn_tree_group_growth(t);
-    *mean = (double)growth / (BN_REFRESH_GROWTH_UNIT * (double)t->n);
-    if (bn_trace_on()) bn_trace_count(what, 1e3 * *mean);
-    return bn_refresh_refused(growth, (double)t->n, bn_refresh_growth_max());
+    return bn_refresh_judge(bn_tree_group_growth(t), (double)t->n, what, mean);
 }
 
 /* A build ahead, refused as a refresh is (tree/refresh_guard.h): its

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "core/error.h"
+#include "core/trace.h"
 #include "tree/refresh_guard.h"
 #include "tree/tree_cpu.h"
 
@@ -90,6 +91,13 @@ double bn_refresh_growth_max(void)
     const double v = env ? strtod(env, &end) : 0;
     max = env && end != env && *end == '\0' && v >= 1 && v <= BN_REFRESH_GROWTH_CAP ? v : BN_REFRESH_GROWTH_MAX;
     return max;
+}
+
+int bn_refresh_judge(unsigned long long sum, double n, const char *what, double *mean)
+{
+    *mean = n > 0 ? (double)sum / (BN_REFRESH_GROWTH_UNIT * n) : 0.0;
+    if (bn_trace_on()) bn_trace_count(what, 1e3 * *mean);
+    return bn_refresh_refused(sum, n, bn_refresh_growth_max());
 }
 
 unsigned long long bn_tree_group_growth(const bn_tree *t)
