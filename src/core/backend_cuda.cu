@@ -377,17 +377,6 @@ static bn_status growth_refused(bn_cuda_state *st, const char *what, const char 
     return BN_OK;
 }
 
-/* Whether a build ahead (tree/refresh_lag.h) is refused, as a refresh
- * is: its groups' boxes at x against the cells of the lead positions
- * x + tau v. Where particles cross each other within tau (the core of a
- * cold collapse) those cells put far apart bodies together: a walk of
- * 130 times a fresh tree's (BENCHMARKS.md session 32). */
-static bn_status lead_refused(bn_cuda_state *st, int *refused)
-{
-    double growth = 0;
-    return growth_refused(st, "the lead build's growth", "build: lead groups' growth x1000", &growth, refused);
-}
-
 /* Keys to groups: the device tree the walk reads. The build decides on
  * the device whether its tree fits the buffers; if not, the particles
  * keep their order and the last tree is refreshed (tree_cuda.h). Only a
@@ -408,8 +397,14 @@ bn_status build_tree(bn_cuda_state *st, const bn_gravity_params *g)
     }
     BN_TRY(build_sorted(st, g, &b, st->tree_valid));
     if (st->ahead_now == 0.0) return BN_OK;
+    /* a build ahead (tree/refresh_lag.h) is refused as a refresh is: its
+     * groups' boxes at x against the cells of the lead positions x + tau v.
+     * Where particles cross each other within tau (the core of a cold
+     * collapse) those cells put far apart bodies together: a walk of 130
+     * times a fresh tree's (BENCHMARKS.md session 32) */
     int refused = 0;
-    BN_TRY(lead_refused(st, &refused));
+    double growth = 0;
+    BN_TRY(growth_refused(st, "the lead build's growth", "build: lead groups' growth x1000", &growth, &refused));
     if (!refused) return BN_OK;
     st->lead_refused = 1; /* built again from x */
     st->ahead_now = 0.0;
