@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Per-rank medians of the traced walk stages of several-GPU runs
 (BANYAN_GRAVITY_TRACE=1 logs of `banyan bench` under mpirun): the local
-walk, the received trees' walk, the wait for the other ranks, and their
-sum, per rank, so that an uneven cut shows as one rank's larger sum.
+walk, the received trees' walk, the wait for the other ranks, and the
+span of both walks (their sum where the log has no "both walks", which
+the received walk beside the local one brought), per rank, so that an
+uneven cut shows as one rank's larger span.
     scripts/rank-walks.py LOG.err [LOG.err ...]"""
 import re
 import sys
 
-STAGES = ("local walk (device)", "received walk (device)", "wait for the other ranks (device)")
+STAGES = ("local walk (device)", "received walk (device)", "wait for the other ranks (device)", "both walks (device)")
 LINE = re.compile(r"^gravity trace: (.*?)\s+([-\d.]+) ms \[rank (\d+)\]")
 CUT = re.compile(r"^gravity count: domains: particles after the cut\s+(\d+) \[rank (\d+)\]")
 CALLS = "--calls" in sys.argv
@@ -36,9 +38,10 @@ for name in [a for a in sys.argv[1:] if a != "--calls"]:
     except OSError as e:
         print(f"{name}: {e}")
         continue
-    print(f"{name}: median ms per rank (local walk / received walk / wait / walks' sum)")
+    print(f"{name}: median ms per rank (local walk / received walk / wait / both walks' span)")
     for r in sorted(per):
-        loc, rem, wait = (median(per[r].get(s, [])) for s in STAGES)
-        print(f"  rank {r}: {loc:7.1f} / {rem:6.1f} / {wait:6.1f} / {loc + rem:7.1f}")
+        loc, rem, wait, both = (median(per[r].get(s, [])) for s in STAGES)
+        span = both if per[r].get(STAGES[3]) else loc + rem
+        print(f"  rank {r}: {loc:7.1f} / {rem:6.1f} / {wait:6.1f} / {span:7.1f}")
     for r in sorted(seq) if CALLS else []:
         print(f"  rank {r} by call: " + " ".join(str(x) for x in seq[r]))

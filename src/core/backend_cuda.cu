@@ -542,6 +542,9 @@ void trace_walks(bn_cuda_state *st)
     bn_trace_ms("wait for the received trees (device)", 1e3 * elapsed(st, BN_EV_LOCAL, BN_EV_REMOTE));
     bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_REMOTE_END));
     bn_trace_ms("wait for the other ranks (device)", 1e3 * elapsed(st, BN_EV_REMOTE_END, BN_EV_WALK));
+    /* the received walk may run beside the local one (bn_cuda_add_remote) */
+    bn_trace_ms("both walks (device)",
+                1e3 * fmax(elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL), elapsed(st, BN_EV_GROUPS, BN_EV_REMOTE_END)));
     bn_trace_count("local tree: levels", (double)st->tree.t.n_levels);
     bn_trace_count("local tree: nodes", (double)st->tree.t.n_nodes);
     bn_trace_count("local tree: groups", (double)st->tree.t.n_groups);
@@ -596,6 +599,7 @@ bn_status evaluate_ranks(bn_cuda_state *st)
         if (s == BN_OK) s = bn_cuda_tree_ready(st);
         if (s == BN_OK && g.mac == BN_MAC_ACCEL && bn_cuda_let_on_host()) s = bn_cuda_old_accel(st, &acc_old);
         if (s == BN_OK) s = measure_costs(st, &all);
+        if (s == BN_OK) s = bn_cuda_walk_inputs_ready(st);
         if (s == BN_OK) s = bn_gpu_walk_active(&st->tree.t, &g, &all, st->acc, st->walk, NULL, st->s);
         cudaEventRecord(st->ev[BN_EV_LOCAL], st->s);
     }
@@ -705,6 +709,7 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
         s = bn_cuda_old_accel(st, &acc_old);
     if (s == BN_OK && st->n > 0) s = select_active(st, bin_min, &act);
     if (s == BN_OK && st->n > 0 && ranks) s = measure_costs(st, &act);
+    if (s == BN_OK && st->n > 0 && ranks) s = bn_cuda_walk_inputs_ready(st);
     if (s == BN_OK && st->n > 0) s = bn_gpu_walk_active(&st->tree.t, &g, &act, st->acc, st->walk, NULL, st->s);
     if (st->n > 0 && ranks) cudaEventRecord(st->ev[BN_EV_LOCAL], st->s);
     /* several ranks: the exchange (every node's box: a superset of what

@@ -112,6 +112,13 @@ bn_status bn_cuda_tree_ready(bn_cuda_state *st)
     return BN_OK;
 }
 
+bn_status bn_cuda_walk_inputs_ready(bn_cuda_state *st)
+{
+    if (!st->walk_in) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->walk_in, cudaEventDisableTiming));
+    BN_CUDA_CHECK(cudaEventRecord(st->walk_in, st->s));
+    return BN_OK;
+}
+
 namespace {
 /* The first way, kept to compare against (BANYAN_LET_HOST=1): the tree
  * downloaded, the LETs packed and unpacked on the host, each received
@@ -203,11 +210,77 @@ void bn_cuda_ranks_free(bn_cuda_state *st)
     }
     if (st->let_ready) cudaEventDestroy(st->let_ready);
     if (st->let_done) cudaEventDestroy(st->let_done);
+    if (st->walk_in) cudaEventDestroy(st->walk_in);
+    st->walk_in = NULL;
     bn_gpu_let_link_free(st->let_link);
     st->let_s = NULL;
     st->let_ready = st->let_done = NULL;
     st->let_link = NULL;
 }
+
+namespace {
+/* The received walk's forces and costs (their own sums, zero where it
+ * walked nothing) added to the local walk's: one fixed order, the same
+ * bits every run. */
+__global__ void add_received(float4 *acc, const float4 *got, float *cost, const float *got_cost, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float4 a = acc[i], b = got[i];
+    acc[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+    if (cost) cost[i] += got_cost[i];
+}
+
+/* The received walk beside the local one (BANYAN_REMOTE_BESIDE=0: after
+ * it, on s, a tuning aid): the local walk keeps 80% of the issue slots
+ * busy, the received walk 42% (its 128 registers a thread leave 16 warps
+ * an SM, of which 0.7 are ready to issue; Nsight Compute, 4 H200s,
+ * session 34), so its blocks, taken first as the local walk's end (its
+ * stream has the greater priority), fill the local walk's idle slots.
+ * Not with the trees exchanged through the host (staged on s). */
+bool received_beside(void)
+{
+    const char *e = getenv("BANYAN_REMOTE_BESIDE");
+    return !(e && !strcmp(e, "0")) && !bn_cuda_let_on_host();
+}
+
+/* The beside walk's own sums: forces, and costs where the local walk
+ * measures them, zeroed on the exchange's stream. */
+struct received_sums {
+    float4 *acc;
+    float *cost;
+};
+
+bn_status received_sums_make(bn_cuda_state *st, const bn_gpu_active *act, received_sums *r)
+{
+    const size_t n = (size_t)st->n;
+    r->acc = NULL;
+    r->cost = NULL;
+    BN_TRY(bn_cuda_dev_alloc(&r->acc, n, "the received walk's forces", st->let_s));
+    BN_TRY(cuda_ok(cudaMemsetAsync(r->acc, 0, n * sizeof(float4), st->let_s), "the received walk's forces"));
+    if (act && act->cost) {
+        BN_TRY(bn_cuda_dev_alloc(&r->cost, n, "the received walk's costs", st->let_s));
+        BN_TRY(cuda_ok(cudaMemsetAsync(r->cost, 0, n * sizeof(float), st->let_s), "the received walk's costs"));
+    }
+    /* what the local walk reads was made before it was queued (walk_in) */
+    return cuda_ok(cudaStreamWaitEvent(st->let_s, st->walk_in, 0), "the received walk's wait");
+}
+
+/* s waits for the beside walk, adds its sums, frees them (after the add,
+ * stream-ordered). */
+bn_status received_sums_add(bn_cuda_state *st, const bn_gpu_active *act, received_sums *r, bn_status s)
+{
+    bn_status e = cuda_ok(cudaStreamWaitEvent(st->s, st->ev[BN_EV_REMOTE_END], 0), "the received walk's end");
+    if (s == BN_OK && e == BN_OK && st->n > 0) {
+        add_received<<<(st->n + 255) / 256, 256, 0, st->s>>>(st->acc, r->acc, r->cost ? act->cost : NULL, r->cost,
+                                                            st->n);
+        e = cuda_ok(cudaGetLastError(), "the received walk's sums");
+    }
+    bn_cuda_free(r->acc, st->s);
+    bn_cuda_free(r->cost, st->s);
+    return s != BN_OK ? s : e;
+}
+} // namespace
 
 bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, const bn_gpu_active *act,
                              const double *acc_old)
@@ -221,13 +294,30 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     bn_status s = bn_cuda_let_on_host() ? exchange_on_host(st, g, acc_old, &src, &x) : exchange_on_device(st, g, &src, &x);
     keep_exchange(&st->remote, &x);
     bn_trace_stage("LET exchange", &t);
-    cudaEventRecord(st->ev[BN_EV_REMOTE], st->s); /* after the wait for the received trees (trace_walks) */
-    if (s == BN_OK && st->n > 0 && src.n_cells > 0) /* every received tree in one walk */
-        s = bn_gpu_walk_remote(&st->tree.t, &src, g, act, st->acc, &st->remote, st->s);
-    cudaEventRecord(st->ev[BN_EV_REMOTE_END], st->s);
+    const bool walk = s == BN_OK && st->n > 0 && src.n_cells > 0; /* every received tree in one walk */
+    bool beside = walk && received_beside();
+    received_sums sums = {NULL, NULL};
+    if (beside && received_sums_make(st, act, &sums) != BN_OK) { /* short of memory: after the local walk */
+        (void)cudaGetLastError();
+        bn_cuda_free(sums.acc, st->let_s);
+        bn_cuda_free(sums.cost, st->let_s);
+        sums.acc = NULL;
+        sums.cost = NULL;
+        beside = false;
+    }
+    bn_gpu_active mine; /* beside: the costs to the walk's own sums */
+    memset(&mine, 0, sizeof mine);
+    if (act) mine = *act;
+    if (beside && sums.cost) mine.cost = sums.cost;
+    const cudaStream_t ws = beside ? st->let_s : st->s;
+    cudaEventRecord(st->ev[BN_EV_REMOTE], ws); /* after the wait for the received trees (trace_walks) */
+    if (walk && s == BN_OK)
+        s = bn_gpu_walk_remote(&st->tree.t, &src, g, act ? &mine : NULL, beside ? sums.acc : st->acc, &st->remote, ws);
+    cudaEventRecord(st->ev[BN_EV_REMOTE_END], ws);
+    if (beside) s = received_sums_add(st, act, &sums, s);
     s = bn_comm_agree(st->comm, s);
     bn_trace_stage("received trees walked", &t);
-    bn_gpu_source_free(&src, st->s);
+    bn_gpu_source_free(&src, st->s); /* stream-ordered: s waited for the walk */
     return s;
 }
 

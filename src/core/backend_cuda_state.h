@@ -105,6 +105,9 @@ struct bn_cuda_state {
     cudaEvent_t let_ready;  /* recorded on s when the tree is made        */
     cudaEvent_t let_done;   /* recorded on let_s when the received trees
                                are converted: the remote walks wait on it */
+    cudaEvent_t walk_in;    /* recorded on s when what the local walk reads
+                               is made (its active list, its costs): the
+                               received walk beside it waits on it       */
     struct bn_gpu_let_link *let_link; /* how the trees travel (let_gpu.h),
                                made at the first exchange               */
 };
@@ -137,6 +140,9 @@ void bn_cuda_ranks_free(bn_cuda_state *st);
  * the local walk is queued: the exchange's packing on its own stream
  * starts from here, beside the walk. */
 bn_status bn_cuda_tree_ready(bn_cuda_state *st);
+/* Several ranks: what the local walk reads is made, its walk is queued
+ * next: the received walk, on the exchange's stream, waits for this. */
+bn_status bn_cuda_walk_inputs_ready(bn_cuda_state *st);
 /* BANYAN_LET_HOST=1: the exchange packs the tree's host copy (the first
  * way, kept to compare against); its accel criterion's boxes need the old
  * |a| on the host (bn_cuda_old_accel), the device's packer does not. */

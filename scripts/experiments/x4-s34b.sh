@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Session 34, the received walk beside the local one (issue 18), one
+# device call on 4 GPUs:
+#  1. the GPU tests that cross ranks (test_gpu_let, test_gpu_walk,
+#     test_forces_dist on 4 and 2 ranks);
+#  2. the forces beside and after (BANYAN_REMOTE_BESIDE=0) on 4 ranks,
+#     2^21 Plummer: banyan compare must find them 0 apart;
+#  3. weak Plummer 2^25 a GPU on 4 GPUs beside and after, weak Hernquist
+#     on 4, strong Plummer 2^27 on 4, weak Plummer on 2 and 1;
+#  a table last (batch: the mean of 4 steps as `banyan run` runs them).
+#   bash scripts/experiments/x4-s34b.sh DIR OUT   (DIR: banyan, tests/, lib/)
+set -u
+D=$(cd "$1" && pwd)
+O=$(mkdir -p "$2" && cd "$2" && pwd)
+here=$(cd "$(dirname "$0")/.." && pwd)
+export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
+source "$here/device-mpi-env.sh"
+B=$D/banyan
+for t in test_gpu_let test_gpu_walk; do
+    timeout 120 "$D/tests/$t" >"$O/$t.log" 2>&1
+    echo "$t: exit $? ($(grep -c '\[       OK \]' "$O/$t.log") ok)"
+done
+for np in 4 2; do
+    OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np $np "$D/tests/test_forces_dist" >"$O/fd$np.log" 2>&1
+    echo "test_forces_dist on $np ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd$np.log") ok, $(grep -c 'FAILED  \]' "$O/fd$np.log") failed lines)"
+done
+cd "$O" || exit 1
+"$B" ic plummer --n 2097152 -o p21.hdf5 >/dev/null 2>&1
+for beside in 1 0; do
+    BANYAN_REMOTE_BESIDE=$beside OMP_NUM_THREADS=4 timeout 120 mpirun --bind-to none -np 4 "$B" forces p21.hdf5 \
+        -o "f-beside$beside.hdf5" --backend gpu --device auto $TUNED >"f$beside.out" 2>&1 || echo "FAIL forces $beside"
+done
+"$B" compare f-beside1.hdf5 f-beside0.hdf5 --json | tr -d '\n' | cut -c1-400
+echo
+rm -f ./*.hdf5
+export BANYAN_GRAVITY_TRACE=1
+run() { # NP LOG ARGS...: bench, one GPU a rank
+    local np=$1 log=$2
+    shift 2
+    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 200 mpirun --bind-to none -np "$np" "$B" bench --backend gpu \
+        --device auto --json $TUNED "$@" >"$log.out" 2>"$log.err" || echo "FAIL $log: $(tail -2 "$log.err")"
+    python3 - "$log.out" "$log" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    print(f"{sys.argv[2]:22s} forces {1e3*r['t_total']:6.1f} ms, step best {1e3*r['step_best']:6.1f}, "
+          f"mean {1e3*r['step_mean']:6.1f}, batch {1e3*r['batch_mean']:6.1f} ms")
+except Exception as e:
+    print(sys.argv[2], "no result", e)
+PY
+    [ "$np" = 1 ] || python3 "$here/rank-walks.py" "$log.err" 2>/dev/null | grep -v nan | tail -n +2
+}
+run 4 plummer4 --model plummer --n 134217728 --repeat 3 --steps 4
+BANYAN_REMOTE_BESIDE=0 run 4 plummer4-after --model plummer --n 134217728 --repeat 3 --steps 4
+run 4 hernquist4 --model hernquist --n 134217728 --repeat 3 --steps 4
+run 4 strong4 --model plummer --n 134217728 --repeat 3 --steps 2
+run 2 plummer2 --model plummer --n 67108864 --repeat 3 --steps 4
+run 1 plummer1 --model plummer --n 33554432 --repeat 3 --steps 4
+grep -hE "crossers: (room|placed|mirror|moved)" hernquist4.err | awk '$(NF-3) + 0 > 5' | head -8
+gzip -f ./*.err
