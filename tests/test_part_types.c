@@ -3,6 +3,7 @@
  * /PartTypeN group per type and GADGET-4's per-type header counts), and a
  * set whose particles are all PartType1 stays without a type array. */
 #include "test_snapshot_fixtures.h"
+#include "core/particles_remake.h"
 
 /* 3 x n particles: PartType1 (halo), then 2 (disk), then 3 (bulge), in
  * the order a galaxy model and a reader put them. */
@@ -45,6 +46,35 @@ static void test_copy_and_resize(void **state)
     bn_particles *r = tu_random_particles(5, 1, 0);
     assert_null(r->type);
     assert_int_equal(bn_particles_part_type(r, 2), 1);
+    bn_particles_free(r);
+    bn_particles_free(p);
+}
+
+/* A stale set remade past its room (a GPU rank's host mirror): the same
+ * arrays exist, zeroed, types 1; within the room nothing is remade. */
+static void test_remake(void **state)
+{
+    (void)state;
+    bn_particles *p = three_types(100);
+    TU_OK(bn_particles_ensure_forces(p));
+    const size_t room = p->capacity;
+    TU_OK(bn_particles_remake(p, room)); /* within the room: kept as it was */
+    assert_int_equal(p->n, room);
+    assert_int_equal(p->type[250], 3);
+    TU_OK(bn_particles_remake(p, 4 * room));
+    assert_int_equal(p->n, 4 * room);
+    assert_true(p->capacity >= 4 * room);
+    assert_non_null(p->acc[2]);
+    assert_non_null(p->pot);
+    for (size_t i = 0; i < p->n; i++) {
+        assert_int_equal(p->type[i], 1);
+        assert_true(p->pos[0][i] == 0.0 && p->vel[2][i] == 0.0 && p->mass[i] == 0.0 && p->id[i] == 0);
+    }
+    bn_particles *r = tu_random_particles(5, 1, 0); /* no types, no forces: none made */
+    TU_OK(bn_particles_remake(r, 50));
+    assert_null(r->type);
+    assert_null(r->acc[0]);
+    assert_int_equal(bn_particles_part_type(r, 40), 1);
     bn_particles_free(r);
     bn_particles_free(p);
 }
@@ -192,6 +222,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_and_resize),
+        cmocka_unit_test(test_remake),
         cmocka_unit_test(test_simulation_keeps_types),
         cmocka_unit_test(test_single_file),
         cmocka_unit_test(test_split_files),

@@ -38,6 +38,9 @@ extern "C" {
 #include "parallel/comm.h"
 }
 #include "core/backend_cuda_state.h"
+extern "C" {
+#include "core/particles_remake.h"
+}
 #include "parallel/domain_owner.h"
 #include "parallel/let_gpu.h"
 #include "tree/keys.h"
@@ -538,7 +541,7 @@ bn_status mirror_resize(bn_particles *host, size_t n_new)
 {
     if (!host) return BN_OK;
     host->n = n_new < host->n ? n_new : host->n; /* nothing of it is kept: its contents are stale */
-    if (n_new > host->capacity) BN_TRY(bn_particles_resize(host, n_new + n_new / 16 + 1));
+    if (n_new > host->capacity) BN_TRY(bn_particles_remake(host, n_new + n_new / 16 + 1)); /* not copied */
     return bn_particles_resize(host, n_new);
 }
 } // namespace
@@ -591,14 +594,18 @@ bn_status install(bn_cuda_state *st, bn_particles *host, scratch *x, int k, size
 {
     if (k == 0 && r == 0) return BN_OK;
     const int n_old = st->n, keep = n_old - k;
+    double t = bn_wall_seconds(); /* BANYAN_GRAVITY_TRACE=1: where a rare long move goes */
     BN_TRY(close_gaps(st, x, k));
     BN_TRY(make_room(st, keep, r, with_types));
+    bn_trace_stage("crossers: room (queued)", &t);
     BN_TRY(place_arrivals(st, x, keep, r));
     BN_TRY(count_types(st, x)); /* waits for the moves */
+    bn_trace_stage("crossers: placed", &t);
     st->n = keep + (int)r;
     st->tree_valid = 0; /* another set: the next evaluation builds */
     st->host_stale = BN_STALE_IDS | BN_STALE_MASSES; /* the device's are the set's */
     BN_TRY(mirror_resize(host, (size_t)st->n));
+    bn_trace_stage("crossers: mirror", &t);
     if (n_old == 0 && st->n > 0) BN_TRY(bn_cuda_new_scales(st)); /* an empty rank had unit scales */
     return BN_OK;
 }

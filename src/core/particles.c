@@ -3,6 +3,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/input_summary.h"
+#include "core/particles_remake.h"
 
 static void particles_release_arrays(bn_particles *p)
 {
@@ -84,6 +85,39 @@ bn_status bn_particles_resize(bn_particles *p, size_t n)
     }
     /* added particles are PartType1, as in a set without types */
     if (p->type && n > p->n) memset(p->type + p->n, 1, n - p->n);
+    p->n = n;
+    return BN_OK;
+}
+
+/* Remade, not grown: free and calloc (large blocks come as the kernel's
+ * zero pages, made as they are first written), so nothing is copied. */
+static bn_status remake(void **arr, size_t cap, size_t size, int wanted, const char *what)
+{
+    if (!*arr && !wanted) return BN_OK; /* an optional array the set has not made */
+    free(*arr);
+    *arr = calloc(cap ? cap : 1, size);
+    return *arr ? BN_OK : bn_fail(BN_ERR_NOMEM, "cannot allocate %zu particles (%s)", cap, what);
+}
+
+bn_status bn_particles_remake(bn_particles *p, size_t n)
+{
+    if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_remake: particle set is NULL");
+    if (n > p->capacity) {
+        BN_TRY(bn_check_count(n, particle_bytes(p), "particles"));
+        p->capacity = 0; /* until every array is remade: a failure leaves the set empty, not short */
+        p->n = 0;
+        for (int k = 0; k < 3; k++) {
+            BN_TRY(remake((void **)&p->pos[k], n, sizeof(double), 1, "positions"));
+            BN_TRY(remake((void **)&p->vel[k], n, sizeof(double), 1, "velocities"));
+            BN_TRY(remake((void **)&p->acc[k], n, sizeof(double), 0, "accelerations"));
+        }
+        BN_TRY(remake((void **)&p->mass, n, sizeof(double), 1, "masses"));
+        BN_TRY(remake((void **)&p->id, n, sizeof(uint64_t), 1, "ids"));
+        BN_TRY(remake((void **)&p->pot, n, sizeof(double), 0, "potentials"));
+        BN_TRY(remake((void **)&p->type, n, 1, 0, "part types"));
+        p->capacity = n;
+    }
+    if (p->type && n > p->n) memset(p->type + p->n, 1, n - p->n); /* PartType1, as bn_particles_resize */
     p->n = n;
     return BN_OK;
 }
