@@ -7,14 +7,8 @@
 #     received walks' kernels of one warm force call (occupancy, issue
 #     slots, the warps' stall reasons), the clocks left alone.
 #   bash scripts/experiments/x4-s34.sh DIR OUT   (DIR: banyan, lib/)
-set -u
-D=$(cd "$1" && pwd)
-O=$(mkdir -p "$2" && cd "$2" && pwd)
-here=$(cd "$(dirname "$0")/.." && pwd)
-export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
-source "$here/device-mpi-env.sh"
+source "$(dirname "$0")/carried-env.sh"
 export BANYAN_GRAVITY_TRACE=1
-B=$D/banyan
 C=$(( $(nproc) / 4 ))
 run4() { # LOG ARGS...: bench on 4 ranks, one GPU each
     local log=$1

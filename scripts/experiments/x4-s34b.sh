@@ -9,13 +9,7 @@
 #     on 4, strong Plummer 2^27 on 4, weak Plummer on 2 and 1;
 #  a table last (batch: the mean of 4 steps as `banyan run` runs them).
 #   bash scripts/experiments/x4-s34b.sh DIR OUT   (DIR: banyan, tests/, lib/)
-set -u
-D=$(cd "$1" && pwd)
-O=$(mkdir -p "$2" && cd "$2" && pwd)
-here=$(cd "$(dirname "$0")/.." && pwd)
-export LD_LIBRARY_PATH=$D/lib:${LD_LIBRARY_PATH:-}
-source "$here/device-mpi-env.sh"
-B=$D/banyan
+source "$(dirname "$0")/carried-env.sh"
 for t in test_gpu_let test_gpu_walk; do
     timeout 120 "$D/tests/$t" >"$O/$t.log" 2>&1
     echo "$t: exit $? ($(grep -c '\[       OK \]' "$O/$t.log") ok)"
