@@ -442,6 +442,54 @@ static void test_rebalance_by_cost_gpu(void **state)
     rebalance_by_cost(BN_BACKEND_GPU);
 }
 
+/* Forces of the global set all (ids 1..n) on the GPU across the ranks,
+ * cut by count, gathered by id: acc[3 (id-1) + k], then pot[id-1]. */
+static double *gpu_forces_by_id(const bn_particles *all)
+{
+    const size_t n = all->n;
+    bn_particles *p = share(all);
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = BN_BACKEND_GPU;
+    g.softening = 0.01;
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    TU_OK(bn_simulation_set_comm(sim, comm));
+    TU_OK(bn_simulation_set_particles(sim, p));
+    TU_OK(bn_simulation_rebalance(sim, NULL));
+    TU_OK(bn_simulation_compute_forces(sim));
+    const bn_particles *q = NULL;
+    TU_OK(bn_simulation_particles(sim, &q));
+    double *f = malloc(4 * n * sizeof *f);
+    gather_forces(q->id, q->n, q->acc, q->pot, n, f, f + 3 * n);
+    bn_simulation_free(sim);
+    bn_particles_free(p);
+    return f;
+}
+
+/* The received trees walked beside the local walk (the default: their
+ * own sums, added once both are done) give the forces of the walk after
+ * it (BANYAN_REMOTE_BESIDE=0) to the bit (GPU only). */
+static void test_received_beside_gpu(void **state)
+{
+    (void)state;
+    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
+    bn_particles *all = numbered(tu_model(BN_IC_HERNQUIST, 30000, 43));
+    setenv("BANYAN_REMOTE_BESIDE", "0", 1);
+    double *after = gpu_forces_by_id(all);
+    unsetenv("BANYAN_REMOTE_BESIDE");
+    double *beside = gpu_forces_by_id(all);
+    size_t differ = 0;
+    for (size_t i = 0; i < 4 * all->n; i++) differ += memcmp(after + i, beside + i, sizeof *after) != 0;
+    if (bn_comm_rank(comm) == 0)
+        print_message("gpu, %d ranks: forces beside and after the local walk differ in %zu of %zu values\n",
+                      bn_comm_size(comm), differ, 4 * all->n);
+    assert_true(everywhere(differ == 0));
+    free(after);
+    free(beside);
+    bn_particles_free(all);
+}
+
 /* ---- the particles that cross the cut in shared steps ---- */
 
 /* This rank's particles by id into rec[id - 1] (7 values: x, y, z, vx,
@@ -821,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),
+        cmocka_unit_test(test_received_beside_gpu),
         cmocka_unit_test(test_crossers_move), cmocka_unit_test(test_crossers_move_gpu),
         cmocka_unit_test(test_crossers_stream), cmocka_unit_test(test_crossers_stream_gpu),
     };
