@@ -538,13 +538,17 @@ void trace_walks(bn_cuda_state *st)
     if (!bn_trace_on() || cudaEventSynchronize(st->ev[BN_EV_WALK]) != cudaSuccess) return;
     /* elapsed() is in seconds; the wait is the exchange's part not hidden
      * behind the local walk */
-    bn_trace_ms("local walk (device)", 1e3 * elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL));
+    /* the received walk may run beside the local one (bn_cuda_add_remote):
+     * then it starts before the local walk ends (a negative wait for the
+     * trees), and the wait for the others counts from the later end */
+    const double local = elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL), ends = fmax(local, elapsed(st, BN_EV_GROUPS,
+                                                                                        BN_EV_REMOTE_END));
+    bn_trace_ms("local walk (device)", 1e3 * local);
     bn_trace_ms("wait for the received trees (device)", 1e3 * elapsed(st, BN_EV_LOCAL, BN_EV_REMOTE));
     bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_REMOTE_END));
-    bn_trace_ms("wait for the other ranks (device)", 1e3 * elapsed(st, BN_EV_REMOTE_END, BN_EV_WALK));
-    /* the received walk may run beside the local one (bn_cuda_add_remote) */
-    bn_trace_ms("both walks (device)",
-                1e3 * fmax(elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL), elapsed(st, BN_EV_GROUPS, BN_EV_REMOTE_END)));
+    bn_trace_ms("wait for the other ranks (device)", 1e3 * (elapsed(st, BN_EV_GROUPS, BN_EV_WALK) - ends));
+    bn_trace_ms("both walks (device)", 1e3 * ends);
+    bn_trace_ms("both walks, busy (device)", 1e3 * bn_cuda_walks_busy(st));
     bn_trace_count("local tree: levels", (double)st->tree.t.n_levels);
     bn_trace_count("local tree: nodes", (double)st->tree.t.n_nodes);
     bn_trace_count("local tree: groups", (double)st->tree.t.n_groups);

@@ -266,11 +266,16 @@ bn_status received_sums_make(bn_cuda_state *st, const bn_gpu_active *act, receiv
     return cuda_ok(cudaStreamWaitEvent(st->let_s, st->walk_in, 0), "the received walk's wait");
 }
 
-/* s waits for the beside walk, adds its sums, frees them (after the add,
- * stream-ordered). */
-bn_status received_sums_add(bn_cuda_state *st, const bn_gpu_active *act, received_sums *r, bn_status s)
+/* s waits for the beside walk (ended: its end's record), adds its sums,
+ * frees them (after the add, stream-ordered). Where s could not be made
+ * to wait, the host waits for the walk: what s frees next (the sums, the
+ * received sources, the bodies' low parts) is no longer read. */
+bn_status received_sums_add(bn_cuda_state *st, const bn_gpu_active *act, received_sums *r, bn_status s,
+                            cudaError_t ended)
 {
-    bn_status e = cuda_ok(cudaStreamWaitEvent(st->s, st->ev[BN_EV_REMOTE_END], 0), "the received walk's end");
+    bn_status e = cuda_ok(ended, "the received walk's end");
+    if (e == BN_OK) e = cuda_ok(cudaStreamWaitEvent(st->s, st->ev[BN_EV_REMOTE_END], 0), "the received walk's end");
+    if (e != BN_OK) cudaStreamSynchronize(st->let_s);
     if (s == BN_OK && e == BN_OK && st->n > 0) {
         add_received<<<(st->n + 255) / 256, 256, 0, st->s>>>(st->acc, r->acc, r->cost ? act->cost : NULL, r->cost,
                                                             st->n);
@@ -313,8 +318,8 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     cudaEventRecord(st->ev[BN_EV_REMOTE], ws); /* after the wait for the received trees (trace_walks) */
     if (walk && s == BN_OK)
         s = bn_gpu_walk_remote(&st->tree.t, &src, g, act ? &mine : NULL, beside ? sums.acc : st->acc, &st->remote, ws);
-    cudaEventRecord(st->ev[BN_EV_REMOTE_END], ws);
-    if (beside) s = received_sums_add(st, act, &sums, s);
+    const cudaError_t ended = cudaEventRecord(st->ev[BN_EV_REMOTE_END], ws);
+    if (beside) s = received_sums_add(st, act, &sums, s, ended);
     s = bn_comm_agree(st->comm, s);
     bn_trace_stage("received trees walked", &t);
     bn_gpu_source_free(&src, st->s); /* stream-ordered: s waited for the walk */
@@ -502,8 +507,15 @@ void bn_cuda_note_walk_time(bn_cuda_state *st)
         (void)cudaGetLastError(); /* the walk's own error shows where it is waited for */
         return;
     }
-    st->walk_seconds += event_seconds(st->ev[BN_EV_GROUPS], st->ev[BN_EV_LOCAL]) +
-                        event_seconds(st->ev[BN_EV_REMOTE], st->ev[BN_EV_REMOTE_END]);
+    st->walk_seconds += bn_cuda_walks_busy(st);
+}
+
+double bn_cuda_walks_busy(const bn_cuda_state *st)
+{
+    const double a = event_seconds(st->ev[BN_EV_GROUPS], st->ev[BN_EV_LOCAL]),
+                 b = event_seconds(st->ev[BN_EV_GROUPS], st->ev[BN_EV_REMOTE]),
+                 c = event_seconds(st->ev[BN_EV_GROUPS], st->ev[BN_EV_REMOTE_END]);
+    return fmax(a, c) - fmax(0.0, b - a); /* after: a + (c - b); beside: the later end */
 }
 
 bn_status bn_cuda_walk_seconds(void *p, double *seconds, int restart)

@@ -143,6 +143,10 @@ bn_status bn_cuda_tree_ready(bn_cuda_state *st);
 /* Several ranks: what the local walk reads is made, its walk is queued
  * next: the received walk, on the exchange's stream, waits for this. */
 bn_status bn_cuda_walk_inputs_ready(bn_cuda_state *st);
+/* Several ranks, the last evaluation's events read (its walk done): the
+ * seconds the local and received walks kept the device busy, the union
+ * of their spans (the received walk may run beside the local one). */
+double bn_cuda_walks_busy(const bn_cuda_state *st);
 /* BANYAN_LET_HOST=1: the exchange packs the tree's host copy (the first
  * way, kept to compare against); its accel criterion's boxes need the old
  * |a| on the host (bn_cuda_old_accel), the device's packer does not. */

@@ -104,17 +104,22 @@ bn_status bn_particles_remake(bn_particles *p, size_t n)
     if (!p) return bn_fail(BN_ERR_ARGUMENT, "bn_particles_remake: particle set is NULL");
     if (n > p->capacity) {
         BN_TRY(bn_check_count(n, particle_bytes(p), "particles"));
-        p->capacity = 0; /* until every array is remade: a failure leaves the set empty, not short */
+        p->capacity = 0; /* until every array is remade */
         p->n = 0;
-        for (int k = 0; k < 3; k++) {
-            BN_TRY(remake((void **)&p->pos[k], n, sizeof(double), 1, "positions"));
-            BN_TRY(remake((void **)&p->vel[k], n, sizeof(double), 1, "velocities"));
-            BN_TRY(remake((void **)&p->acc[k], n, sizeof(double), 0, "accelerations"));
+        bn_status s = BN_OK;
+        for (int k = 0; k < 3 && s == BN_OK; k++) {
+            s = remake((void **)&p->pos[k], n, sizeof(double), 1, "positions");
+            if (s == BN_OK) s = remake((void **)&p->vel[k], n, sizeof(double), 1, "velocities");
+            if (s == BN_OK) s = remake((void **)&p->acc[k], n, sizeof(double), 0, "accelerations");
         }
-        BN_TRY(remake((void **)&p->mass, n, sizeof(double), 1, "masses"));
-        BN_TRY(remake((void **)&p->id, n, sizeof(uint64_t), 1, "ids"));
-        BN_TRY(remake((void **)&p->pot, n, sizeof(double), 0, "potentials"));
-        BN_TRY(remake((void **)&p->type, n, 1, 0, "part types"));
+        if (s == BN_OK) s = remake((void **)&p->mass, n, sizeof(double), 1, "masses");
+        if (s == BN_OK) s = remake((void **)&p->id, n, sizeof(uint64_t), 1, "ids");
+        if (s == BN_OK) s = remake((void **)&p->pot, n, sizeof(double), 0, "potentials");
+        if (s == BN_OK) s = remake((void **)&p->type, n, 1, 0, "part types");
+        if (s != BN_OK) { /* an empty set without arrays, not one with some of its forces */
+            particles_release_arrays(p);
+            return s;
+        }
         p->capacity = n;
     }
     if (p->type && n > p->n) memset(p->type + p->n, 1, n - p->n); /* PartType1, as bn_particles_resize */

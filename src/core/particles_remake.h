@@ -8,7 +8,7 @@
  * old arrays' pages freed (4 H200s, issue 18, session 34): so the GPU
  * re-balance leaves room too. Whatever the set held is gone after it
  * (zeros where remade); added part types are 1. A failure leaves the set
- * empty. */
+ * empty, its arrays freed. */
 #include "banyan.h"
 
 bn_status bn_particles_remake(bn_particles *p, size_t n);
