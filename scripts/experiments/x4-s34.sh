@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 34's second look at 4 GPUs (issue 18), one device call:
+# Session 34's second look at 4 GPUs (issue 18), one device call (run 3;
+# its stall reasons' query was mended after: a regex of the metrics' names):
 #  1. weak Hernquist 2^25 a GPU on 4 GPUs, traced: where the one long
 #     move of the batch goes (the crossers' new stages: room, placed, mirror);
 #  2. strong Plummer 2^27 on 4 GPUs cut by measured time (--balance-cost time);
@@ -63,7 +64,7 @@ for r in rows[1:]:
         print(f"   {r[ix['Metric Name']]}: {r[ix['Metric Value']]} {r[ix['Metric Unit']]}")
 PY
 "$NCU" --import "$O/walks.ncu-rep" --page raw --csv --metrics \
-    regex:smsp__pcsamp_warps_issue_stalled_.*|regex:smsp__average_warp_latency_issue_stalled_.*|smsp__average_warps_issue_stalled_.*_per_issue_active.ratio \
+    'regex:.*issue_stalled.*' \
     >"$O/stalls.csv" 2>&1
 python3 - "$O/stalls.csv" <<'PY'
 import csv, sys
@@ -75,11 +76,12 @@ for r in rows[2:]:
     name = r[h.index("Kernel Name")][:50] if "Kernel Name" in h else "?"
     vals = []
     for i, k in enumerate(h):
-        if "issue_stalled" in k and "per_issue_active" in k:
+        if "issue_stalled" in k and ("per_issue_active" in k or "pcsamp" in k):
             try:
-                vals.append((float(r[i].replace(",", "")), k.split("issue_stalled_")[1].split("_per_issue")[0]))
-            except ValueError:
+                reason = k.split("issue_stalled_")[1].split("_per_issue")[0]
+                vals.append((float(r[i].replace(",", "")), ("sampled " if "pcsamp" in k else "") + reason))
+            except (ValueError, IndexError):
                 pass
     vals.sort(reverse=True)
-    print(f"{r[h.index('ID')] if 'ID' in h else '?'} {name}: " + ", ".join(f"{n} {v:.2f}" for v, n in vals[:8]))
+    print(f"{r[h.index('ID')] if 'ID' in h else '?'} {name}: " + ", ".join(f"{n} {v:.2f}" for v, n in vals[:10]))
 PY
