@@ -378,6 +378,22 @@ static int same_set(bn_simulation *sim, const bn_particles *all, const double *r
     return ok;
 }
 
+/* A simulation across the ranks of this rank's particles p (none: NULL):
+ * the backend, softening 0.01, ip's integrator (NULL: the default). */
+static bn_simulation *ranks_sim(bn_backend backend, const bn_particles *p, const bn_integrator_params *ip)
+{
+    bn_simulation *sim = NULL;
+    TU_OK(bn_simulation_create(&sim));
+    bn_gravity_params g = bn_gravity_params_default();
+    g.backend = backend;
+    g.softening = 0.01;
+    TU_OK(bn_simulation_set_gravity(sim, &g));
+    if (ip) TU_OK(bn_simulation_set_integrator(sim, ip));
+    TU_OK(bn_simulation_set_comm(sim, comm));
+    if (p) TU_OK(bn_simulation_set_particles(sim, p));
+    return sim;
+}
+
 /* A Plummer sphere in a wide sparse cloud of as many particles: cut by
  * count, the ranks' costs differ (a cloud particle's walk is not a
  * cluster particle's); cut again by the measured costs, the largest
@@ -393,14 +409,7 @@ static void rebalance_by_cost(bn_backend backend)
         for (int k = 0; k < 3; k++) all->pos[k][2 * i] = 40.0 * cloud->pos[k][i] + (k == 0 ? 100.0 : 0.0);
     bn_particles_free(cloud);
     bn_particles *p = share(numbered(all));
-    bn_simulation *sim = NULL;
-    TU_OK(bn_simulation_create(&sim));
-    bn_gravity_params g = bn_gravity_params_default();
-    g.backend = backend;
-    g.softening = 0.01;
-    TU_OK(bn_simulation_set_gravity(sim, &g));
-    TU_OK(bn_simulation_set_comm(sim, comm));
-    TU_OK(bn_simulation_set_particles(sim, p));
+    bn_simulation *sim = ranks_sim(backend, p, NULL);
     double by_count = 0, by_cost = 0;
     bn_domain_stats ds;
     TU_OK(bn_simulation_rebalance(sim, &ds)); /* no forces yet: by count */
@@ -448,14 +457,7 @@ static double *gpu_forces_by_id(const bn_particles *all)
 {
     const size_t n = all->n;
     bn_particles *p = share(all);
-    bn_simulation *sim = NULL;
-    TU_OK(bn_simulation_create(&sim));
-    bn_gravity_params g = bn_gravity_params_default();
-    g.backend = BN_BACKEND_GPU;
-    g.softening = 0.01;
-    TU_OK(bn_simulation_set_gravity(sim, &g));
-    TU_OK(bn_simulation_set_comm(sim, comm));
-    TU_OK(bn_simulation_set_particles(sim, p));
+    bn_simulation *sim = ranks_sim(BN_BACKEND_GPU, p, NULL);
     TU_OK(bn_simulation_rebalance(sim, NULL));
     TU_OK(bn_simulation_compute_forces(sim));
     const bn_particles *q = NULL;
@@ -530,12 +532,6 @@ static void gather_state(bn_simulation *sim, size_t n_all, double *rec, uint8_t 
 
 static bn_simulation *stepping(bn_backend backend, const bn_particles *p, int bins)
 {
-    bn_simulation *sim = NULL;
-    TU_OK(bn_simulation_create(&sim));
-    bn_gravity_params g = bn_gravity_params_default();
-    g.backend = backend;
-    g.softening = 0.01;
-    TU_OK(bn_simulation_set_gravity(sim, &g));
     bn_integrator_params ip = bn_integrator_params_default();
     ip.dt = 1.0 / 32; /* long steps: many crossers */
     if (bins) { /* block steps: cycles of 1/8 in 4 bins, a step each tick */
@@ -543,10 +539,7 @@ static bn_simulation *stepping(bn_backend backend, const bn_particles *p, int bi
         ip.time_bins = bins;
         ip.eta = 0.1;
     }
-    TU_OK(bn_simulation_set_integrator(sim, &ip));
-    TU_OK(bn_simulation_set_comm(sim, comm));
-    if (p) TU_OK(bn_simulation_set_particles(sim, p));
-    return sim;
+    return ranks_sim(backend, p, &ip);
 }
 
 /* Shared steps across the ranks move the particles that cross the cut
