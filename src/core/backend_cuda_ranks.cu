@@ -7,9 +7,10 @@
  * host buffers and MPI: parallel/let_link_cuda.cu), and the trees
  * received are checked and converted on the device (the same messages as
  * the CPU backend's, so ranks of either backend could meet) and walked
- * for the local groups (gravity/walk_remote_cuda.cu) after the local
- * walk, senders in rank order: the same sums in the same order every
- * time. Direct summation gathers every rank's sources on every rank and
+ * for the local groups (gravity/walk_remote_cuda.cu) beside the local
+ * walk, on the exchange's stream, into sums of their own that are added
+ * to the local walk's once both are done; senders in rank order: the
+ * same sums in the same order every time. Direct summation gathers every rank's sources on every rank and
  * sums them on the device for the local targets (small N: O(N) memory
  * per rank).
  */

@@ -127,7 +127,9 @@ inline bn_status bn_cuda_need_velocities(const bn_cuda_state *st, const char *op
  * copy packed into locally essential trees for the other ranks, theirs
  * received and walked on the device for the local groups (act: the
  * active groups and bins of a block step, as the local walk's; NULL:
- * all), added to the forces in rank order. acc_old (the accel criterion:
+ * all), beside the local walk on the exchange's stream (after it with
+ * BANYAN_REMOTE_BESIDE=0 or the host's exchange), added to the forces
+ * in rank order. acc_old (the accel criterion:
  * |a| of the last evaluation by uploaded index, bn_cuda_old_accel; else
  * NULL) sets the target boxes' alpha |a|_min. Collective and agreed; a
  * rank without particles sends and receives nothing but takes part. */
