@@ -91,6 +91,11 @@ static void test_root_beyond_the_ranks(void **state)
     bn_field *f = NULL;
     TU_OK(bn_field_create(&f, &p));
     TU_FAILS(bn_field_mesh_dist(f, comm, m, NULL, bn_comm_size(comm), NULL), BN_ERR_ARGUMENT, "root");
+    /* the gather itself refuses it too, on every rank (no values lost) */
+    const size_t where[1] = {0};
+    double one[2] = {1.0, 2.0}, *dest[1] = {one};
+    TU_FAILS(bn_comm_gather_blocks(comm, bn_comm_size(comm), one, 0, 2, 1, where, dest), BN_ERR_ARGUMENT,
+             "gathering blocks to rank");
     bn_field_free(f);
     bn_mesh_free(m);
 }

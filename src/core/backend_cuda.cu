@@ -541,8 +541,8 @@ void trace_walks(bn_cuda_state *st)
     /* the received walk may run beside the local one (bn_cuda_add_remote):
      * then it starts before the local walk ends (a negative wait for the
      * trees), and the wait for the others counts from the later end */
-    const double local = elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL), ends = fmax(local, elapsed(st, BN_EV_GROUPS,
-                                                                                        BN_EV_REMOTE_END));
+    const double local = elapsed(st, BN_EV_GROUPS, BN_EV_LOCAL);
+    const double ends = fmax(local, elapsed(st, BN_EV_GROUPS, BN_EV_REMOTE_END));
     bn_trace_ms("local walk (device)", 1e3 * local);
     bn_trace_ms("wait for the received trees (device)", 1e3 * elapsed(st, BN_EV_LOCAL, BN_EV_REMOTE));
     bn_trace_ms("received walk (device)", 1e3 * elapsed(st, BN_EV_REMOTE, BN_EV_REMOTE_END));

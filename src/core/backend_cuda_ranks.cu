@@ -317,7 +317,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     if (beside && sums.cost) mine.cost = sums.cost;
     const cudaStream_t ws = beside ? st->let_s : st->s;
     cudaEventRecord(st->ev[BN_EV_REMOTE], ws); /* after the wait for the received trees (trace_walks) */
-    if (walk && s == BN_OK)
+    if (walk)
         s = bn_gpu_walk_remote(&st->tree.t, &src, g, act ? &mine : NULL, beside ? sums.acc : st->acc, &st->remote, ws);
     const cudaError_t ended = cudaEventRecord(st->ev[BN_EV_REMOTE_END], ws);
     if (beside) s = received_sums_add(st, act, &sums, s, ended);

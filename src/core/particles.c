@@ -5,22 +5,41 @@
 #include "core/input_summary.h"
 #include "core/particles_remake.h"
 
+/* One array of a set: its element size, whether every set has it (else
+ * it is made on demand, NULL until then) and its name. */
+typedef struct {
+    void **arr;
+    size_t size;
+    int always;
+    const char *what;
+} particle_array;
+
+enum { PARTICLE_ARRAYS = 13 };
+
+/* The set's arrays: the one list that growing, remaking and releasing
+ * go through. */
+static void particle_arrays(bn_particles *p, particle_array a[PARTICLE_ARRAYS])
+{
+    int n = 0;
+    for (int k = 0; k < 3; k++) {
+        a[n++] = (particle_array){(void **)&p->pos[k], sizeof(double), 1, "positions"};
+        a[n++] = (particle_array){(void **)&p->vel[k], sizeof(double), 1, "velocities"};
+        a[n++] = (particle_array){(void **)&p->acc[k], sizeof(double), 0, "accelerations"};
+    }
+    a[n++] = (particle_array){(void **)&p->mass, sizeof(double), 1, "masses"};
+    a[n++] = (particle_array){(void **)&p->id, sizeof(uint64_t), 1, "ids"};
+    a[n++] = (particle_array){(void **)&p->pot, sizeof(double), 0, "potentials"};
+    a[n++] = (particle_array){(void **)&p->type, 1, 0, "part types"};
+}
+
 static void particles_release_arrays(bn_particles *p)
 {
-    for (int k = 0; k < 3; k++) {
-        free(p->pos[k]);
-        free(p->vel[k]);
-        free(p->acc[k]);
-        p->pos[k] = p->vel[k] = p->acc[k] = NULL;
+    particle_array a[PARTICLE_ARRAYS];
+    particle_arrays(p, a);
+    for (int i = 0; i < PARTICLE_ARRAYS; i++) {
+        free(*a[i].arr);
+        *a[i].arr = NULL;
     }
-    free(p->mass);
-    free(p->id);
-    free(p->pot);
-    free(p->type);
-    p->mass = NULL;
-    p->id = NULL;
-    p->pot = NULL;
-    p->type = NULL;
 }
 
 /* Grow one array to `cap` elements of `size` bytes, zeroing the new tail. */
@@ -71,32 +90,16 @@ bn_status bn_particles_resize(bn_particles *p, size_t n)
     if (n > p->capacity) {
         /* a count from a file or an option: never attempted when it cannot fit */
         BN_TRY(bn_check_count(n, particle_bytes(p), "particles"));
-        size_t cap = n, old = p->capacity;
-        for (int k = 0; k < 3; k++) {
-            BN_TRY(grow((void **)&p->pos[k], old, cap, sizeof(double), "positions"));
-            BN_TRY(grow((void **)&p->vel[k], old, cap, sizeof(double), "velocities"));
-            if (p->acc[k]) BN_TRY(grow((void **)&p->acc[k], old, cap, sizeof(double), "accelerations"));
-        }
-        BN_TRY(grow((void **)&p->mass, old, cap, sizeof(double), "masses"));
-        BN_TRY(grow((void **)&p->id, old, cap, sizeof(uint64_t), "ids"));
-        if (p->pot) BN_TRY(grow((void **)&p->pot, old, cap, sizeof(double), "potentials"));
-        if (p->type) BN_TRY(grow((void **)&p->type, old, cap, 1, "part types"));
-        p->capacity = cap;
+        particle_array a[PARTICLE_ARRAYS];
+        particle_arrays(p, a);
+        for (int i = 0; i < PARTICLE_ARRAYS; i++)
+            if (a[i].always || *a[i].arr) BN_TRY(grow(a[i].arr, p->capacity, n, a[i].size, a[i].what));
+        p->capacity = n;
     }
     /* added particles are PartType1, as in a set without types */
     if (p->type && n > p->n) memset(p->type + p->n, 1, n - p->n);
     p->n = n;
     return BN_OK;
-}
-
-/* Remade, not grown: free and calloc (large blocks come as the kernel's
- * zero pages, made as they are first written), so nothing is copied. */
-static bn_status remake(void **arr, size_t cap, size_t size, int wanted, const char *what)
-{
-    if (!*arr && !wanted) return BN_OK; /* an optional array the set has not made */
-    free(*arr);
-    *arr = calloc(cap ? cap : 1, size);
-    return *arr ? BN_OK : bn_fail(BN_ERR_NOMEM, "cannot allocate %zu particles (%s)", cap, what);
 }
 
 bn_status bn_particles_remake(bn_particles *p, size_t n)
@@ -106,19 +109,17 @@ bn_status bn_particles_remake(bn_particles *p, size_t n)
         BN_TRY(bn_check_count(n, particle_bytes(p), "particles"));
         p->capacity = 0; /* until every array is remade */
         p->n = 0;
-        bn_status s = BN_OK;
-        for (int k = 0; k < 3 && s == BN_OK; k++) {
-            s = remake((void **)&p->pos[k], n, sizeof(double), 1, "positions");
-            if (s == BN_OK) s = remake((void **)&p->vel[k], n, sizeof(double), 1, "velocities");
-            if (s == BN_OK) s = remake((void **)&p->acc[k], n, sizeof(double), 0, "accelerations");
-        }
-        if (s == BN_OK) s = remake((void **)&p->mass, n, sizeof(double), 1, "masses");
-        if (s == BN_OK) s = remake((void **)&p->id, n, sizeof(uint64_t), 1, "ids");
-        if (s == BN_OK) s = remake((void **)&p->pot, n, sizeof(double), 0, "potentials");
-        if (s == BN_OK) s = remake((void **)&p->type, n, 1, 0, "part types");
-        if (s != BN_OK) { /* an empty set without arrays, not one with some of its forces */
-            particles_release_arrays(p);
-            return s;
+        particle_array a[PARTICLE_ARRAYS];
+        particle_arrays(p, a);
+        for (int i = 0; i < PARTICLE_ARRAYS; i++) {
+            if (!a[i].always && !*a[i].arr) continue; /* an optional array the set has not made */
+            free(*a[i].arr); /* remade, not grown: nothing copied; calloc's large blocks are the
+                                kernel's zero pages, made as they are first written */
+            *a[i].arr = calloc(n, a[i].size);
+            if (!*a[i].arr) { /* an empty set without arrays, not one with some of its forces */
+                particles_release_arrays(p);
+                return bn_fail(BN_ERR_NOMEM, "cannot allocate %zu particles (%s)", n, a[i].what);
+            }
         }
         p->capacity = n;
     }

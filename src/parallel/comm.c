@@ -208,7 +208,7 @@ static void place_own(const double *send, size_t n, size_t cells, int nv, const 
 }
 
 #ifdef BANYAN_HAVE_MPI
-/* The gathered blocks' pages of the destination mapped before the values
+/* Received blocks' pages of the destination mapped before the values
  * come, each written with its own value by OpenMP's threads: the mesh's
  * new variables are fresh allocations, whose pages fault at their first
  * write, and MPI's unpacking would take the faults of every received
@@ -304,6 +304,8 @@ bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, 
     if (nv < 1 || nv > 8 || cells == 0 || cells > (size_t)INT_MAX)
         return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "gathering blocks: %d values of %zu cells a block", nv,
                                         cells));
+    if (root >= bn_comm_size(c)) /* no rank would take the values */
+        return bn_comm_agree(c, bn_fail(BN_ERR_ARGUMENT, "gathering blocks to rank %d of %d", root, bn_comm_size(c)));
     if (!multi(c)) {
         place_own(send, n, cells, nv, where, dest);
         return BN_OK;
@@ -324,7 +326,8 @@ bn_status bn_comm_gather_blocks(const bn_comm *c, int root, const double *send, 
         s = bn_comm_agree(c, s);
     }
     if (s == BN_OK) {
-        if (here) map_pages(dest, nv, where, (size_t)cnt[P + P - 1] + (size_t)cnt[P - 1], cells);
+        for (int r = 0; here && r < P; r++) /* the received blocks' (place_own's threads fault the own ones') */
+            if (r != c->rank) map_pages(dest, nv, where + cnt[P + r], (size_t)cnt[r], cells);
         if (here) place_own(send, n, cells, nv, where + cnt[P + c->rank], dest);
         blocks_exchange(c, root, send, n, cells, nv, where, dest, cnt, cnt + P, plane, &x);
     }
