@@ -347,8 +347,11 @@ struct bn_walk_state {
     float far_r2;                     /* far cells: |com - centre|^2 above */
     bool far_done;                    /* an earlier chunk of the group made
                                          the expansion: far cells skipped */
-    long long n_pp, n_pc, n_far;      /* sources evaluated (per target),
-                                         far cells (per chunk)            */
+    int n_pp, n_pc, n_far;            /* sources evaluated (per target),
+                                         far cells (per chunk: below the
+                                         sources' count, an int; 32 bits
+                                         spare the received walk's
+                                         registers)                       */
     bool overflow;                    /* REMOTE: the stack would have
                                          overflowed (nothing written)     */
 };
@@ -771,7 +774,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
     int size = REMOTE && box >= 0 ? 0 : 1;
     if (size && lane == 0) stack[0] = 0;
     __syncwarp();
-    long long visits = 0; /* cells the traversal took (the counters; COST: the costs) */
+    int visits = 0; /* cells the traversal took (the counters; COST: the costs), fewer than the cells */
     for (int fed = 0; size > 0 || fed < n_front;) {
         if (REMOTE && fed < n_front && size < 32) {
             const int m = min(32, n_front - fed);
@@ -785,7 +788,7 @@ __device__ bool bn_walk_chunk(const bn_walk_args &a, bn_walk_smem *sm, int *stac
         if (REMOTE && st.overflow) break;
         /* a straggler: every chunk of the group takes the same decisions,
          * so the first one stops here or none does (warp-uniform) */
-        if (REMOTE && budgeted && a.budget > 0 && visits + st.n_pp > a.budget) {
+        if (REMOTE && budgeted && a.budget > 0 && (long long)visits + st.n_pp > a.budget) {
             st.overflow = true;
             break;
         }
@@ -1047,23 +1050,23 @@ __global__ void __launch_bounds__(BN_WALK_WARPS * 32, REMOTE ? BN_WALK_REMOTE_MI
         if (lane == 0) k = atomicAdd(&next, 1);
         k = __shfl_sync(BN_FULL, k, 0);
         const int item = blockIdx.x * per_block + k;
-        if (k >= per_block || item >= end) {
-            if constexpr (REMOTE) { /* this block's groups walked: the queued chunks, while there are any */
-                const unsigned long long chunk = a.queue.items && a.queue.take ? bn_walk_queue_take(a, lane) : ~0ull;
-                if (chunk == ~0ull) break;
-                bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, (int)(chunk >> 32), lane, cnt, chunk);
-                continue;
-            }
-            break;
+        /* one call of bn_walk_group for a group and a queued chunk: the
+         * received walk's kernel inlined it twice, and spilled 360 bytes
+         * of registers where one call spills 250 (ptxas, 2 targets a lane) */
+        unsigned long long chunk = ~0ull;
+        int group;
+        if (k < per_block && item < end) {
+            group = a.act.groups ? a.act.groups[item] : REMOTE && a.box.order ? a.box.order[item] : item;
+            if (REMOTE && a.box.group_time && lane == 0) a.box.group_time[2 * (size_t)group] = bn_walk_clock_ns();
+        } else {
+            if constexpr (REMOTE) /* this block's groups walked: the queued chunks, while there are any */
+                chunk = a.queue.items && a.queue.take ? bn_walk_queue_take(a, lane) : ~0ull;
+            if (chunk == ~0ull) break;
+            group = (int)(chunk >> 32);
         }
-        const int group = a.act.groups ? a.act.groups[item] : REMOTE && a.box.order ? a.box.order[item] : item;
-        const unsigned long long t0 = REMOTE && a.box.group_time ? bn_walk_clock_ns() : 0;
-        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, group, lane,
-                                           cnt);
-        if (REMOTE && a.box.group_time && lane == 0) { /* a tracing aid: where the pass's time goes */
-            a.box.group_time[2 * (size_t)group] = t0;
+        bn_walk_group<EXACT, COST, REMOTE>(a, &smem[w], smem[w].stack, group, lane, cnt, chunk);
+        if (REMOTE && a.box.group_time && chunk == ~0ull && lane == 0) /* a tracing aid: where the pass's time goes */
             a.box.group_time[2 * (size_t)group + 1] = bn_walk_clock_ns();
-        }
     }
     bn_walk_counts_add(a, cnt, lane);
 }
