@@ -1,14 +1,17 @@
-# Sourced by the 4-GPU session scripts after carried-env.sh: run4 (a
-# traced bench on 4 ranks, a GPU each: its times, each rank's walks, the
+# Sourced by the 4-GPU session scripts after carried-env.sh: run4 and
+# runp (a traced bench on 4 or NP ranks, a GPU each: its times, each rank's walks, the
 # received walk's median main pass) and remote_sass (Nsight Compute's
 # source counters of rank 0's received walk: where its warps stall, by
 # SASS opcode and instruction).
 export BANYAN_GRAVITY_TRACE=1
 C=$(( $(nproc) / 4 ))
 run4() { # LOG BINARY ARGS...: bench on 4 ranks, one GPU each
-    local log=$1 bin=$2
-    shift 2
-    OMP_NUM_THREADS=$C timeout 200 mpirun --bind-to none -np 4 "$bin" bench --backend gpu --device auto --json $TUNED "$@" \
+    runp 4 "$@"
+}
+runp() { # NP LOG BINARY ARGS...: bench on NP ranks, one GPU each
+    local np=$1 log=$2 bin=$3
+    shift 3
+    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 200 mpirun --bind-to none -np "$np" "$bin" bench --backend gpu --device auto --json $TUNED "$@" \
         >"$O/$log.out" 2>"$O/$log.err" || echo "FAIL $log: $(tail -2 "$O/$log.err")"
     python3 - "$O/$log.out" "$log" <<'PY'
 import json, sys

@@ -103,20 +103,27 @@
                                  from heads 0 and 32, so none wraps)     */
 #define BN_WALK_CHUNK 64      /* targets per walk (2 per lane)            */
 #ifndef BN_WALK_REMOTE_TARGETS
-#define BN_WALK_REMOTE_TARGETS 4 /* targets per lane in a received tree's
-                                 walk: chunks of 128, so a group of 256
-                                 traverses it twice, not four times (it
-                                 visited as many cells as the local walk,
-                                 1e9 a rank on 4 GPUs, session 21)       */
+#define BN_WALK_REMOTE_TARGETS 2 /* targets per lane in a received tree's
+                                 walk, as in the local walk. 4 (chunks of
+                                 128: a group of 256 traverses it twice,
+                                 not four times) won while every group took
+                                 the other domains' far field cell by cell
+                                 (session 21); since the boxes' far field
+                                 (session 22) the traversal is a tenth of
+                                 that, and occupancy wins: 4 GPUs, 2^25
+                                 each, weak Plummer (session 35): force
+                                 call 84.1-84.5 ms with 4 targets at 4
+                                 blocks an SM, 82.9-83.0 with 2 at 6
+                                 (80 registers, 250 bytes spilled), 82.3
+                                 with 2 at 5 (96 registers)              */
 #endif
 #ifndef BN_WALK_REMOTE_MIN_BLOCKS
-#define BN_WALK_REMOTE_MIN_BLOCKS 4 /* the received trees' walk's blocks per
-                                 SM: 16 warps, whose registers hold the 4
-                                 targets a lane without spills. 4 GPUs, 2^24
-                                 each (session 21 run 8): received walk
-                                 18.3 ms with 2 targets, 18.2 with 4 at 6
-                                 blocks (spilling), 13.1 with 4 at 4
-                                 blocks, 16.8 with 8 at 3 blocks          */
+#define BN_WALK_REMOTE_MIN_BLOCKS 5 /* the received trees' walk's blocks per
+                                 SM: 20 warps of 96 registers (ptxas: 150
+                                 bytes spilled; at 6 blocks, 80 registers,
+                                 250, and Nsight Compute found 3.7% of the
+                                 warps' stall samples on their loads and
+                                 stores)                                  */
 #endif
 #ifndef BN_WALK_MIN_BLOCKS
 #define BN_WALK_MIN_BLOCKS (24 / BN_WALK_WARPS) /* blocks per SM the registers
