@@ -27,28 +27,12 @@ done
 "$B" compare f-beside1.hdf5 f-beside0.hdf5 --json | tr -d '\n' | cut -c1-400
 echo
 rm -f ./*.hdf5
-export BANYAN_GRAVITY_TRACE=1
-run() { # NP LOG ARGS...: bench, one GPU a rank
-    local np=$1 log=$2
-    shift 2
-    OMP_NUM_THREADS=$(( $(nproc) / np )) timeout 200 mpirun --bind-to none -np "$np" "$B" bench --backend gpu \
-        --device auto --json $TUNED "$@" >"$log.out" 2>"$log.err" || echo "FAIL $log: $(tail -2 "$log.err")"
-    python3 - "$log.out" "$log" <<'PY'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-    print(f"{sys.argv[2]:22s} forces {1e3*r['t_total']:6.1f} ms, step best {1e3*r['step_best']:6.1f}, "
-          f"mean {1e3*r['step_mean']:6.1f}, batch {1e3*r['batch_mean']:6.1f} ms")
-except Exception as e:
-    print(sys.argv[2], "no result", e)
-PY
-    [ "$np" = 1 ] || python3 "$here/rank-walks.py" "$log.err" 2>/dev/null | grep -v nan | tail -n +2
-}
-run 4 plummer4 --model plummer --n 134217728 --repeat 3 --steps 4
-BANYAN_REMOTE_BESIDE=0 run 4 plummer4-after --model plummer --n 134217728 --repeat 3 --steps 4
-run 4 hernquist4 --model hernquist --n 134217728 --repeat 3 --steps 4
-run 4 strong4 --model plummer --n 134217728 --repeat 3 --steps 2
-run 2 plummer2 --model plummer --n 67108864 --repeat 3 --steps 4
-run 1 plummer1 --model plummer --n 33554432 --repeat 3 --steps 4
+source "$here/experiments/x4-lib.sh" # runp
+runp 4 plummer4 "$B" --model plummer --n 134217728 --repeat 3 --steps 4
+BANYAN_REMOTE_BESIDE=0 runp 4 plummer4-after "$B" --model plummer --n 134217728 --repeat 3 --steps 4
+runp 4 hernquist4 "$B" --model hernquist --n 134217728 --repeat 3 --steps 4
+runp 4 strong4 "$B" --model plummer --n 134217728 --repeat 3 --steps 2
+runp 2 plummer2 "$B" --model plummer --n 67108864 --repeat 3 --steps 4
+runp 1 plummer1 "$B" --model plummer --n 33554432 --repeat 3 --steps 4
 grep -hE "crossers: (room|placed|mirror|moved)" hernquist4.err | awk '$(NF-3) + 0 > 5' | head -8
 gzip -f ./*.err
