@@ -3,6 +3,7 @@
  * /PartTypeN group per type and GADGET-4's per-type header counts), and a
  * set whose particles are all PartType1 stays without a type array. */
 #include "test_snapshot_fixtures.h"
+#include <stdint.h>
 #include "core/particles_remake.h"
 
 /* 3 x n particles: PartType1 (halo), then 2 (disk), then 3 (bulge), in
@@ -60,6 +61,11 @@ static void test_remake(void **state)
     const size_t room = p->capacity;
     TU_OK(bn_particles_remake(p, room)); /* within the room: kept as it was */
     assert_int_equal(p->n, room);
+    assert_int_equal(p->type[250], 3);
+    /* a count past any memory: refused before anything is freed */
+    TU_FAILS(bn_particles_remake(p, SIZE_MAX / 2), BN_ERR_NOMEM, "refused");
+    assert_int_equal(p->n, room);
+    assert_int_equal(p->capacity, room);
     assert_int_equal(p->type[250], 3);
     TU_OK(bn_particles_remake(p, 4 * room));
     assert_int_equal(p->n, 4 * room);

@@ -105,20 +105,21 @@ static bn_status let_stream(bn_cuda_state *st)
     return BN_OK;
 }
 
-bn_status bn_cuda_tree_ready(bn_cuda_state *st)
+/* *ev (made at its first use) recorded on the stream s. */
+static bn_status record_on(cudaEvent_t *ev, cudaStream_t s)
 {
-    BN_TRY(let_stream(st));
-    if (!st->let_ready) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->let_ready, cudaEventDisableTiming));
-    BN_CUDA_CHECK(cudaEventRecord(st->let_ready, st->s));
+    if (!*ev) BN_CUDA_CHECK(cudaEventCreateWithFlags(ev, cudaEventDisableTiming));
+    BN_CUDA_CHECK(cudaEventRecord(*ev, s));
     return BN_OK;
 }
 
-bn_status bn_cuda_walk_inputs_ready(bn_cuda_state *st)
+bn_status bn_cuda_tree_ready(bn_cuda_state *st)
 {
-    if (!st->walk_in) BN_CUDA_CHECK(cudaEventCreateWithFlags(&st->walk_in, cudaEventDisableTiming));
-    BN_CUDA_CHECK(cudaEventRecord(st->walk_in, st->s));
-    return BN_OK;
+    BN_TRY(let_stream(st));
+    return record_on(&st->let_ready, st->s);
 }
+
+bn_status bn_cuda_walk_inputs_ready(bn_cuda_state *st) { return record_on(&st->walk_in, st->s); }
 
 namespace {
 /* The first way, kept to compare against (BANYAN_LET_HOST=1): the tree
@@ -233,12 +234,11 @@ __global__ void add_received(float4 *acc, const float4 *got, float *cost, const 
 }
 
 /* The received walk beside the local one (BANYAN_REMOTE_BESIDE=0: after
- * it, on s, a tuning aid): the local walk keeps 80% of the issue slots
- * busy, the received walk 42% (its 128 registers a thread leave 16 warps
- * an SM, of which 0.7 are ready to issue; Nsight Compute, 4 H200s,
- * session 34), so its blocks, taken first as the local walk's end (its
- * stream has the greater priority), fill the local walk's idle slots.
- * Not with the trees exchanged through the host (staged on s). */
+ * it, on s, a tuning aid): both are latency-bound, so its blocks (its
+ * stream has the greater priority) share the SMs with the local walk's;
+ * on 4 H200s the span of both came within 1 ms of their sum, and the
+ * force call 2 ms shorter (session 34). Not with the trees exchanged
+ * through the host (staged on s). */
 bool received_beside(void)
 {
     const char *e = getenv("BANYAN_REMOTE_BESIDE");
@@ -257,14 +257,23 @@ bn_status received_sums_make(bn_cuda_state *st, const bn_gpu_active *act, receiv
     const size_t n = (size_t)st->n;
     r->acc = NULL;
     r->cost = NULL;
-    BN_TRY(bn_cuda_dev_alloc(&r->acc, n, "the received walk's forces", st->let_s));
-    BN_TRY(cuda_ok(cudaMemsetAsync(r->acc, 0, n * sizeof(float4), st->let_s), "the received walk's forces"));
-    if (act && act->cost) {
-        BN_TRY(bn_cuda_dev_alloc(&r->cost, n, "the received walk's costs", st->let_s));
-        BN_TRY(cuda_ok(cudaMemsetAsync(r->cost, 0, n * sizeof(float), st->let_s), "the received walk's costs"));
+    bn_status s = bn_cuda_dev_alloc(&r->acc, n, "the received walk's forces", st->let_s);
+    if (s == BN_OK)
+        s = cuda_ok(cudaMemsetAsync(r->acc, 0, n * sizeof(float4), st->let_s), "the received walk's forces");
+    if (s == BN_OK && act && act->cost) {
+        s = bn_cuda_dev_alloc(&r->cost, n, "the received walk's costs", st->let_s);
+        if (s == BN_OK)
+            s = cuda_ok(cudaMemsetAsync(r->cost, 0, n * sizeof(float), st->let_s), "the received walk's costs");
     }
     /* what the local walk reads was made before it was queued (walk_in) */
-    return cuda_ok(cudaStreamWaitEvent(st->let_s, st->walk_in, 0), "the received walk's wait");
+    if (s == BN_OK) s = cuda_ok(cudaStreamWaitEvent(st->let_s, st->walk_in, 0), "the received walk's wait");
+    if (s == BN_OK) return BN_OK;
+    (void)cudaGetLastError(); /* short of memory: none made, the caller walks after the local walk */
+    bn_cuda_free(r->acc, st->let_s);
+    bn_cuda_free(r->cost, st->let_s);
+    r->acc = NULL;
+    r->cost = NULL;
+    return s;
 }
 
 /* s waits for the beside walk (ended: its end's record), adds its sums,
@@ -303,14 +312,7 @@ bn_status bn_cuda_add_remote(bn_cuda_state *st, const bn_gravity_params *g, cons
     const bool walk = s == BN_OK && st->n > 0 && src.n_cells > 0; /* every received tree in one walk */
     bool beside = walk && received_beside();
     received_sums sums = {NULL, NULL};
-    if (beside && received_sums_make(st, act, &sums) != BN_OK) { /* short of memory: after the local walk */
-        (void)cudaGetLastError();
-        bn_cuda_free(sums.acc, st->let_s);
-        bn_cuda_free(sums.cost, st->let_s);
-        sums.acc = NULL;
-        sums.cost = NULL;
-        beside = false;
-    }
+    if (beside && received_sums_make(st, act, &sums) != BN_OK) beside = false; /* after the local walk */
     bn_gpu_active mine; /* beside: the costs to the walk's own sums */
     memset(&mine, 0, sizeof mine);
     if (act) mine = *act;
@@ -504,7 +506,8 @@ void bn_cuda_note_walk_time(bn_cuda_state *st)
 {
     if (!st->walk_pending) return;
     st->walk_pending = 0;
-    if (cudaEventSynchronize(st->ev[BN_EV_REMOTE_END]) != cudaSuccess) {
+    /* BN_EV_WALK: s waited for both walks (the received one may end first, beside) */
+    if (cudaEventSynchronize(st->ev[BN_EV_WALK]) != cudaSuccess) {
         (void)cudaGetLastError(); /* the walk's own error shows where it is waited for */
         return;
     }

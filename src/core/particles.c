@@ -1,3 +1,4 @@
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static void particle_arrays(bn_particles *p, particle_array a[PARTICLE_ARRAYS])
     a[n++] = (particle_array){(void **)&p->id, sizeof(uint64_t), 1, "ids"};
     a[n++] = (particle_array){(void **)&p->pot, sizeof(double), 0, "potentials"};
     a[n++] = (particle_array){(void **)&p->type, 1, 0, "part types"};
+    assert(n == PARTICLE_ARRAYS);
 }
 
 static void particles_release_arrays(bn_particles *p)
