@@ -8,8 +8,16 @@
 #     beside the local walk), and banyan-lc (lane-counts.patch's walk,
 #     built with variant-build.sh) if DIR has it;
 #  3. weak Hernquist on 4 GPUs by measured time.
-#   bash scripts/experiments/x4-s36.sh DIR OUT   (DIR: banyan, [banyan-lc], lib/)
+#  0. every GPU test (gpu-verify.sh; 8f338c8's host mends are untested on
+#     a GPU) and test_forces_dist on 4 ranks.
+#   bash scripts/experiments/x4-s36.sh CARRY.tar.xz OUT   (banyan, [banyan-lc], tests/, lib/)
+CARRY=$1
+tar xJf "$CARRY" -C "$(dirname "$CARRY")"
+set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
+bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
+OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
+echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
 source "$(dirname "$0")/x4-lib.sh"
 P4="--model plummer --n 134217728 --repeat 3 --steps 4"
 runp 1 plummer1 "$B" --model plummer --n 33554432 --repeat 3 --steps 4
@@ -18,4 +26,4 @@ run4 plummer4 "$B" $P4
 run4 plummer4-time "$B" $P4 --balance-cost time
 [ -x "$D/banyan-lc" ] && run4 plummer4-lc "$D/banyan-lc" $P4
 run4 hernquist4-time "$B" --model hernquist --n 134217728 --repeat 3 --steps 4 --balance-cost time
-gzip -f "$O"/*.err
+gzip -f "$O"/*.err "$O"/*.log
