@@ -629,6 +629,7 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     memset(&x, 0, sizeof x);
     int k = 0;
     double t = t0; /* BANYAN_GRAVITY_TRACE=1: each part's time */
+    bn_trace_stage("crossers: prepared", &t);
     size_t *send = (size_t *)bn_calloc((size_t)P, sizeof *send, "crossers: counts");
     s = bn_comm_agree(c, send ? find_leavers(st, cut, me, &x, send, &k) : BN_ERR_NOMEM);
     double total = k;

@@ -19,14 +19,25 @@ static const char *rank_tag(char *buf, size_t size)
 int bn_trace_on(void)
 {
     static int on = -1;
-    if (on < 0) on = getenv("BANYAN_GRAVITY_TRACE") != NULL;
+    if (on < 0) {
+        const char *e = getenv("BANYAN_GRAVITY_TRACE");
+        on = e == NULL ? 0 : (e[0] == '2' ? 2 : 1);
+    }
     return on;
 }
 
+/* BANYAN_GRAVITY_TRACE=2: each stage's end on the monotonic clock, which
+ * the ranks of one host share (their timelines side by side: who waits
+ * for whom). */
 void bn_trace_stage(const char *stage, double *t)
 {
     const double now = bn_wall_seconds();
-    bn_trace_ms(stage, 1e3 * (now - *t));
+    char tag[32];
+    if (bn_trace_on() == 2)
+        fprintf(stderr, "gravity trace: %-24s %9.3f ms%s @ %.3f\n", stage, 1e3 * (now - *t), rank_tag(tag, sizeof tag),
+                1e3 * now);
+    else
+        bn_trace_ms(stage, 1e3 * (now - *t));
     *t = now;
 }
 
