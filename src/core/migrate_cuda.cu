@@ -630,6 +630,10 @@ bn_status bn_cuda_migrate(void *p, bn_particles *host, const bn_domain *cut, bn_
     int k = 0;
     double t = t0; /* BANYAN_GRAVITY_TRACE=1: each part's time */
     bn_trace_stage("crossers: prepared", &t);
+    if (bn_trace_on() == 2) { /* the device's queue before the search (the kicks and the drift): a diagnosis */
+        cudaStreamSynchronize(st->s);
+        bn_trace_stage("crossers: the queue before them (device)", &t);
+    }
     size_t *send = (size_t *)bn_calloc((size_t)P, sizeof *send, "crossers: counts");
     s = bn_comm_agree(c, send ? find_leavers(st, cut, me, &x, send, &k) : BN_ERR_NOMEM);
     double total = k;
