@@ -17,7 +17,8 @@ P4="--model plummer --n 134217728 --repeat 3 --steps 4"
 H4="--model hernquist --n 134217728 --repeat 3 --steps 4"
 (export BANYAN_GRAVITY_TRACE=2; run4 plummer4-tl "$B" $P4)
 python3 "$here/experiments/timeline.py" "$O/plummer4-tl.err" 1 | grep -E "host|crossers"
-received() { zcat -f "$O/$1.err" | grep -E "received walk: source bodies" | awk '{v[$(NF-2)" "$NF]=$(NF-2)} END {}' ; python3 - "$O/$1.err" <<'PY'
+received() { # LOG: the bodies each rank received at the last call
+    python3 - "$O/$1.err" <<'PY'
 import re, sys, collections
 b = collections.defaultdict(list)
 for l in open(sys.argv[1], errors="replace"):
