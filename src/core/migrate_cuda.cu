@@ -81,18 +81,29 @@ __device__ int owner_of(const cut_view &cut, double x, double y, double z)
 }
 
 /* Whether each particle leaves (its owner is not me), and the leavers per
- * owner (counts[P], zeroed before): one pass, nothing else written. */
+ * owner (counts[P], zeroed before): one pass, nothing else written.
+ * Hilbert keys through the state table in shared memory, as the build's
+ * keys (keys_cuda.cu): the loop's turns made this pass compute bound (2 ms
+ * for 2^25 particles on an H200, session 36). Grid-stride: a block makes
+ * its table once for many particles. */
 __global__ void leavers_kernel(const double *x, const double *y, const double *z, int n, cut_view cut, int me,
                                unsigned char *leave, int *counts)
 {
     __shared__ int local[kSharedOwners];
+    __shared__ uint16_t table[BN_KEY_HILBERT_TABLE];
     const bool shared = cut.P <= kSharedOwners;
     if (shared)
         for (int r = threadIdx.x; r < cut.P; r += blockDim.x) local[r] = 0;
+    if (cut.hilbert)
+        for (int e = threadIdx.x; e < BN_KEY_HILBERT_TABLE; e += blockDim.x)
+            table[e] = bn_key_hilbert_entry(e >> 3, e & 7);
     __syncthreads();
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        const int a = owner_of(cut, x[i], y[i], z[i]);
+    const double inv_size = 1.0 / cut.side;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const uint32_t ix = bn_key_quantize(x[i], cut.lo[0], inv_size), iy = bn_key_quantize(y[i], cut.lo[1], inv_size),
+                       iz = bn_key_quantize(z[i], cut.lo[2], inv_size);
+        const uint64_t key = cut.hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
+        const int a = bn_domain_owner(cut.split, cut.P, key);
         leave[i] = a != me;
         if (a != me) atomicAdd(shared ? &local[a] : &counts[a], 1);
     }
@@ -321,8 +332,9 @@ bn_status find_leavers(bn_cuda_state *st, const bn_domain *cut, int me, scratch 
     BN_TRY(ok(cudaMemsetAsync(x->counts, 0, ((size_t)P + 2 + BN_PART_TYPES) * sizeof(int), s), "crossers: counts"));
     if (n == 0) return BN_OK;
     BN_TRY(bn_cuda_dev_alloc(&x->leave, (size_t)n, "crossers: leavers", s));
-    leavers_kernel<<<blocks_for((size_t)n), kThreads, 0, s>>>(st->pos[0], st->pos[1], st->pos[2], n, view_of(cut, x),
-                                                               me, x->leave, x->counts);
+    const int blocks = blocks_for((size_t)n) < 8192 ? blocks_for((size_t)n) : 8192; /* grid-stride beyond */
+    leavers_kernel<<<blocks, kThreads, 0, s>>>(st->pos[0], st->pos[1], st->pos[2], n, view_of(cut, x), me, x->leave,
+                                               x->counts);
     BN_TRY(ok(cudaGetLastError(), "crossers: owners"));
     int *c = (int *)bn_alloc((size_t)P * sizeof *c, "crossers: counts");
     if (!c) return BN_ERR_NOMEM;

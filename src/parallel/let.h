@@ -29,8 +29,13 @@ bn_status bn_words_reserve(bn_words *b, size_t more);
  * the accel criterion). A sender opens a cell
  * when any box opens it, so every group inside a box gets what it opens. */
 #define BN_LET_BOX 7
-/* About this many target boxes per rank (the gather stays small). */
-#define BN_LET_BOXES 256
+/* About this many target boxes per rank (the gather stays small: 1024 x
+ * 7 doubles a rank). 1024 since session 36: on 4 H200s (weak Plummer 2^25
+ * a GPU) 256 boxes sent one rank 23 M bodies (the others 2-5 M) and its
+ * received walk was the slowest; 1024 sends it 4.7 M and the batch step
+ * took 83.7 ms against 85.4 (4096: 84.4; sessions 21-22, when the received
+ * walk took 34-68 ms, found no gain). */
+#define BN_LET_BOXES 1024
 /* The target boxes per rank in use: BN_LET_BOXES, or BANYAN_LET_BOXES
  * (16 to 65536; a tuning aid: more boxes hug the targets closer and so
  * send less, at more tests per cell). */
