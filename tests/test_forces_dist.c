@@ -265,6 +265,28 @@ static uint64_t *let_message(size_t nc, size_t inner, int k, size_t *nw)
     return w;
 }
 
+/* The target boxes' size rule (let.h): 256 boxes up to 8 M bodies a
+ * rank (M31's block steps at 2 M a rank lost with more), boxes of 32768
+ * bodies up to 1024 of them, then 1024; never below a group; the tuning
+ * aid's fixed count. */
+static void test_let_box_bodies(void **state)
+{
+    (void)state;
+    unsetenv("BANYAN_LET_BOXES");
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 21, 256), 8192);
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 23, 256), 32768);
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 24, 256), 32768);
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 25, 256), 32768);
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 26, 256), 65536);
+    assert_int_equal(bn_let_box_bodies(1000, 256), 256);
+    assert_int_equal(bn_let_box_bodies(0, 64), 64);
+    setenv("BANYAN_LET_BOXES", "4096", 1);
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 25, 256), 8192);
+    setenv("BANYAN_LET_BOXES", "7", 1); /* out of range: the rule */
+    assert_int_equal(bn_let_box_bodies((size_t)1 << 25, 256), 32768);
+    unsetenv("BANYAN_LET_BOXES");
+}
+
 /* Unpacking trusts no message: children shared by several cells (the
  * walk's lists, n_cells long, would overflow) and cells without a parent
  * are refused; the breadth-first layout the packer writes is taken. */
@@ -858,7 +880,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plummer),      cmocka_unit_test(test_hernquist),
         cmocka_unit_test(test_two_clusters), cmocka_unit_test(test_thin_disk),
-        cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
+        cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked), cmocka_unit_test(test_let_box_bodies),
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),

@@ -21,7 +21,7 @@ typedef struct {
 } dist_ctx;
 
 /* This rank's target boxes: the bodies' boxes of the shallowest nodes
- * with at most max(group_size, n / BN_LET_BOXES) bodies (or leaves). Such a
+ * with at most bn_let_box_bodies(n, group_size) bodies (or leaves). Such a
  * node holds whole groups (a group is the shallowest node with at most
  * group_size bodies), and the nodes stay compact in space, unlike runs
  * of groups along the curve (an outer group spans half the system).
@@ -32,7 +32,7 @@ static bn_status target_boxes(const bn_tree *t, const bn_gravity_params *g, bn_m
     *out = NULL;
     *nbox = 0;
     if (!t || t->n_nodes == 0) return BN_OK;
-    const int thr = (int)fmax((double)g->group_size, (double)t->n / bn_let_box_count());
+    const int thr = bn_let_box_bodies((size_t)t->n, g->group_size);
     int32_t *stack = bn_alloc_array((size_t)t->n_nodes, sizeof *stack, "target boxes");
     double *box = bn_alloc_array((size_t)t->n_nodes * BN_LET_BOX, sizeof *box, "target boxes");
     if (!stack || !box) {

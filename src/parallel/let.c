@@ -1,5 +1,6 @@
 /* Locally essential trees: see let.h. */
 #include "parallel/let.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -214,9 +215,13 @@ void bn_let_free(bn_let *let)
     memset(let, 0, sizeof *let);
 }
 
-int bn_let_box_count(void)
+int bn_let_box_bodies(size_t n, int group_size)
 {
     const char *e = getenv("BANYAN_LET_BOXES");
     const long v = e ? strtol(e, NULL, 10) : 0;
-    return v >= 16 && v <= 65536 ? (int)v : BN_LET_BOXES;
+    double boxes = (double)(n / BN_LET_BOX_BODIES);
+    if (boxes < BN_LET_BOXES_MIN) boxes = BN_LET_BOXES_MIN;
+    if (boxes > BN_LET_BOXES_MAX) boxes = BN_LET_BOXES_MAX;
+    if (v >= 16 && v <= 65536) boxes = (double)v;
+    return (int)fmax((double)group_size, (double)n / boxes);
 }

@@ -29,17 +29,21 @@ bn_status bn_words_reserve(bn_words *b, size_t more);
  * the accel criterion). A sender opens a cell
  * when any box opens it, so every group inside a box gets what it opens. */
 #define BN_LET_BOX 7
-/* About this many target boxes per rank (the gather stays small: 1024 x
- * 7 doubles a rank). 1024 since session 36: on 4 H200s (weak Plummer 2^25
- * a GPU) 256 boxes sent one rank 23 M bodies (the others 2-5 M) and its
- * received walk was the slowest; 1024 sends it 4.7 M and the batch step
- * took 83.7 ms against 85.4 (4096: 84.4; sessions 21-22, when the received
- * walk took 34-68 ms, found no gain). */
-#define BN_LET_BOXES 1024
-/* The target boxes per rank in use: BN_LET_BOXES, or BANYAN_LET_BOXES
- * (16 to 65536; a tuning aid: more boxes hug the targets closer and so
- * send less, at more tests per cell). */
-int bn_let_box_count(void);
+/* The target boxes per rank: n / BN_LET_BOX_BODIES, within
+ * [BN_LET_BOXES_MIN, BN_LET_BOXES_MAX] (the gather stays small: 7 doubles
+ * a box). Measured on 4 H200s (session 36): weak Plummer 2^25 a GPU, 256
+ * boxes sent one rank 23 M bodies (the others 2-5 M), its received walk
+ * the slowest, batch step 85.4 ms; 1024 boxes 83.7 ms (4096: 84.4), and
+ * Hernquist 84.7 against 85.2. M31's block steps at 2^23 on 4 GPUs (2 M
+ * a rank) lost with 1024 boxes (batch 9.4 ms against 7.3 with 256: the
+ * exchange 6.4 ms against 4.5), so small ranks keep 256. */
+#define BN_LET_BOX_BODIES 32768
+#define BN_LET_BOXES_MIN 256
+#define BN_LET_BOXES_MAX 1024
+/* The most bodies a target box's node holds for a rank of n bodies:
+ * max(group_size, n / boxes), the boxes as above, or BANYAN_LET_BOXES
+ * (16 to 65536; a tuning aid). */
+int bn_let_box_bodies(size_t n, int group_size);
 /* The packers test a cell against the union of all a receiver's boxes,
  * then the unions of runs of BN_LET_BOX_RUN consecutive ones (neighbours
  * in space: the boxes come in curve order), then a run's boxes: the test

@@ -322,7 +322,7 @@ bn_status boxes(const bn_gpu_let_tree *lt, double **out, size_t *nout, box_scrat
     const bn_gpu_tree *t = lt->t;
     const int N = t->n_nodes;
     cudaStream_t s = lt->s;
-    const int thr = (int)fmax((double)lt->group_size, (double)t->n / bn_let_box_count());
+    const int thr = bn_let_box_bodies((size_t)t->n, lt->group_size);
     BN_TRY(bn_cuda_dev_alloc(&p->flag, (size_t)N, "target boxes", s));
     BN_TRY(bn_cuda_dev_alloc(&p->list, (size_t)N, "target boxes", s));
     BN_TRY(bn_cuda_dev_alloc(&p->count, 1, "target boxes", s));

@@ -40,7 +40,7 @@ typedef struct bn_gpu_let_tree {
 } bn_gpu_let_tree;
 
 /* This rank's target boxes (forces_dist.c's rule: the shallowest nodes
- * with at most max(group_size, n / 256) bodies, or leaves, in key order),
+ * with at most bn_let_box_bodies(n, group_size) bodies, or leaves, in key order),
  * each the exact box of its bodies and, for the accel criterion, alpha
  * times the smallest old |a| of its groups (G included, as the host
  * boxes). *box malloc'd, BN_LET_BOX doubles each. */
