@@ -224,22 +224,13 @@ namespace {
 /* The received walk's forces and costs (their own sums, zero where it
  * walked nothing) added to the local walk's: one fixed order, the same
  * bits every run. */
-__global__ void add_received(float4 *acc, const float4 *got, float *cost, const float *got_cost, float weight, int n)
+__global__ void add_received(float4 *acc, const float4 *got, float *cost, const float *got_cost, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const float4 a = acc[i], b = got[i];
     acc[i] = make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-    if (cost) cost[i] += weight * got_cost[i];
-}
-
-/* The weight of the beside walk's counted costs in the cut
- * (BANYAN_RECEIVED_COST_WEIGHT, a tuning aid; 1: as counted). */
-float received_cost_weight(void)
-{
-    const char *e = getenv("BANYAN_RECEIVED_COST_WEIGHT");
-    const double w = e && *e ? atof(e) : 1.0;
-    return w >= 0 && w <= 1 ? (float)w : 1.0f;
+    if (cost) cost[i] += got_cost[i];
 }
 
 /* The received walk beside the local one (BANYAN_REMOTE_BESIDE=0: after
@@ -297,7 +288,7 @@ bn_status received_sums_add(bn_cuda_state *st, const bn_gpu_active *act, receive
     if (e != BN_OK) cudaStreamSynchronize(st->let_s);
     if (s == BN_OK && e == BN_OK && st->n > 0) {
         add_received<<<(st->n + 255) / 256, 256, 0, st->s>>>(st->acc, r->acc, r->cost ? act->cost : NULL, r->cost,
-                                                            received_cost_weight(), st->n);
+                                                            st->n);
         e = cuda_ok(cudaGetLastError(), "the received walk's sums");
     }
     bn_cuda_free(r->acc, st->s);
