@@ -397,6 +397,43 @@ def measured_session35():
           "4 ms apart, the move and exchange 3 ms.")
 
 
+# ---- measured on 4 H200s of one host (issue 18, BENCHMARKS.md session 36) --
+# The ranks' host timelines of a batch step (BANYAN_GRAVITY_TRACE=2), weak
+# Plummer 2^25 per GPU, ms: the step's serial stages after the walks.
+M36_SERIAL = {"kicks and drift (the device's queue before the search)": (1.0, 1.4),
+              "crossers' search, Hilbert loop (session 35)": (1.7, 2.1),
+              "crossers' search, Hilbert table (session 36)": (0.5, 0.7),
+              "crossers' move": (0.6, 0.8),
+              "build, to the exchange's start": (9.0, 9.0)}
+# (target boxes a rank, Hilbert table) -> (batch ms Plummer, Hernquist;
+# the most LET bodies one rank received, M)
+M36_BATCH = {(256, False): (85.4, 85.8, 23.3), (1024, False): (83.7, None, 4.7), (4096, False): (84.4, 86.9, 4.1),
+             (256, True): (None, 85.2, None), (1024, True): (82.6, 84.7, 4.9)}
+
+
+def measured_session36():
+    """The step's serial path at 4 GPUs, and what the target boxes send."""
+    print("\nmeasured, 4 H200s (session 36), weak 2^25 per GPU: the stages every rank runs after the slowest "
+          "rank's walks (ms):")
+    for k, (lo, hi) in M36_SERIAL.items():
+        print(f"  {k}: {lo:g}-{hi:g}")
+    print("| target boxes a rank | crossers' search | Plummer batch (eff.) | Hernquist batch (eff.) | "
+          "most LET bodies a rank received |")
+    print("|---|---|---|---|---|")
+    for (boxes, table), (pl, he, got) in M36_BATCH.items():
+        cells = [f"{v:.1f} ({72.7 / v if i == 0 else 73.3 / v:.1%})" if v else "-" for i, v in enumerate((pl, he))]
+        print(f"| {boxes} | {'table' if table else 'loop'} | {cells[0]} | {cells[1]} | "
+              f"{f'{got:.1f} M' if got else '-'} |")
+    print("Correction 10: the model's per-step decomposition cost (1% of the particles at the network's bandwidth) "
+          "missed the crossers' search, a pass over every particle that was compute bound (2 ms at 2^25 with the "
+          "Hilbert loop, 0.6 with the table), and the shared step makes every stage after the walks serial "
+          "across ranks (all wait at the max |a| reduction). And a fixed count of target boxes (256) sent the "
+          "one rank (rank 3) 23 M bodies for a third of the others' interactions: boxes of "
+          "about 32768 bodies (1024 a rank at 2^25) send it 4.9 M. Weak scaling at 4 GPUs: 88.0% Plummer, "
+          "86.5% Hernquist (goal 90%); strong 85% (goal 80%). The rest: the ranks' walks 3 ms apart (rank 3's "
+          "received walk 15.3 ms main pass and 1.0 ms deep passes for a third of the others' pp).")
+
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
@@ -407,6 +444,7 @@ def main():
     measured_session33()
     measured_session34()
     measured_session35()
+    measured_session36()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
