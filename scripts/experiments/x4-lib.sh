@@ -4,6 +4,11 @@
 # source counters of rank 0's received walk: where its warps stall, by
 # SASS opcode and instruction).
 export BANYAN_GRAVITY_TRACE=1
+verify_all() { # every GPU test (gpu-verify.sh) and test_forces_dist on 4 ranks
+    bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
+    OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
+    echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
+}
 C=$(( $(nproc) / 4 ))
 run4() { # LOG BINARY ARGS...: bench on 4 ranks, one GPU each
     runp 4 "$@"

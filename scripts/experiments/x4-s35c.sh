@@ -9,14 +9,9 @@
 #     runs have no received walk: session 34's stand);
 #  3. M31's block steps on 1, 2 and 4 GPUs (multi-gpu-session.sh galaxy).
 #   bash scripts/experiments/x4-s35c.sh CARRY.tar.xz OUT   (banyan, tests/, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
-bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
-OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
-echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
 source "$(dirname "$0")/x4-lib.sh"
+verify_all
 run4 plummer4 "$B" --model plummer --n 134217728 --repeat 3 --steps 4
 run4 hernquist4 "$B" --model hernquist --n 134217728 --repeat 3 --steps 4
 runp 2 plummer2 "$B" --model plummer --n 67108864 --repeat 3 --steps 4

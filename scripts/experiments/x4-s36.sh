@@ -11,14 +11,9 @@
 #  0. every GPU test (gpu-verify.sh; 8f338c8's host mends are untested on
 #     a GPU) and test_forces_dist on 4 ranks.
 #   bash scripts/experiments/x4-s36.sh CARRY.tar.xz OUT   (banyan, [banyan-lc], tests/, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
-bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
-OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
-echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
 source "$(dirname "$0")/x4-lib.sh"
+verify_all
 P4="--model plummer --n 134217728 --repeat 3 --steps 4"
 runp 1 plummer1 "$B" --model plummer --n 33554432 --repeat 3 --steps 4
 runp 1 hernquist1 "$B" --model hernquist --n 33554432 --repeat 3 --steps 4

@@ -10,9 +10,6 @@
 #  3. the batch without tracing (trace_walks waits for each walk) and
 #     without the crossers' move (BANYAN_MIGRATE=0: its cost's bound).
 #   bash scripts/experiments/x4-s36b.sh CARRY.tar.xz OUT   (banyan, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
 source "$(dirname "$0")/x4-lib.sh"
 P4="--model plummer --n 134217728 --repeat 3 --steps 4"

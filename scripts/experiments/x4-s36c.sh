@@ -8,9 +8,6 @@
 #     21-22 found no gain when the received walk took 34-68 ms;
 #  3. 4096 boxes with the cut by measured time, and Hernquist.
 #   bash scripts/experiments/x4-s36c.sh CARRY.tar.xz OUT   (banyan, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
 source "$(dirname "$0")/x4-lib.sh"
 P4="--model plummer --n 134217728 --repeat 3 --steps 4"

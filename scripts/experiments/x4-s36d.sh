@@ -7,14 +7,9 @@
 #  3. the forces on 4 GPUs against 1 GPU's and direct summation, M31's
 #     block steps on 4 GPUs.
 #   bash scripts/experiments/x4-s36d.sh CARRY.tar.xz OUT   (banyan, tests/, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
-bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
-OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
-echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
 source "$(dirname "$0")/x4-lib.sh"
+verify_all
 run4 plummer4 "$B" --model plummer --n 134217728 --repeat 3 --steps 4
 grep -E "crossers: found" "$O/plummer4.err" | awk '{print $(NF-3)}' | sort -n | awk '{v[NR]=$1} END {print "  crossers: found, median " v[int((NR+1)/2)] " ms"}'
 run4 hernquist4 "$B" --model hernquist --n 134217728 --repeat 3 --steps 4

@@ -10,14 +10,9 @@
 #     2-GPU row is session 35's, 256 boxes);
 #  4. M31's block steps on 1, 2 and 4 GPUs (256 boxes at 2 M a rank).
 #   bash scripts/experiments/x4-s37.sh CARRY.tar.xz OUT   (banyan, tests/, lib/)
-CARRY=$1
-tar xJf "$CARRY" -C "$(dirname "$CARRY")"
-set -- "${CARRY%.tar.xz}" "$2"
 source "$(dirname "$0")/carried-env.sh"
-bash "$here/gpu-verify.sh" "$D" "$O/v" 2>&1
-OMP_NUM_THREADS=4 timeout 150 mpirun --bind-to none -np 4 "$D/tests/test_forces_dist" >"$O/fd4.log" 2>&1
-echo "test_forces_dist on 4 ranks: exit $? ($(grep -c '\[       OK \]' "$O/fd4.log") ok, $(grep -c 'FAILED  \]' "$O/fd4.log") failed lines)"
 source "$(dirname "$0")/x4-lib.sh"
+verify_all
 P4="--model plummer --n 134217728 --repeat 3 --steps 4"
 (export BANYAN_REMOTE_GROUP_TIMES=1; run4 plummer4-gt "$B" $P4)
 grep -E "\[rank 3\]" "$O/plummer4-gt.err" | grep -iE "group|straggl|longest" | tail -12
