@@ -880,7 +880,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plummer),      cmocka_unit_test(test_hernquist),
         cmocka_unit_test(test_two_clusters), cmocka_unit_test(test_thin_disk),
-        cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked), cmocka_unit_test(test_let_box_bodies),
+        cmocka_unit_test(test_three_particles), cmocka_unit_test(test_let_messages_checked),
+        cmocka_unit_test(test_let_box_bodies),
         cmocka_unit_test(test_sample_reference), cmocka_unit_test(test_error_target),
         cmocka_unit_test(test_error_target_timed), cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_rebalance_by_cost), cmocka_unit_test(test_rebalance_by_cost_gpu),
