@@ -5,8 +5,9 @@
 # and the error over particles drawn from every rank against double
 # direct summation over every rank's, which must be that of one process
 # (p99 within 2x: the ranks' trees differ from the one tree); --steps
-# with block steps across ranks; --input across ranks; --device auto is
-# taken; --mesh is refused across ranks.
+# with block steps across ranks, and the counted imbalance of the steps
+# after the cuts by cost; --input across ranks; --device auto is taken;
+# --mesh is refused across ranks.
 set -u
 source "$(dirname "$0")/mpi_test_setup.sh"
 mpi_test_setup "$1"
@@ -31,7 +32,18 @@ for np in 2 3; do
   [ "$(field r$np.json steps)" = 3 ] || fail "$np ranks: steps"
   awk -v a="$(field r$np.json active_mean)" 'BEGIN {exit !(a > 0 && a <= 1)}' ||
     fail "$np ranks: active fraction $(field r$np.json active_mean)"
+  awk -v a="$(field r$np.json step_cost_imbalance)" 'BEGIN {exit !(a >= 1 && a < 1.1)}' ||
+    fail "$np ranks: the steps' counted imbalance $(field r$np.json step_cost_imbalance)"
 done
+# the second cut by cost (the default) evens the ranks' counted work
+# that the first left apart (3 ranks, Plummer 2^15: 1.031, then 1.004)
+P3="bench --backend cpu --n 32768 --repeat 1 --steps 2 --json"
+BANYAN_BENCH_COST_CUTS=1 mpirun -np 3 "$banyan" $P3 >cuts1.json 2>cuts1.err || fail "3 ranks, one cut: $(cat cuts1.err)"
+mpirun -np 3 "$banyan" $P3 >cuts2.json 2>cuts2.err || fail "3 ranks, the default cuts: $(cat cuts2.err)"
+one_cut=$(field cuts1.json step_cost_imbalance) two_cuts=$(field cuts2.json step_cost_imbalance)
+echo "3 ranks: counted imbalance $one_cut after one cut by cost, $two_cuts after two"
+awk -v a="$one_cut" -v b="$two_cuts" 'BEGIN {exit !(b >= 1 && b < 1.01 && b < a)}' ||
+  fail "3 ranks: two cuts by cost left $two_cuts (one: $one_cut)"
 # the table names the ranks; --input is read by every rank
 "$banyan" ic hernquist --n 6000 -o h.hdf5 2>/dev/null || fail "ic"
 mpirun -np 2 "$banyan" bench --backend cpu --input h.hdf5 --repeat 1 >table.txt 2>table.err ||

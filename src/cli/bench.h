@@ -35,6 +35,8 @@ typedef struct bench_ranks {
     double crossers;            /* --steps: particles moved across the cut per
                                    step (every rank's, bn_simulation_crossers) */
     double t_crossers;          /* ... and the slowest rank's time for it per step (s) */
+    double cost_imbalance;      /* --steps: the largest rank's counted walk flops
+                                   over the mean in those steps (bn_simulation_imbalance) */
 } bench_ranks;
 
 typedef struct bench_result {

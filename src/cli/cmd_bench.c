@@ -412,7 +412,8 @@ static void print_json(const bench_opts *o, const bench_result *r, const char *b
         printf(",\n \"step_t_exchange\": %.6g, \"step_let_cells_sent\": %zu, \"step_let_bodies_sent\": %zu",
                r->step_forces.t_exchange, r->step_forces.let_cells_sent, r->step_forces.let_bodies_sent);
     if (o->steps > 0 && r->ranks.ranks > 1)
-        printf(",\n \"step_crossers\": %.6g, \"step_t_crossers\": %.6g", r->ranks.crossers, r->ranks.t_crossers);
+        printf(",\n \"step_crossers\": %.6g, \"step_t_crossers\": %.6g, \"step_cost_imbalance\": %.6g",
+               r->ranks.crossers, r->ranks.t_crossers, r->ranks.cost_imbalance);
     if (o->steps > 0 && o->integ.time_bins > 0)
         printf(",\n \"criterion\": \"%s\"", bn_step_criterion_name(o->integ.criterion));
     if (o->steps > 0 && o->integ.time_bins > 0)

@@ -103,6 +103,20 @@ static bn_status time_forces(const bn_comm *c, const bench_opts *o, bn_particles
     return s;
 }
 
+/* The cuts by measured cost before the timed steps: 2 (BANYAN_BENCH_COST_CUTS,
+ * 1 to 8, a measuring aid). A cut weighs each particle's cost in the
+ * domains it had, and the cut moves the domains' surfaces, so one cut
+ * left the ranks' counted work 2.7% apart on 4 GPUs (weak Plummer 2^25 a
+ * GPU, session 36) and the slowest rank's walks 3 ms behind; the second
+ * comes within ~0.3% (dev, CPU, 4 ranks, session 35), as `banyan run`'s
+ * cuts every RUN_REBALANCE_STEPS steps converge. */
+static int cost_cuts(void)
+{
+    const char *e = getenv("BANYAN_BENCH_COST_CUTS");
+    const long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= 1 && v <= 8 ? (int)v : 2;
+}
+
 /* --steps across the ranks: each step as long as its slowest rank. */
 static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_particles *mine, double n_all,
                             bench_result *r)
@@ -116,13 +130,15 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
     if (s == BN_OK) s = bn_comm_agree(c, bn_simulation_set_particles(sim, mine));
     /* the cut the steps keep (their crossers move to their ranks), by
      * count before any forces (the particles came so decomposed, so it
-     * moves next to none), then by the first forces' measured costs, as
-     * `banyan run` cuts once it has them (by count, the rank with the
-     * most received bodies was 10-30 ms behind the others at every step
-     * on 4 GPUs, session 21); not timed */
+     * moves next to none), then by the measured costs, as `banyan run`
+     * cuts once it has them (by count, the rank with the most received
+     * bodies was 10-30 ms behind the others at every step on 4 GPUs,
+     * session 21); not timed */
     if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
-    if (s == BN_OK) s = bn_simulation_compute_forces(sim);
-    if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
+    for (int k = 0; s == BN_OK && k < cost_cuts(); k++) {
+        s = bn_simulation_compute_forces(sim);
+        if (s == BN_OK) s = bn_simulation_rebalance(sim, NULL);
+    }
     if (s == BN_OK) s = bn_simulation_compute_forces(sim);
     /* Gravity:balance_cost time: once more from a warm call's times (the
      * first call's walk held the kernels' first loads) */
@@ -160,6 +176,7 @@ static bn_status time_steps(const bn_comm *c, const bench_opts *o, const bn_part
         r->ranks.crossers = cx[0] / (double)o->steps;
         r->ranks.t_crossers = cx[1] / (double)o->steps;
     }
+    if (s == BN_OK) s = bn_simulation_imbalance(sim, &r->ranks.cost_imbalance); /* collective */
     r->tree_builds = bn_simulation_block_info(sim).tree_builds;
     long made = 0, more = 0; /* the batch: as one process's, timed to the slowest rank */
     if (s == BN_OK) s = line_up(c);
