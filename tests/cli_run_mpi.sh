@@ -192,6 +192,12 @@ out=$(timeout 120 mpirun -np 4 "$banyan" run ${common/-q/} -P TimeIntegration:t_
   -o long4 2>&1) || fail "4 ranks, 130 steps: $out"
 echo "$out" | grep -Eq "4 ranks: domains cut [1-9][0-9]* times" || fail "4 ranks, 130 steps: no re-balance: $out"
 [ "$(echo "$out" | grep -c '^banyan run:')" = 1 ] || fail "4 ranks: not one summary: $out"
+# the first two cuts by cost come as soon as 4 steps allow (batches of 5
+# steps: at steps 5 and 10), whatever the imbalance (1.03 after the first
+# here, under the 10% that would call for a cut)
+out=$(timeout 120 mpirun -np 4 "$banyan" run ${common/-q/} -P TimeIntegration:t_end:0.15 -P Snapshots:interval:0 \
+  -o short4 2>&1) || fail "4 ranks, 15 steps: $out"
+echo "$out" | grep -Eq "4 ranks: domains cut 2 times after the first" || fail "4 ranks, 15 steps: not 2 cuts: $out"
 "$py" - <<'PY' || fail "4 ranks, 130 steps: energy"
 import numpy as np
 e = np.loadtxt("long4/energy.txt", comments="#")
