@@ -78,6 +78,29 @@ static void test_hilbert_table(void **state)
     }
 }
 
+/* bn_key_of_point_table (the GPU's keys of every particle) against
+ * bn_key_of_point's loop, both curves: random points in and around the
+ * cube, far outside it (clamped), on its faces, and NaN (key 0 axis). */
+static void test_key_of_point_table(void **state)
+{
+    (void)state;
+    uint16_t table[BN_KEY_HILBERT_TABLE];
+    bn_key_hilbert_table(table);
+    const double lo[3] = {-3.5, 0.25, -1e-3}, side = 7.25;
+    const double odd[] = {lo[0], lo[0] + side, -1e300, 1e300, 0.0, NAN, -0.0};
+    uint64_t s = 99;
+    for (int i = 0; i < 200000; i++) {
+        double p[3];
+        for (int k = 0; k < 3; k++) {
+            const uint64_t r = lcg(&s);
+            p[k] = r % 16 == 0 ? odd[(r >> 8) % 7] : lo[k] + side * (1.2 * (double)(r >> 20) / 0x1p33 - 0.1);
+        }
+        for (int h = 0; h < 2; h++)
+            assert_int_equal(bn_key_of_point_table(table, h, p[0], p[1], p[2], lo, 1.0 / side),
+                             bn_key_of_point(h, p[0], p[1], p[2], lo, 1.0 / side));
+    }
+}
+
 /* Consecutive Hilbert keys are face neighbours (at level 5: every cell). */
 static void test_hilbert_adjacent(void **state)
 {
@@ -162,6 +185,7 @@ int main(void)
         cmocka_unit_test(test_prefix_is_cell),
         cmocka_unit_test(test_hilbert_adjacent),
         cmocka_unit_test(test_hilbert_table),
+        cmocka_unit_test(test_key_of_point_table),
         cmocka_unit_test(test_bbox_keys_sort),
         cmocka_unit_test(test_bbox_degenerate),
     };

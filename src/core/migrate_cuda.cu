@@ -100,9 +100,7 @@ __global__ void leavers_kernel(const double *x, const double *y, const double *z
     __syncthreads();
     const double inv_size = 1.0 / cut.side;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t ix = bn_key_quantize(x[i], cut.lo[0], inv_size), iy = bn_key_quantize(y[i], cut.lo[1], inv_size),
-                       iz = bn_key_quantize(z[i], cut.lo[2], inv_size);
-        const uint64_t key = cut.hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
+        const uint64_t key = bn_key_of_point_table(table, cut.hilbert, x[i], y[i], z[i], cut.lo, inv_size);
         const int a = bn_domain_owner(cut.split, cut.P, key);
         leave[i] = a != me;
         if (a != me) atomicAdd(shared ? &local[a] : &counts[a], 1);

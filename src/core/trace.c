@@ -26,26 +26,25 @@ int bn_trace_on(void)
     return on;
 }
 
-/* BANYAN_GRAVITY_TRACE=2: each stage's end on the monotonic clock, which
- * the ranks of one host share (their timelines side by side: who waits
- * for whom). */
+/* One stage's line; at >= 0 (BANYAN_GRAVITY_TRACE=2, stages) its end on
+ * the monotonic clock (ms), which the ranks of one host share: their
+ * timelines side by side, who waits for whom. */
+static void trace_line(const char *stage, double ms, double at)
+{
+    char tag[32], when[40] = "";
+    if (!bn_trace_on()) return;
+    if (at >= 0) snprintf(when, sizeof when, " @ %.3f", at);
+    fprintf(stderr, "gravity trace: %-24s %9.3f ms%s%s\n", stage, ms, rank_tag(tag, sizeof tag), when);
+}
+
 void bn_trace_stage(const char *stage, double *t)
 {
     const double now = bn_wall_seconds();
-    char tag[32];
-    if (bn_trace_on() == 2)
-        fprintf(stderr, "gravity trace: %-24s %9.3f ms%s @ %.3f\n", stage, 1e3 * (now - *t), rank_tag(tag, sizeof tag),
-                1e3 * now);
-    else
-        bn_trace_ms(stage, 1e3 * (now - *t));
+    trace_line(stage, 1e3 * (now - *t), bn_trace_on() == 2 ? 1e3 * now : -1.0);
     *t = now;
 }
 
-void bn_trace_ms(const char *stage, double ms)
-{
-    char tag[32];
-    if (bn_trace_on()) fprintf(stderr, "gravity trace: %-24s %9.3f ms%s\n", stage, ms, rank_tag(tag, sizeof tag));
-}
+void bn_trace_ms(const char *stage, double ms) { trace_line(stage, ms, -1.0); }
 
 void bn_trace_count(const char *what, double v)
 {

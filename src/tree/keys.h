@@ -213,6 +213,18 @@ BN_HD uint64_t bn_key_of_point(int hilbert, double x, double y, double z, const 
                          bn_key_quantize(z, lo[2], inv_size));
 }
 
+/* bn_key_of_point through the Hilbert table (table: bn_key_hilbert_table's;
+ * unread for Morton keys): the GPU's keys of every particle, where the
+ * loop's turns are compute bound (the build's keys, the crossers'
+ * search). The same key as bn_key_of_point. */
+BN_HD uint64_t bn_key_of_point_table(const uint16_t *table, int hilbert, double x, double y, double z,
+                                     const double lo[3], double inv_size)
+{
+    const uint32_t ix = bn_key_quantize(x, lo[0], inv_size), iy = bn_key_quantize(y, lo[1], inv_size),
+                   iz = bn_key_quantize(z, lo[2], inv_size);
+    return hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
+}
+
 BN_HD void bn_key_decode(int hilbert, uint64_t key, uint32_t *ix, uint32_t *iy, uint32_t *iz)
 {
     if (hilbert)

@@ -113,10 +113,7 @@ __global__ void keys_kernel(keyed_pos p, int n, const bn_gpu_frame *f, int hilbe
     const double inv_size = 1.0 / f->box_size;
     const double lo[3] = {f->box_lo[0], f->box_lo[1], f->box_lo[2]};
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const uint32_t ix = bn_key_quantize(p.at(0, i), lo[0], inv_size);
-        const uint32_t iy = bn_key_quantize(p.at(1, i), lo[1], inv_size);
-        const uint32_t iz = bn_key_quantize(p.at(2, i), lo[2], inv_size);
-        keys[i] = hilbert ? bn_key_hilbert_lut(table, ix, iy, iz) : bn_key_morton(ix, iy, iz);
+        keys[i] = bn_key_of_point_table(table, hilbert, p.at(0, i), p.at(1, i), p.at(2, i), lo, inv_size);
         index[i] = i;
     }
 }
