@@ -1,5 +1,6 @@
 /* Space-filling-curve keys (keys.h) and the key stages of the tree
  * (bounding cube, keys, radix sort): round trips, locality, prefixes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -178,6 +179,52 @@ static void test_bbox_degenerate(void **state)
     TU_FAILS(bn_tree_bbox(pos, 0, lo, &size), BN_ERR_ARGUMENT, "no particles");
 }
 
+/* Whether x is within 1e-9 of an integer. */
+static int near_integer(double x) { return fabs(x - round(x)) < 1e-9; }
+
+/* bn_key_cube_in: the key cube of a box as a cell of another cube's
+ * octree (or of an aligned super-cube): it holds the box, its side is
+ * the cube's over a power of 2 (or times one), its corner a whole number
+ * of its sides from the cube's, and no octant of it holds the box. */
+static void test_cube_in(void **state)
+{
+    (void)state;
+    uint64_t seed = 12345;
+    for (int c = 0; c < 4000; c++) {
+        double a_lo[3], mn[3], mx[3], lo[3], own_lo[3];
+        const double a_side = ldexp(1.0 + (double)(lcg(&seed) % 1000) / 1000.0, (int)(lcg(&seed) % 10) - 3);
+        const int d = (int)(lcg(&seed) % 9), outside = c % 4 == 0;
+        const double cell = ldexp(a_side, -d);
+        for (int k = 0; k < 3; k++) {
+            a_lo[k] = (double)(lcg(&seed) % 20001) / 100.0 - 100.0;
+            const double at = a_lo[k] + cell * (double)(lcg(&seed) % (1u << d));
+            const double u = (double)(lcg(&seed) % 1000) / 1000.0, v = (double)(lcg(&seed) % 1000) / 1000.0;
+            mn[k] = at + cell * 0.45 * fmin(u, v);
+            mx[k] = at + cell * (0.5 + 0.45 * fmax(u, v));
+        }
+        if (outside) mn[c % 3] = a_lo[c % 3] - 0.3 * a_side; /* below the cube: a super-cube */
+        const double side = bn_key_cube_in(mn, mx, a_lo, a_side, lo);
+        const double own = bn_key_cube(mn, mx, own_lo);
+        assert_true(bn_key_cube_holds(lo, side, mn, mx));
+        if (side == own && lo[0] == own_lo[0] && side > 0x1p8 * own * 0.999) continue; /* the fallback */
+        int e = 0;
+        assert_true(frexp(side / a_side, &e) == 0.5);
+        assert_true(outside ? side > a_side : side <= a_side);
+        for (int k = 0; k < 3; k++) assert_true(near_integer((lo[k] - a_lo[k]) / side) || near_integer((a_lo[k] - lo[k]) / a_side));
+        double o[3];
+        for (int k = 0; k < 3; k++) o[k] = mn[k] >= lo[k] + 0.5 * side ? lo[k] + 0.5 * side : lo[k];
+        assert_true(0.5 * side < own || !bn_key_cube_holds(o, 0.5 * side, mn, mx));
+    }
+    /* no cube to align with, a small box across the cube's centre (its
+     * cell would be the cube: keys too coarse): the box's own cube */
+    double mn[3] = {0.4999, 0.4998, 0.4999}, mx[3] = {0.5001, 0.5002, 0.5001}, lo[3], own_lo[3];
+    const double zero[3] = {0, 0, 0}, own = bn_key_cube(mn, mx, own_lo);
+    assert_true(bn_key_cube_in(mn, mx, zero, 0.0, lo) == own && lo[1] == own_lo[1]);
+    assert_true(bn_key_cube_in(mn, mx, zero, 1.0, lo) == own && lo[2] == own_lo[2]);
+    mx[0] = NAN; /* as bn_key_cube (a NaN corner; the callers refuse NaN coordinates) */
+    assert_true(bn_key_cube_in(mn, mx, zero, 1.0, lo) == bn_key_cube(mn, mx, own_lo) && isnan(lo[0]));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_key_of_point_table),
         cmocka_unit_test(test_bbox_keys_sort),
         cmocka_unit_test(test_bbox_degenerate),
+        cmocka_unit_test(test_cube_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

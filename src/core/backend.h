@@ -156,6 +156,12 @@ typedef struct bn_backend_ops {
      * cancel); 0 (the start): from x. Full evaluations (forces()) always
      * build from x. */
     void (*build_ahead)(void *state, double tau);
+    /* Several ranks: the domains' key cube [lo, lo + side)^3, the same on
+     * every rank (bn_domain's). The builds that follow make their key
+     * cubes cells of its octree (tree/keys.h's bn_key_cube_in), so that
+     * a cell inside this rank's domain holds the bodies of one tree of
+     * every rank's; side 0: each build's own cube (one rank). */
+    void (*set_key_cube)(void *state, const double lo[3], double side);
 } bn_backend_ops;
 
 /* Target j of an error sample of s among n particles (s <= n): one at

@@ -28,6 +28,7 @@ typedef struct cpu_state {
     double walk_seconds; /* several ranks: the walks' own time (backend.h's
                          walk_seconds())                                 */
     double build_ahead; /* block steps' builds: backend.h's build_ahead()  */
+    double cube_lo[3], cube_side; /* several ranks: backend.h's set_key_cube() */
 } cpu_state;
 
 /* Below this many particles a parallel region costs more than the loop
@@ -133,6 +134,7 @@ static bn_status remember_accel(cpu_state *s)
 static bn_status evaluate(cpu_state *s, const uint8_t *bin, int bin_min, int rebuild, double lead)
 {
     bn_tree_workspace_ahead(s->ws, lead); /* this evaluation's builds (tree/refresh_lag.h) */
+    bn_tree_workspace_align(s->ws, s->cube_lo, s->cube_side);
     bn_force_stats *last = &s->last_stats;
     memset(last, 0, sizeof *last);
     last->backend = "cpu";
@@ -410,6 +412,13 @@ static bn_status cpu_download_forces(void *st, bn_particles *out, size_t *first_
     return BN_OK;
 }
 
+static void cpu_set_key_cube(void *st, const double lo[3], double side)
+{
+    cpu_state *s = (cpu_state *)st;
+    for (int k = 0; k < 3; k++) s->cube_lo[k] = side > 0 ? lo[k] : 0.0;
+    s->cube_side = side > 0 ? side : 0.0;
+}
+
 static bn_status cpu_set_comm(void *st, const bn_comm *c)
 {
     ((cpu_state *)st)->comm = c;
@@ -530,5 +539,5 @@ const bn_backend_ops bn_cpu_backend_ops = {
     cpu_kick, cpu_drift, cpu_forces_active, cpu_block_kick, cpu_max_accel, cpu_energies,
     cpu_clock_stage, cpu_clock_read, cpu_clock_write, cpu_set_params, cpu_sample_forces,
     cpu_upload_positions, cpu_download_forces, cpu_set_comm, cpu_costs, NULL, cpu_migrate, cpu_bins_read, cpu_bins_write,
-    cpu_costs_set, cpu_tree_save, cpu_tree_load, cpu_walk_seconds, cpu_build_ahead,
+    cpu_costs_set, cpu_tree_save, cpu_tree_load, cpu_walk_seconds, cpu_build_ahead, cpu_set_key_cube,
 };

@@ -733,6 +733,13 @@ bn_status evaluate_active(bn_cuda_state *st, const int *bin_min, int rebuild)
 
 void cuda_build_ahead(void *p, double tau) { ((bn_cuda_state *)p)->build_ahead = tau; }
 
+void cuda_set_key_cube(void *p, const double lo[3], double side)
+{
+    bn_gpu_tree_store *t = &((bn_cuda_state *)p)->tree;
+    for (int k = 0; k < 3; k++) t->align_lo[k] = side > 0 ? lo[k] : 0.0;
+    t->align_side = side > 0 ? side : 0.0;
+}
+
 /* Direct summation computes them all, as does a rebuild for every bin. */
 bn_status cuda_forces_active(void *p, int bin_min, int rebuild)
 {
@@ -1124,7 +1131,7 @@ const bn_backend_ops cuda_ops = {
     cuda_energies, cuda_clock_stage, cuda_clock_read, cuda_clock_write, cuda_set_params, cuda_sample_forces,
     bn_cuda_particles_upload_positions, bn_cuda_particles_download_forces, cuda_set_comm, bn_cuda_costs, bn_cuda_rebalance,
     bn_cuda_migrate, cuda_bins_read, cuda_bins_write, bn_cuda_costs_set, cuda_tree_save, cuda_tree_load,
-    bn_cuda_walk_seconds, cuda_build_ahead,
+    bn_cuda_walk_seconds, cuda_build_ahead, cuda_set_key_cube,
 };
 } // namespace
 

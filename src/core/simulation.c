@@ -201,6 +201,15 @@ static bn_status create_backend(bn_simulation *sim)
     return s;
 }
 
+/* The last cut's key cube to the backend (backend.h's set_key_cube()):
+ * several ranks' trees then take their octants from it. */
+static void share_key_cube(bn_simulation *sim)
+{
+    if (!sim->ops || !sim->state || !sim->ops->set_key_cube) return;
+    const int cut = ranks(sim) > 1 && sim->cut.split;
+    sim->ops->set_key_cube(sim->state, sim->cut.lo, cut ? sim->cut.side : 0.0);
+}
+
 static bn_status upload(bn_simulation *sim)
 {
     if (ranks(sim) > 1) {
@@ -212,6 +221,7 @@ static bn_status upload(bn_simulation *sim)
     }
     BN_TRY(bn_comm_agree(sim->comm, sim->ops->upload(sim->state, sim->host)));
     BN_TRY(sim->ops->clock_write(sim->state, &sim->clock));
+    share_key_cube(sim);
     sim->backend_current = 1;
     sim->have_forces = sim->forces_moved;
     sim->forces_moved = 0;
@@ -311,6 +321,7 @@ static bn_status tune_forces(bn_simulation *sim)
 bn_status bn_simulation_compute_forces(bn_simulation *sim)
 {
     BN_TRY(bn_sim_ensure_backend(sim));
+    share_key_cube(sim);
     memset(&sim->stats, 0, sizeof sim->stats);
     sim->stats_current = 0;
     if (has_target(sim) && !sim->tuned && sim->clock.tick == 0)
@@ -374,6 +385,7 @@ static bn_status migrate_crossers(bn_simulation *sim)
     bn_domain_stats st;
     memset(&st, 0, sizeof st);
     sim->host_current = 0; /* positions, velocities and forces: the backend's */
+    share_key_cube(sim);
     BN_TRY(sim->ops->migrate(sim->state, sim->host, &sim->cut, &st));
     sim->migrated.sent += st.sent;
     sim->migrated.received += st.received;
@@ -856,7 +868,9 @@ static bn_status rebalance_in_place(bn_simulation *sim, bn_domain_stats *st)
     sim->host_current = 0; /* positions, velocities and forces: the backend's */
     sim->stats_current = 0;
     bn_domain_release(&sim->cut);
-    return sim->ops->rebalance(sim->state, sim->host, sim->grav.curve, st ? st : &local, &sim->cut); /* forces moved along */
+    const bn_status s = sim->ops->rebalance(sim->state, sim->host, sim->grav.curve, st ? st : &local, &sim->cut);
+    share_key_cube(sim); /* the new cut's (forces moved along) */
+    return s;
 }
 
 bn_status bn_simulation_crossers(const bn_simulation *sim, bn_domain_stats *st)

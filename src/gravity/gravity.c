@@ -1,4 +1,5 @@
 /* bn_gravity: a reusable force solver over one backend. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "gravity/force_checks.h"
 #include "gravity/tune.h"
 #include "parallel/comm.h"
+#include "tree/keys.h"
 
 struct bn_gravity {
     bn_gravity_params params;
@@ -116,6 +118,18 @@ static bn_status judge_inputs(const bn_gravity *g, const bn_particles *p, bn_inp
     return bn_force_inputs_judge(&g->params, p, sum); /* the same on every rank */
 }
 
+/* Several ranks: their trees take their octants from the key cube of
+ * every rank's particles (backend.h's set_key_cube()), the cube
+ * bn_domain_decompose cuts these particles in (sum: judge_inputs' range
+ * of every rank's, the same on all). */
+static void share_key_cube(bn_gravity *g, const bn_input_summary *sum)
+{
+    if (bn_comm_size(g->comm) <= 1 || !g->ops->set_key_cube) return;
+    double lo[3];
+    const double side = sum->lo[0] <= sum->hi[0] ? bn_key_cube(sum->lo, sum->hi, lo) : 0.0;
+    g->ops->set_key_cube(g->state, lo, isfinite(side) ? side : 0.0);
+}
+
 bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
 {
     if (!g) return bn_fail(BN_ERR_ARGUMENT, "bn_gravity_compute: solver is NULL");
@@ -129,6 +143,7 @@ bn_status bn_gravity_compute(bn_gravity *g, bn_particles *p)
     BN_TRY(bn_comm_agree(g->comm, g->ops->upload_positions(g->state, p, &sum)));
     bn_trace_stage("upload and inspect", &t);
     BN_TRY(judge_inputs(g, p, &sum));
+    share_key_cube(g, &sum);
     memset(&g->stats, 0, sizeof g->stats);
     if (g->params.method == BN_METHOD_TREE && g->params.error_target > 0) {
         BN_TRY(targeted_forces(g, p->n));

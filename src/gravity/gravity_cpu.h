@@ -28,6 +28,9 @@ void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost);
  * from x (the default; bn_tree_forces_cpu's full evaluations as well, when
  * the caller sets 0 first). */
 void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau);
+/* The cube whose octree cells the next builds' key cubes are (several
+ * ranks: the domains' cube, tree_cpu.h's bn_tree_cube); side 0: none. */
+void bn_tree_workspace_align(bn_tree_workspace *ws, const double lo[3], double side);
 /* The last build's tree as bytes (restart files: its key cube, sorted
  * keys and order; *bytes malloc'd, NULL and 0 when there is none or it
  * is not of n_particles particles), and

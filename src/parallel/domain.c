@@ -53,13 +53,7 @@ static bn_status global_cube(const bn_comm *c, const bn_particles *p, double lo[
     bn_status s = bn_summarize_particles(p, &sum);
     if (s == BN_OK && sum.first_bad < p->n) s = bn_particles_fault(p, sum.first_bad, "domains");
     BN_TRY(bn_comm_agree(c, s));
-    BN_TRY(bn_comm_reduce_box(c, sum.lo, sum.hi));
-    if (!(sum.lo[0] <= sum.hi[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
-    *side = bn_key_cube(sum.lo, sum.hi, lo);
-    if (!isfinite(*side))
-        return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", sum.lo[0],
-                       sum.hi[0]);
-    return BN_OK;
+    return bn_domain_cube(c, sum.lo, sum.hi, lo, side);
 }
 
 /* Keys of the local particles, sorted, with the permutation. */
@@ -590,13 +584,18 @@ bn_status bn_domain_prepare(const bn_comm *c, const double lo[3], const double h
     d->curve = curve;
     d->split = bn_alloc(((size_t)d->nranks + 1) * sizeof *d->split, "domain bounds");
     BN_TRY(bn_comm_agree(c, d->split ? BN_OK : BN_ERR_NOMEM));
+    return bn_domain_cube(c, lo, hi, d->lo, &d->side);
+}
+
+bn_status bn_domain_cube(const bn_comm *c, const double lo[3], const double hi[3], double cube_lo[3], double *side)
+{
     double l[3], h[3];
     memcpy(l, lo, sizeof l);
     memcpy(h, hi, sizeof h);
     BN_TRY(bn_comm_reduce_box(c, l, h));
     if (!(l[0] <= h[0])) return bn_fail(BN_ERR_ARGUMENT, "domains: no rank holds a particle");
-    d->side = bn_key_cube(l, h, d->lo);
-    if (!isfinite(d->side))
+    *side = bn_key_cube(l, h, cube_lo);
+    if (!isfinite(*side))
         return bn_fail(BN_ERR_ARGUMENT, "domains: the particles span too much for keys (%g to %g in x)", l[0], h[0]);
     return BN_OK;
 }

@@ -10,6 +10,10 @@
  * (lo > hi: a rank without particles) and room for the cut. Collective
  * and agreed; bn_domain_release frees it. */
 bn_status bn_domain_prepare(const bn_comm *c, const double lo[3], const double hi[3], bn_curve curve, bn_domain *d);
+/* The key cube of every rank's box [lo, hi] (lo > hi: a rank without
+ * particles), as bn_domain_decompose makes a cut's: the same on every
+ * rank. Collective. */
+bn_status bn_domain_cube(const bn_comm *c, const double lo[3], const double hi[3], double cube_lo[3], double *side);
 /* The cut (d->split) from this rank's n keys in ascending order, keys in
  * d's cube and curve, with their weights (NULL: 1 each; every rank must
  * pass weights or every rank none). Collective. */

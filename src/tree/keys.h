@@ -256,6 +256,57 @@ BN_HD double bn_key_cube(const double mn[3], const double mx[3], double lo[3])
     return side;
 }
 
+/* Whether [mn, mx] lies in the cube [lo, lo + side)^3 with the margin
+ * bn_key_cube leaves (a relative 2^-20 below the top: the largest
+ * coordinate quantises below 2^21). */
+BN_HD int bn_key_cube_holds(const double lo[3], double side, const double mn[3], const double mx[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (!(mn[k] >= lo[k] && mx[k] <= lo[k] + side * (1.0 - 0x1p-20))) return 0;
+    return 1;
+}
+
+/* The key cube of [mn, mx] as a cell of the octree of the cube [a_lo,
+ * a_lo + a_side)^3 (the domains' cube, the same on every rank), or of
+ * one of its aligned super-cubes where the box leaves it: the smallest
+ * such cell that holds the box (bn_key_cube_holds). Every rank's tree
+ * then has the octants one tree of all ranks' bodies would have, so a
+ * cell inside a rank's domain (a run of keys: a union of such cells)
+ * holds the bodies of that one tree's cell. A cube of the box's own
+ * (bn_key_cube) cuts the domains' surfaces with its octants: the cells
+ * there hold a part of their bodies, leaves of up to leaf_size bodies
+ * grow wider, and a walk takes more bodies one by one (Plummer 2^20 on 2
+ * ranks, leaf 32: 31% more pp than one rank; aligned: the same).
+ * a_side <= 0 or not finite, a box not finite, or a cell wider than 2^8
+ * times the box's own cube (a far body that widened the domains' cube:
+ * keys too coarse for this rank's bodies): bn_key_cube's. */
+BN_HD double bn_key_cube_in(const double mn[3], const double mx[3], const double a_lo[3], double a_side,
+                            double lo[3])
+{
+    double own_lo[3];
+    const double own = bn_key_cube(mn, mx, own_lo);
+    for (int k = 0; k < 3; k++) lo[k] = own_lo[k];
+    if (!(a_side > 0.0 && a_side < INFINITY) || !(own < INFINITY)) return own;
+    double c[3] = {a_lo[0], a_lo[1], a_lo[2]}, side = a_side;
+    for (int up = 0; up < 64 && !bn_key_cube_holds(c, side, mn, mx); up++) { /* the cube doubled, itself an octant */
+        for (int k = 0; k < 3; k++)
+            if (mn[k] < c[k]) c[k] -= side;
+        side *= 2.0;
+    }
+    if (!(side < INFINITY) || !bn_key_cube_holds(c, side, mn, mx)) return own;
+    for (int down = 0; down < 64; down++) { /* into the octant that holds the box, while one does */
+        const double h = 0.5 * side;
+        double d[3];
+        for (int k = 0; k < 3; k++) d[k] = mn[k] >= c[k] + h ? c[k] + h : c[k];
+        if (h < own || !bn_key_cube_holds(d, h, mn, mx)) break;
+        for (int k = 0; k < 3; k++) c[k] = d[k];
+        side = h;
+    }
+    if (side > 0x1p8 * own) return own;
+    for (int k = 0; k < 3; k++) lo[k] = c[k];
+    return side;
+}
+
 /* The levels two keys' cells share from the root (BN_KEY_MAX_LEVEL for
  * equal keys): the smallest cell holding both, and every key between
  * them, has side cube / 2^levels. */

@@ -78,18 +78,24 @@ __global__ void bbox_kernel(keyed_pos p, int n, unsigned long long *minmax)
         }
 }
 
+/* The cube a build's key cube is a cell of (bn_gpu_tree_store's align). */
+struct cube_align {
+    double lo[3], side;
+};
+
 /* The key cube from the reduced box, on the device (the host never waits
- * for it): the CPU's rule (bn_key_cube), ref = the cube's centre until
- * the moments move it to the centre of mass. Non-finite coordinates or a
- * span too wide for keys raise frame->bad_box, which the build reports. */
-__global__ void cube_kernel(const unsigned long long *minmax, bn_gpu_frame *f)
+ * for it): the CPU's rule (bn_key_cube_in: bn_key_cube's, or a cell of
+ * the domains' cube), ref = the cube's centre until the moments move it
+ * to the centre of mass. Non-finite coordinates or a span too wide for
+ * keys raise frame->bad_box, which the build reports. */
+__global__ void cube_kernel(const unsigned long long *minmax, cube_align a, bn_gpu_frame *f)
 {
     double mn[3], mx[3];
     for (int k = 0; k < 3; k++) {
         mn[k] = unordered(minmax[k]);
         mx[k] = unordered(minmax[3 + k]);
     }
-    const double side = bn_key_cube(mn, mx, f->box_lo);
+    const double side = bn_key_cube_in(mn, mx, a.lo, a.side, f->box_lo);
     f->box_size = side;
     int bad = !isfinite(side);
     for (int k = 0; k < 3; k++) {
@@ -130,7 +136,8 @@ extern "C" bn_status bn_gpu_bounding_box(double *const pos[3], double *const vel
     if (blocks > 4096) blocks = 4096; /* grid-stride beyond: fewer atomics */
     bbox_kernel<<<blocks, kThreads, 0, s>>>(keyed(pos, vel, tau), n, st->minmax);
     BN_CUDA_LAUNCH_CHECK();
-    cube_kernel<<<1, 1, 0, s>>>(st->minmax, st->frame);
+    const cube_align a = {{st->align_lo[0], st->align_lo[1], st->align_lo[2]}, st->align_side};
+    cube_kernel<<<1, 1, 0, s>>>(st->minmax, a, st->frame);
     BN_CUDA_LAUNCH_CHECK();
     return BN_OK;
 }

@@ -25,6 +25,9 @@ typedef struct bn_tree {
     double *mass;          /* sorted masses                              */
     double box_lo[3];      /* the key cube: [box_lo, box_lo + box_size)^3 */
     double box_size;
+    double align_lo[3], align_side; /* the cube whose octree cells the key
+                              cube is one of (bn_key_cube_in: the domains'
+                              cube on several ranks); side 0: none    */
     bn_curve curve;        /* the curve of the keys                      */
 
     /* ---- nodes ---- */

@@ -38,6 +38,13 @@ int bn_tree_exclusive_scan(int32_t *a, int n);
  * particle sits at one point. Fails on non-finite coordinates. */
 bn_status bn_tree_bbox(const double *const pos[3], size_t n, double lo[3], double *size);
 
+/* Stage 1 on several ranks: the key cube as a cell of the octree of the
+ * cube [align_lo, align_lo + align_side)^3 (keys.h's bn_key_cube_in), so
+ * that every rank's octants are those of one tree of all ranks' bodies;
+ * align_side 0: bn_tree_bbox's. */
+bn_status bn_tree_cube(const double *const pos[3], size_t n, const double align_lo[3], double align_side, double lo[3],
+                       double *size);
+
 /* Stage 2: keys[i] of particle i in the cube (curve: BN_CURVE_*). */
 void bn_tree_keys(const double *const pos[3], size_t n, const double lo[3], double size, bn_curve curve,
                   uint64_t *keys);

@@ -57,6 +57,10 @@ typedef struct bn_gpu_tree_store {
     void *scan_tmp;         /* CUB scan scratch                           */
     size_t scan_tmp_bytes;
     unsigned long long *minmax; /* bounding-box reduction (6 ordered words) */
+    double align_lo[3], align_side; /* host: the cube whose octree cells the
+                               builds' key cubes are (several ranks: the
+                               domains', keys.h's bn_key_cube_in); side 0:
+                               each build's own cube                     */
 } bn_gpu_tree_store;
 
 /* ---- tree_store_cuda.cu ---- */

@@ -27,6 +27,12 @@ void bn_tree_workspace_measure(bn_tree_workspace *ws, double *cost) { ws->cost =
 
 void bn_tree_workspace_ahead(bn_tree_workspace *ws, double tau) { ws->ahead = tau; }
 
+void bn_tree_workspace_align(bn_tree_workspace *ws, const double lo[3], double side)
+{
+    for (int k = 0; k < 3; k++) ws->tree.align_lo[k] = side > 0 ? lo[k] : 0.0;
+    ws->tree.align_side = side > 0 ? side : 0.0;
+}
+
 bn_status bn_tree_workspace_create(bn_tree_workspace **out)
 {
     *out = bn_calloc(1, sizeof **out, "tree workspace");

@@ -9,6 +9,13 @@
 
 bn_status bn_tree_bbox(const double *const pos[3], size_t n, double lo[3], double *size)
 {
+    const double none[3] = {0, 0, 0};
+    return bn_tree_cube(pos, n, none, 0.0, lo, size);
+}
+
+bn_status bn_tree_cube(const double *const pos[3], size_t n, const double align_lo[3], double align_side, double lo[3],
+                       double *size)
+{
     if (n == 0) return bn_fail(BN_ERR_ARGUMENT, "tree: no particles");
     double mn[3], mx[3], extent = 0;
     for (int k = 0; k < 3; k++) {
@@ -31,7 +38,7 @@ bn_status bn_tree_bbox(const double *const pos[3], size_t n, double lo[3], doubl
         mx[k] = b;
         if (b - a > extent) extent = b - a;
     }
-    const double side = bn_key_cube(mn, mx, lo);
+    const double side = bn_key_cube_in(mn, mx, align_lo, align_side, lo);
     if (!isfinite(side)) return bn_fail(BN_ERR_ARGUMENT, "tree: the particles span %g: too wide for keys", extent);
     *size = side;
     return BN_OK;
@@ -54,7 +61,7 @@ bn_status bn_tree_sort_bodies(bn_tree *t, const double *const pos[3], const doub
     BN_TRY(bn_tree_reserve_bodies(t, n));
     t->n = n;
     t->curve = curve;
-    BN_TRY(bn_tree_bbox(pos, n, t->box_lo, &t->box_size));
+    BN_TRY(bn_tree_cube(pos, n, t->align_lo, t->align_side, t->box_lo, &t->box_size));
     double t1 = bn_wall_seconds();
     bn_tree_keys(pos, n, t->box_lo, t->box_size, curve, t->keys);
     double t2 = bn_wall_seconds();
