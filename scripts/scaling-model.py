@@ -434,6 +434,42 @@ def measured_session36():
           "received walk 15.3 ms main pass and 1.0 ms deep passes for a third of the others' pp).")
 
 
+# ---- measured on 4 H200s of one host (issue 18, BENCHMARKS.md session 37) --
+# Weak 2^25 per GPU, bench's two cuts by cost: (GPUs, model) -> (batch ms,
+# pp a particle, LET bodies sent by all ranks together, M), before (795f8e0:
+# each rank's own key cube) and after (24583c9: cells of the domains' cube).
+M37 = {(4, "plummer"): ((82.2, 1174, 14.0), (74.7, 1056, 8.1)),
+       (4, "hernquist"): ((84.6, 1174, 16.3), (75.4, 1048, 9.5)),
+       (2, "plummer"): ((82.9, None, None), (75.7, 1012, 2.6)),
+       (2, "hernquist"): ((82.1, None, None), (77.2, 1045, 3.3))}
+M37_ONE = {"plummer": (72.7, 1069), "hernquist": (73.3, None)}  # one GPU: batch ms, pp a particle
+
+
+def measured_session37():
+    """Each rank's tree in a cell of the domains' cube."""
+    print("\nmeasured, 4 H200s (session 37), weak 2^25 per GPU, each rank's own key cube -> cells of the domains' "
+          "cube:")
+    print("| GPUs, model | batch ms (eff.) | pp a particle | LET fraction received (model) |")
+    print("|---|---|---|---|")
+    for (gpus, model), (before, after) in M37.items():
+        one, _ = M37_ONE[model]
+        cells = []
+        for b, pp, let in (before, after):
+            cells.append((f"{b:.1f} ({one / b:.1%})", f"{pp}" if pp else "-",
+                          f"{let * 1e6 / gpus / 2.0**25:.3f}" if let else "-"))
+        print(f"| {gpus}, {model} | {cells[0][0]} -> {cells[1][0]} | {cells[0][1]} -> {cells[1][1]} | "
+              f"{cells[0][2]} -> {cells[1][2]} ({let_fraction(gpus, 2.0**25):.3f}) |")
+    print("Correction 11: corrections 8-10 measured a code whose trees were not the model's. Each rank built its "
+          "tree in the key cube of its own bodies, whose octants cut the domains' surfaces (a domain is a run of "
+          "keys of the domains' cube, a union of that cube's cells): the cells there held a part of their bodies, "
+          "leaves of 32 grew wider and the walks took 10% more pp on 4 GPUs (31% on 2 CPU ranks at 2^20), and "
+          "the LETs carried those wide leaves (the LET fraction 0.26, correction 8). In cells of the domains' "
+          "cube, the LET fraction received at 4 GPUs is 0.06 (the model's 0.068), the ranks' pp together are one "
+          "GPU's or fewer, and the step's cost over one GPU is what the model's alpha of 1 gives at that "
+          "fraction or less: weak 97% at 4 GPUs (model 92%), strong 94%. ALPHA_CPU and LET_RUNS (session 15) "
+          "were measured with the unaligned trees too: upper bounds.")
+
+
 def main():
     measured_two_gpus()
     measured_four_gpus()
@@ -445,6 +481,7 @@ def main():
     measured_session34()
     measured_session35()
     measured_session36()
+    measured_session37()
     print(f"alpha measured on the CPU backend: {', '.join(f'{a:.2f}' for a in ALPHA_CPU)} (mean {ALPHA:.2f})")
     ps = [1, 2, 4, 8, 16, 64, 256, 1024]
     for net in NET:
