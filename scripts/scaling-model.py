@@ -463,7 +463,7 @@ def measured_session37():
           "tree in the key cube of its own bodies, whose octants cut the domains' surfaces (a domain is a run of "
           "keys of the domains' cube, a union of that cube's cells): the cells there held a part of their bodies, "
           "leaves of 32 grew wider and the walks took 10% more pp on 4 GPUs (31% on 2 CPU ranks at 2^20), and "
-          "the LETs carried those wide leaves (the LET fraction 0.26, correction 8). In cells of the domains' "
+          "the LETs carried those wide leaves (the LET fraction 0.26 with 256 boxes a rank, correction 8; 0.10 with 1024). In cells of the domains' "
           "cube, the LET fraction received at 4 GPUs is 0.06 (the model's 0.068), the ranks' pp together are one "
           "GPU's or fewer, and the step's cost over one GPU is what the model's alpha of 1 gives at that "
           "fraction or less: weak 97% at 4 GPUs (model 92%), strong 94%. ALPHA_CPU and LET_RUNS (session 15) "
