@@ -205,8 +205,9 @@ static void test_cube_in(void **state)
         if (outside) mn[c % 3] = a_lo[c % 3] - 0.3 * a_side; /* below the cube: a super-cube */
         const double side = bn_key_cube_in(mn, mx, a_lo, a_side, lo);
         const double own = bn_key_cube(mn, mx, own_lo);
-        assert_true(bn_key_cube_holds(lo, side, mn, mx));
-        if (side == own && lo[0] == own_lo[0] && side > 0x1p8 * own * 0.999) continue; /* the fallback */
+        (void)own_lo;
+        for (int k = 0; k < 3; k++) /* the keys' quantiser takes both corners without clamping */
+            assert_true(mn[k] >= lo[k] && (mx[k] - lo[k]) * (1.0 / side) * 2097152.0 < 2097152.0);
         int e = 0;
         assert_true(frexp(side / a_side, &e) == 0.5);
         assert_true(outside ? side > a_side : side <= a_side);
@@ -214,6 +215,27 @@ static void test_cube_in(void **state)
         double o[3];
         for (int k = 0; k < 3; k++) o[k] = mn[k] >= lo[k] + 0.5 * side ? lo[k] + 0.5 * side : lo[k];
         assert_true(0.5 * side < own || !bn_key_cube_holds(o, 0.5 * side, mn, mx));
+    }
+    /* the domains' cube holds its own box: it is its own cell (not doubled) */
+    {
+        double bmn[3] = {-21.9, -22.4, -21.8}, bmx[3] = {22.1, 21.6, 22.2}, blo[3], clo[3];
+        const double b = bn_key_cube(bmn, bmx, blo);
+        assert_true(bn_key_cube_in(bmn, bmx, blo, b, clo) == b && clo[0] == blo[0] && clo[2] == blo[2]);
+    }
+    /* tiny boxes far from the origin (sides down to 2^-40 of the
+     * coordinates): still held in the quantiser's arithmetic */
+    for (int c = 0; c < 4000; c++) {
+        double a_lo[3], mn[3], mx[3], lo[3];
+        const double at = 1e6 * (1.0 + (double)(lcg(&seed) % 1000)), a_side = ldexp(at, -(int)(lcg(&seed) % 30) - 8);
+        for (int k = 0; k < 3; k++) {
+            a_lo[k] = at;
+            const double u = (double)(lcg(&seed) % 1000000) / 1e6, v = (double)(lcg(&seed) % 1000000) / 1e6;
+            mn[k] = at + a_side * fmin(u, v);
+            mx[k] = fmax(mn[k], at + a_side * fmax(u, v) * 0.999);
+        }
+        const double side = bn_key_cube_in(mn, mx, a_lo, a_side, lo);
+        for (int k = 0; k < 3; k++)
+            assert_true(mn[k] >= lo[k] && (mx[k] - lo[k]) * (1.0 / side) * 2097152.0 < 2097152.0);
     }
     /* no cube to align with, a small box across the cube's centre (its
      * cell would be the cube: keys too coarse): the box's own cube */

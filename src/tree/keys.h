@@ -256,13 +256,15 @@ BN_HD double bn_key_cube(const double mn[3], const double mx[3], double lo[3])
     return side;
 }
 
-/* Whether [mn, mx] lies in the cube [lo, lo + side)^3 with the margin
- * bn_key_cube leaves (a relative 2^-20 below the top: the largest
- * coordinate quantises below 2^21). */
+/* Whether [mn, mx] lies in the cube [lo, lo + side)^3 as the keys see
+ * it: in bn_key_quantize's own arithmetic (x - lo) / side lands in [0, 1)
+ * for both corners, so that no coordinate is clamped (a test on lo + side
+ * would round where the side is below 2^-33 of the coordinates). */
 BN_HD int bn_key_cube_holds(const double lo[3], double side, const double mn[3], const double mx[3])
 {
+    const double inv = 1.0 / side;
     for (int k = 0; k < 3; k++)
-        if (!(mn[k] >= lo[k] && mx[k] <= lo[k] + side * (1.0 - 0x1p-20))) return 0;
+        if (!(mn[k] >= lo[k] && (mx[k] - lo[k]) * inv < 1.0)) return 0;
     return 1;
 }
 
