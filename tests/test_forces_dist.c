@@ -400,9 +400,11 @@ static int same_set(bn_simulation *sim, const bn_particles *all, const double *r
     return ok;
 }
 
-/* A simulation across the ranks of this rank's particles p (none: NULL):
- * the backend, softening 0.01, ip's integrator (NULL: the default). */
-static bn_simulation *ranks_sim(bn_backend backend, const bn_particles *p, const bn_integrator_params *ip)
+/* A simulation of particles p (none: NULL) over the ranks of c (NULL:
+ * this process alone): the backend, softening 0.01, ip's integrator
+ * (NULL: the default). */
+static bn_simulation *sim_over(bn_backend backend, const bn_particles *p, const bn_integrator_params *ip,
+                               bn_comm *c)
 {
     bn_simulation *sim = NULL;
     TU_OK(bn_simulation_create(&sim));
@@ -411,10 +413,33 @@ static bn_simulation *ranks_sim(bn_backend backend, const bn_particles *p, const
     g.softening = 0.01;
     TU_OK(bn_simulation_set_gravity(sim, &g));
     if (ip) TU_OK(bn_simulation_set_integrator(sim, ip));
-    TU_OK(bn_simulation_set_comm(sim, comm));
+    if (c) TU_OK(bn_simulation_set_comm(sim, c));
     if (p) TU_OK(bn_simulation_set_particles(sim, p));
     return sim;
 }
+
+/* A simulation across the ranks of this rank's particles p. */
+static bn_simulation *ranks_sim(bn_backend backend, const bn_particles *p, const bn_integrator_params *ip)
+{
+    return sim_over(backend, p, ip, comm);
+}
+
+/* test_FN and test_FN_gpu: FN(backend) on the CPU's backend and on the
+ * GPU's, over several ranks (skipped on one, and the GPU's without a GPU:
+ * the device runs them under mpirun, scripts/gpu-verify.sh). */
+#define RANKS_TESTS(FN)                                                      \
+    static void test_##FN(void **state)                                      \
+    {                                                                        \
+        (void)state;                                                         \
+        if (bn_comm_size(comm) == 1) skip();                                 \
+        FN(BN_BACKEND_CPU);                                                  \
+    }                                                                        \
+    static void test_##FN##_gpu(void **state)                                \
+    {                                                                        \
+        (void)state;                                                         \
+        if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();          \
+        FN(BN_BACKEND_GPU);                                                  \
+    }
 
 /* The pp interactions of one evaluation over the ranks, summed; sim's
  * particles cut by count first when it has several ranks. */
@@ -437,13 +462,7 @@ static void trees_aligned(bn_backend backend)
 {
     const size_t n = 32768;
     bn_particles *all = numbered(tu_model(BN_IC_PLUMMER, n, 51));
-    bn_simulation *one = NULL;
-    TU_OK(bn_simulation_create(&one));
-    bn_gravity_params g = bn_gravity_params_default();
-    g.backend = backend;
-    g.softening = 0.01;
-    TU_OK(bn_simulation_set_gravity(one, &g));
-    TU_OK(bn_simulation_set_particles(one, all));
+    bn_simulation *one = sim_over(backend, all, NULL, NULL);
     TU_OK(bn_simulation_compute_forces(one));
     const double pp_one = bn_simulation_force_stats(one)->n_pp;
     bn_particles *p = share(all);
@@ -459,19 +478,7 @@ static void trees_aligned(bn_backend backend)
     bn_particles_free(all);
 }
 
-static void test_trees_aligned(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1) skip();
-    trees_aligned(BN_BACKEND_CPU);
-}
-
-static void test_trees_aligned_gpu(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
-    trees_aligned(BN_BACKEND_GPU);
-}
+RANKS_TESTS(trees_aligned)
 
 /* A Plummer sphere in a wide sparse cloud of as many particles: cut by
  * count, the ranks' costs differ (a cloud particle's walk is not a
@@ -514,21 +521,7 @@ static void rebalance_by_cost(bn_backend backend)
     bn_particles_free(all);
 }
 
-static void test_rebalance_by_cost(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1) skip();
-    rebalance_by_cost(BN_BACKEND_CPU);
-}
-
-/* The same on the GPU (skipped without one: the device runs it under
- * mpirun, scripts/gpu-ranks.sh). */
-static void test_rebalance_by_cost_gpu(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
-    rebalance_by_cost(BN_BACKEND_GPU);
-}
+RANKS_TESTS(rebalance_by_cost)
 
 /* Forces of the global set all (ids 1..n) on the GPU across the ranks,
  * cut by count, gathered by id: acc[3 (id-1) + k], then pot[id-1]. */
@@ -760,19 +753,7 @@ static void crossers_stream(bn_backend backend)
     bn_particles_free(all);
 }
 
-static void test_crossers_stream(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1) skip();
-    crossers_stream(BN_BACKEND_CPU);
-}
-
-static void test_crossers_stream_gpu(void **state)
-{
-    (void)state;
-    if (bn_comm_size(comm) == 1 || !bn_gpu_available()) skip();
-    crossers_stream(BN_BACKEND_GPU);
-}
+RANKS_TESTS(crossers_stream)
 
 /* ---- the error target over the ranks ---- */
 
