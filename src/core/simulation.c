@@ -202,7 +202,10 @@ static bn_status create_backend(bn_simulation *sim)
 }
 
 /* The last cut's key cube to the backend (backend.h's set_key_cube()):
- * several ranks' trees then take their octants from it. */
+ * several ranks' trees then take their octants from it. A host-side copy
+ * of four numbers, made wherever a tree may follow: at an upload, after
+ * a cut on the device, before a step's crossers move (a restart sets its
+ * cut after its upload) and before forces asked for outright. */
 static void share_key_cube(bn_simulation *sim)
 {
     if (!sim->ops || !sim->state || !sim->ops->set_key_cube) return;

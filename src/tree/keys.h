@@ -280,8 +280,9 @@ BN_HD int bn_key_cube_holds(const double lo[3], double side, const double mn[3],
  * grow wider, and a walk takes more bodies one by one (Plummer 2^20 on 2
  * ranks, leaf 32: 31% more pp than one rank; aligned: the same).
  * a_side <= 0 or not finite, a box not finite, or a cell wider than 2^8
- * times the box's own cube (a far body that widened the domains' cube:
- * keys too coarse for this rank's bodies): bn_key_cube's. */
+ * times the box's own cube (a small box across a wide cell's face, such
+ * as the cube's centre, or a cube widened by one far body: keys too
+ * coarse for this rank's bodies): bn_key_cube's. */
 BN_HD double bn_key_cube_in(const double mn[3], const double mx[3], const double a_lo[3], double a_side,
                             double lo[3])
 {
